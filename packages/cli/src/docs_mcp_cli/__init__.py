@@ -1,0 +1,3 @@
+"""docs-mcp cli."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+"""docs-mcp core."""
+
+__version__ = "0.1.0"

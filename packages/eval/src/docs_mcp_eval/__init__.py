@@ -1,0 +1,3 @@
+"""docs-mcp eval."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+"""docs-mcp server."""
+
+__version__ = "0.1.0"
