@@ -1,0 +1,297 @@
+"""Markdown parsing for chunking: top-level block nodes with exact source offsets.
+
+The chunker needs, for every top-level block of a document, where it starts and ends in the source
+(so a chunk's ``content`` is the exact source slice, as the original's mdast positions give it), the
+heading depth and text of headings, and a plain-text rendering for full-text search.
+
+markdown-it-py only gives line maps, and only for blocks that produce tokens. We therefore:
+
+* parse with the CommonMark block rules plus GFM tables and YAML front matter, with the inline rule
+  disabled (inline parsing is ~60 % of the cost and only headings need it);
+* turn each level-0 block token into a :class:`Node` whose offsets are derived from its line map,
+  matching how remark positions its nodes: paragraphs, headings, lists, tables and quotes start after
+  their indentation, fenced/indented code and HTML blocks at the start of their first line; every
+  block ends at the end of its last non-blank line, trailing spaces included;
+* add a ``definition`` node for every run of non-blank source lines no token covers: link reference
+  and footnote definitions, which remark keeps as nodes but markdown-it consumes silently.
+
+Heading text is rendered the way ``mdast-util-to-string`` renders it (inline formatting stripped,
+inline HTML and image alt text kept), because chunk ids are derived from it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+_ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (JavaScript's ``String.length``)."""
+    if text.isascii():
+        return len(text)
+    return len(text) + len(_ASTRAL_RE.findall(text))
+
+
+@dataclass(slots=True)
+class Node:
+    """One top-level block of a markdown document."""
+
+    kind: str  # heading, paragraph, fence, code, table, list, blockquote, html, hr, definition
+    start: int  # offset in the source string (code points)
+    end: int
+    depth: int = 0  # heading depth, 0 for other nodes
+    heading_text: str = ""  # mdast-style text of a heading
+    first_line: int = 0
+    last_line: int = 0  # inclusive
+
+
+@dataclass(slots=True)
+class ParsedMarkdown:
+    source: str
+    nodes: list[Node]
+    front_matter: str | None  # raw YAML text, None when the document has none
+    front_matter_line: int  # 1-based line of the opening '---' (for messages)
+
+
+@lru_cache(maxsize=1)
+def _block_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True}).use(front_matter_plugin).enable("table")
+    md.disable("inline")
+    return md
+
+
+@lru_cache(maxsize=1)
+def _inline_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": True}).enable("strikethrough")
+
+
+_BLOCK_KINDS = {
+    "heading_open": "heading",
+    "paragraph_open": "paragraph",
+    "fence": "fence",
+    "code_block": "code",
+    "table_open": "table",
+    "bullet_list_open": "list",
+    "ordered_list_open": "list",
+    "blockquote_open": "blockquote",
+    "html_block": "html",
+    "hr": "hr",
+}
+
+
+def _line_starts(source: str) -> list[int]:
+    starts = [0]
+    starts.extend(m.end() for m in _NEWLINE_RE.finditer(source))
+    return starts
+
+
+def parse_markdown(source: str) -> ParsedMarkdown:
+    """Parse ``source`` into top-level nodes with source offsets."""
+    tokens = _block_parser().parse(source)
+    starts = _line_starts(source)
+    n_lines = len(starts)
+
+    def line_text(i: int) -> str:
+        begin = starts[i]
+        end = starts[i + 1] if i + 1 < n_lines else len(source)
+        return source[begin:end].rstrip("\r\n")
+
+    nodes: list[Node] = []
+    covered_until = 0  # first line not yet covered by a token
+    front_matter: str | None = None
+    front_matter_line = 0
+    pending: list[tuple[int, int, str, Token, int]] = []  # (first, last_excl, kind, token, index)
+
+    for idx, tok in enumerate(tokens):
+        if tok.level != 0 or tok.nesting == -1 or tok.map is None:
+            continue
+        if tok.type == "front_matter":
+            front_matter = tok.content
+            front_matter_line = tok.map[0] + 1
+            covered_until = tok.map[1]
+            continue
+        kind = _BLOCK_KINDS.get(tok.type)
+        if kind is None:
+            continue
+        pending.append((tok.map[0], tok.map[1], kind, tok, idx))
+
+    for first, last_excl, kind, tok, idx in pending:
+        if first > covered_until:
+            nodes.extend(_definition_nodes(covered_until, first, starts, line_text))
+        node = _make_node(kind, first, last_excl, tok, tokens, idx, starts, line_text, source)
+        if node is not None:
+            nodes.append(node)
+        covered_until = max(covered_until, last_excl)
+    if covered_until < n_lines:
+        nodes.extend(_definition_nodes(covered_until, n_lines, starts, line_text))
+    return ParsedMarkdown(source, nodes, front_matter, front_matter_line)
+
+
+def _definition_nodes(first: int, last_excl: int, starts: list[int], line_text: Any) -> list[Node]:
+    """Nodes for uncovered non-blank lines (reference / footnote definitions)."""
+    out: list[Node] = []
+    run_start: int | None = None
+    for i in range(first, last_excl + 1):
+        blank = i >= last_excl or not line_text(i).strip()
+        if not blank and run_start is None:
+            run_start = i
+        elif blank and run_start is not None:
+            out.append(_span_node("definition", run_start, i, starts, line_text))
+            run_start = None
+    return out
+
+
+def _span_node(kind: str, first: int, last_excl: int, starts: list[int], line_text: Any) -> Node:
+    last = last_excl - 1
+    while last > first and not line_text(last).strip():
+        last -= 1
+    text0 = line_text(first)
+    start = starts[first] + (len(text0) - len(text0.lstrip(" \t")))
+    end_text = line_text(last)
+    end = starts[last] + len(end_text.rstrip(" \t"))
+    return Node(kind, start, max(start, end), first_line=first, last_line=last)
+
+
+def _make_node(
+    kind: str,
+    first: int,
+    last_excl: int,
+    tok: Token,
+    tokens: list[Token],
+    idx: int,
+    starts: list[int],
+    line_text: Any,
+    source: str,
+) -> Node | None:
+    last = last_excl - 1
+    while last > first and not line_text(last).strip():
+        last -= 1
+    text0 = line_text(first)
+    if kind in ("code", "fence", "html"):
+        start = starts[first]
+    else:
+        start = starts[first] + (len(text0) - len(text0.lstrip(" \t")))
+    # remark ends a block at the end of its last line, trailing whitespace included
+    end = starts[last] + len(line_text(last))
+    node = Node(kind, start, max(start, end), first_line=first, last_line=last)
+    if kind == "heading":
+        node.depth = int(tok.tag[1])
+        inline = tokens[idx + 1] if idx + 1 < len(tokens) else None
+        raw = inline.content if inline is not None and inline.type == "inline" else ""
+        node.heading_text = heading_plain_text(raw)
+    return node
+
+
+@lru_cache(maxsize=65536)
+def heading_plain_text(raw_inline: str) -> str:
+    """Render inline markdown the way ``mdast-util-to-string`` does (used for heading ids)."""
+    if not raw_inline:
+        return ""
+    if not any(c in raw_inline for c in "\\`*_[]<>!&~"):
+        return raw_inline
+    tokens = _inline_parser().parseInline(raw_inline)
+    parts: list[str] = []
+    for tok in tokens:
+        _collect_inline_text(tok.children or [], parts)
+    return "".join(parts)
+
+
+def _collect_inline_text(children: list[Token], parts: list[str]) -> None:
+    for child in children:
+        t = child.type
+        if t in ("text", "code_inline", "html_inline", "text_special"):
+            parts.append(child.content)
+        elif t == "softbreak":
+            parts.append("\n")
+        elif t == "image":
+            _collect_inline_text(child.children or [], parts)
+        elif child.children:
+            _collect_inline_text(child.children, parts)
+
+
+# ── plain text for full-text search ──────────────────────────────────────────────────────────────
+
+_FENCE_OPEN_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n?")
+_FENCE_CLOSE_RE = re.compile(r"\n?[ \t]*(`{3,}|~{3,})[ \t]*$")
+_IMAGE_RE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK_RE = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
+_AUTOLINK_RE = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
+_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_EMPHASIS_RE = re.compile(r"(?<![\w\\])[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}(?!\w)|~~")
+_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_LIST_MARKER_RE = re.compile(r"^([ \t]*)(?:[-+*]|\d{1,9}[.)])(?:[ \t]+\[[ xX]\])?(?=[ \t]|$)", re.MULTILINE)
+_QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+_HEADING_MARK_RE = re.compile(r"^[ \t]*#{1,6}(?:[ \t]+|$)|[ \t]+#+[ \t]*$", re.MULTILINE)
+_SETEXT_RE = re.compile(r"\n[ \t]*(?:=+|-+)[ \t]*$")
+_TABLE_DELIM_RE = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.MULTILINE)
+_BACKTICKS_RE = re.compile(r"`+")
+
+
+def _inline_to_text(text: str) -> str:
+    if "<" in text:
+        text = _COMMENT_RE.sub(" ", text)
+        text = _AUTOLINK_RE.sub(r"\1", text)
+        text = _TAG_RE.sub(" ", text)
+    if "[" in text:
+        text = _IMAGE_RE.sub(r"\1", text)
+        text = _LINK_RE.sub(r"\1", text)
+    if "`" in text:
+        text = _BACKTICKS_RE.sub("", text)
+    text = _EMPHASIS_RE.sub("", text)
+    if "\\" in text:
+        text = _ESCAPE_RE.sub(r"\1", text)
+    if "&" in text:
+        text = html.unescape(text)
+    return text
+
+
+def node_plain_text(node: Node, source: str) -> str:
+    """Plain text of one node for full-text search and snippets.
+
+    Unlike the original (which glues list items and table cells together), words in separate list
+    items, table cells and lines stay separated by whitespace.
+    """
+    raw = source[node.start : node.end]
+    kind = node.kind
+    if kind == "heading":
+        return node.heading_text.strip()
+    if kind in ("fence", "code"):
+        if kind == "fence":
+            raw = _FENCE_OPEN_RE.sub("", raw, count=1)
+            raw = _FENCE_CLOSE_RE.sub("", raw, count=1)
+        return raw
+    if kind == "hr":
+        return ""
+    if kind == "html":
+        return _collapse_blank(_inline_to_text(raw))
+    if kind == "table":
+        lines = [ln for ln in raw.splitlines() if not _TABLE_DELIM_RE.match(ln)]
+        rows = []
+        for ln in lines:
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", ln.strip().strip("|"))]
+            rows.append(" ".join(_inline_to_text(c) for c in cells if c))
+        return "\n".join(rows)
+    if kind == "blockquote":
+        raw = _QUOTE_RE.sub("", raw)
+    if kind in ("list", "blockquote"):
+        raw = _LIST_MARKER_RE.sub(r"\1", raw)
+        raw = _HEADING_MARK_RE.sub("", raw)
+    if kind == "paragraph" and "\n" in raw:
+        raw = _SETEXT_RE.sub("", raw)
+    text = _inline_to_text(raw)
+    return _collapse_blank("\n".join(line.strip() for line in text.splitlines()))
+
+
+def _collapse_blank(text: str) -> str:
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
