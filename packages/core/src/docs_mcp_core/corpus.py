@@ -1,0 +1,278 @@
+"""A documentation corpus on disk: discovery, manifest lookup and per-file preparation.
+
+Shared by ``validate``, ``fix`` and ``build`` so that all three see the same files, the same
+manifests and the same problems, reported as :class:`Finding` objects (path, line, severity).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from docs_mcp_core.chunking import Chunk, Strategy, build_chunks
+from docs_mcp_core.errors import DocsMcpError, ManifestError
+from docs_mcp_core.manifest import (
+    MANIFEST_FILENAME,
+    Manifest,
+    ManifestIssue,
+    ResolvedConfig,
+    parse_manifest,
+    resolve_file_config,
+)
+from docs_mcp_core.markdown import ParsedMarkdown, parse_markdown
+from docs_mcp_core.ordering import sort_key
+
+TEMPLATE_SUFFIXES = (".template.md", ".template.yaml")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One problem found in a corpus, printed as ``path:line: severity: message``."""
+
+    path: str
+    line: int | None
+    severity: Literal["error", "warning"]
+    message: str
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "severity": self.severity, "message": self.message}
+
+
+class FindingError(DocsMcpError):
+    """A problem that stops one file (or the corpus) from being processed."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.render())
+        self.finding = finding
+
+
+def is_template(relpath: str) -> bool:
+    return relpath.endswith(TEMPLATE_SUFFIXES)
+
+
+def walk_corpus(docs_dir: Path) -> tuple[list[str], list[str], list[Finding]]:
+    """All non-hidden files below ``docs_dir`` as sorted POSIX relative paths.
+
+    Returns ``(markdown_files, template_files, findings)``. Symbolic links to folders are followed
+    once; a link that leads back into a folder already being walked is reported, not followed.
+    """
+    markdown: list[str] = []
+    templates: list[str] = []
+    findings: list[Finding] = []
+    root = docs_dir.resolve()
+
+    def walk(folder: Path, rel: str, active: frozenset[str]) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: sort_key(e.name))
+        except OSError as exc:
+            findings.append(Finding(rel or ".", None, "error", f"cannot read folder: {exc.strerror}"))
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            child_rel = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                real = os.path.realpath(entry.path)
+                if real in active:
+                    findings.append(
+                        Finding(child_rel, None, "warning", "symbolic link loop: this folder links back "
+                                "into one of its parents and is skipped")
+                    )
+                    continue
+                walk(Path(entry.path), child_rel, active | {real})
+            elif entry.name.endswith(TEMPLATE_SUFFIXES):
+                templates.append(child_rel)
+            elif entry.name.endswith(".md"):
+                if not entry.is_file(follow_symlinks=True):
+                    continue
+                markdown.append(child_rel)
+
+    walk(root, "", frozenset({str(root)}))
+    markdown.sort(key=sort_key)
+    templates.sort(key=sort_key)
+    return markdown, templates, findings
+
+
+@dataclass
+class ManifestEntry:
+    path: str  # relative path of the .docs-mcp.json
+    base: str  # its folder ("" for the corpus root)
+    manifest: Manifest
+    issues: list[ManifestIssue] = field(default_factory=list)
+
+
+class ManifestResolver:
+    """Finds the nearest manifest of a file (walking up to the corpus root), with caching."""
+
+    def __init__(self, docs_dir: Path) -> None:
+        self.docs_dir = docs_dir
+        self._by_dir: dict[str, ManifestEntry | None] = {}
+        self._errors: dict[str, FindingError] = {}
+        self.loaded: dict[str, ManifestEntry] = {}
+
+    def _load(self, rel_dir: str) -> ManifestEntry | None:
+        if rel_dir in self._errors:
+            raise self._errors[rel_dir]
+        if rel_dir in self._by_dir:
+            return self._by_dir[rel_dir]
+        rel_path = f"{rel_dir}/{MANIFEST_FILENAME}" if rel_dir else MANIFEST_FILENAME
+        full = self.docs_dir / rel_path
+        entry: ManifestEntry | None = None
+        if full.is_file():
+            try:
+                text = full.read_text(encoding="utf-8")
+                manifest, issues = parse_manifest(text, source=rel_path)
+            except UnicodeDecodeError:
+                err = FindingError(Finding(rel_path, None, "error", "manifest is not valid UTF-8"))
+                self._errors[rel_dir] = err
+                raise err from None
+            except ManifestError as exc:
+                msg = str(exc)
+                line = None
+                prefix = rel_path + ":"
+                if msg.startswith(prefix):
+                    rest = msg[len(prefix) :]
+                    head, _, tail = rest.partition(":")
+                    if head.strip().isdigit():
+                        line, msg = int(head), tail.strip()
+                    else:
+                        msg = rest.strip()
+                err = FindingError(Finding(rel_path, line, "error", msg))
+                self._errors[rel_dir] = err
+                raise err from None
+            entry = ManifestEntry(rel_path, rel_dir, manifest, issues)
+            self.loaded[rel_path] = entry
+        self._by_dir[rel_dir] = entry
+        return entry
+
+    def nearest(self, relpath: str) -> ManifestEntry | None:
+        parts = relpath.split("/")[:-1]
+        while True:
+            entry = self._load("/".join(parts))
+            if entry is not None:
+                return entry
+            if not parts:
+                return None
+            parts.pop()
+
+    def all_manifests(self) -> Iterator[tuple[str, FindingError | None]]:
+        """Every manifest file in the corpus (for validate), with its error if it does not parse."""
+        for dirpath, dirnames, filenames in os.walk(self.docs_dir):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            if MANIFEST_FILENAME in filenames:
+                rel_dir = Path(dirpath).relative_to(self.docs_dir).as_posix()
+                rel_dir = "" if rel_dir == "." else rel_dir
+                try:
+                    self._load(rel_dir)
+                    yield (f"{rel_dir}/{MANIFEST_FILENAME}" if rel_dir else MANIFEST_FILENAME), None
+                except FindingError as exc:
+                    yield exc.finding.path, exc
+
+
+@dataclass
+class PreparedFile:
+    """One markdown file read, parsed and configured, ready to chunk."""
+
+    relpath: str
+    markdown: str
+    parsed: ParsedMarkdown
+    config: ResolvedConfig
+    manifest: ManifestEntry | None
+    front_matter: dict[str, Any] | None
+
+    def chunks(self) -> list[Chunk]:
+        return build_chunks(self.relpath, self.parsed, self.config.strategy, self.config.metadata)
+
+    def fingerprint(self) -> str:
+        return file_fingerprint(self.config.strategy, self.config.metadata, self.markdown)
+
+
+def file_fingerprint(strategy: Strategy, metadata: dict[str, str], markdown: str) -> str:
+    """Chunk-cache key of a file: strategy, metadata and source, as the original computes it."""
+    payload = "\0".join(
+        [
+            json.dumps(strategy.to_dict(), separators=(",", ":"), ensure_ascii=False),
+            json.dumps(metadata, separators=(",", ":"), ensure_ascii=False),
+            markdown,
+        ]
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def read_markdown(docs_dir: Path, relpath: str) -> str:
+    try:
+        data = (docs_dir / relpath).read_bytes()
+    except OSError as exc:
+        raise FindingError(Finding(relpath, None, "error", f"cannot read file: {exc.strerror}")) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise FindingError(
+            Finding(relpath, line, "error", f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); "
+                    "re-save it as UTF-8")
+        ) from None
+
+
+def parse_front_matter(parsed: ParsedMarkdown, relpath: str) -> dict[str, Any] | None:
+    if parsed.front_matter is None:
+        return None
+    try:
+        data = yaml.safe_load(parsed.front_matter)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = parsed.front_matter_line + 1 + mark.line if mark is not None else parsed.front_matter_line
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FindingError(Finding(relpath, line, "error", f"front matter is not valid YAML: {problem}")) from None
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise FindingError(
+            Finding(relpath, parsed.front_matter_line, "error", "front matter must be a YAML mapping")
+        )
+    return {str(k): v for k, v in data.items()}
+
+
+def first_h1(parsed: ParsedMarkdown) -> str | None:
+    for node in parsed.nodes:
+        if node.kind == "heading" and node.depth == 1:
+            text = node.heading_text.strip()
+            return text or None
+    return None
+
+
+def prepare_file(docs_dir: Path, relpath: str, resolver: ManifestResolver) -> PreparedFile:
+    """Read, parse and configure one file. Raises :class:`FindingError` on any problem."""
+    markdown = read_markdown(docs_dir, relpath)
+    parsed = parse_markdown(markdown)
+    front_matter = parse_front_matter(parsed, relpath)
+    entry = resolver.nearest(relpath)
+    rel_in_manifest = relpath[len(entry.base) + 1 :] if entry is not None and entry.base else relpath
+    try:
+        config = resolve_file_config(
+            rel_in_manifest,
+            entry.manifest if entry else None,
+            markdown=markdown,
+            front_matter=front_matter,
+            first_h1=first_h1(parsed),
+            source=relpath,
+        )
+    except ManifestError as exc:
+        msg = str(exc).removeprefix(relpath + ": ")
+        raise FindingError(Finding(relpath, parsed.front_matter_line or None, "error", msg)) from None
+    return PreparedFile(relpath, markdown, parsed, config, entry, front_matter)

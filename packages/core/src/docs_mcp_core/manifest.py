@@ -1,0 +1,348 @@
+"""``.docs-mcp.json`` manifests: the model, parsing with precise errors, and per-file resolution.
+
+Resolution, lowest precedence first (identical to the original):
+
+1. the default strategy ``{"chunk_by": "h2"}`` and no metadata;
+2. the nearest manifest's ``strategy`` and ``metadata`` (the nearest manifest wins exclusively);
+3. each matching override, in order: metadata merges, strategy replaces (the last match wins);
+   patterns are globs matched against the path relative to the manifest's folder;
+4. an HTML hint comment ``<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->`` replaces ``chunk_by`` only;
+5. front matter: ``mcp_strategy`` replaces the strategy, else ``mcp_chunking_hint`` becomes
+   ``{"chunk_by": ...}`` (dropping size limits); ``metadata`` then ``mcp_metadata`` merge over.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy
+from docs_mcp_core.errors import ManifestError
+
+MANIFEST_FILENAME = ".docs-mcp.json"
+HINT_RE = re.compile(r"<!--\s*mcp_chunking_hint:\s*(\{[^}]+\})\s*-->")
+
+
+class StrategyModel(BaseModel):
+    """How files are cut into chunks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_by: Literal["h1", "h2", "h3", "file"] = Field(
+        description="Heading level that starts a new chunk, or 'file' for one chunk per file."
+    )
+    max_chunk_size: int | None = Field(
+        default=None,
+        gt=0,
+        description="Largest chunk in UTF-16 code units (default 20000); larger sections are split.",
+    )
+    min_chunk_size: int | None = Field(
+        default=None, gt=0, description="Parts smaller than this are merged back into the previous part."
+    )
+
+    def to_strategy(self) -> Strategy:
+        return Strategy(self.chunk_by, self.max_chunk_size, self.min_chunk_size)
+
+
+class TaxonomyValueConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mcp_resource: bool = Field(
+        default=False, description="Expose every file with this value as an MCP resource docs:///<path>."
+    )
+
+
+class TaxonomyKeyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    vector_collapse: bool = Field(
+        default=False,
+        description="Collapse near-identical hits that differ only by this key when it is not filtered.",
+    )
+    description: str | None = Field(
+        default=None, description="Description of the search_docs filter (default 'Filter results by <key>.')."
+    )
+    properties: dict[str, TaxonomyValueConfig] = Field(default_factory=dict)
+
+
+class OverrideModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(min_length=1, description="Glob matched against the path relative to this manifest.")
+    strategy: StrategyModel | None = None
+    metadata: dict[str, str] | None = None
+
+
+class Manifest(BaseModel):
+    """The ``.docs-mcp.json`` file (version 1)."""
+
+    model_config = ConfigDict(extra="forbid", title="docs-mcp manifest")
+
+    schema_: str | None = Field(default=None, alias="$schema")
+    version: Literal["1"] = Field(description="Manifest format version; always '1'.")
+    strategy: StrategyModel | None = None
+    metadata: dict[str, str] | None = Field(
+        default=None, description="Metadata attached to every chunk of the files this manifest governs."
+    )
+    taxonomy: dict[str, TaxonomyKeyConfig] | None = None
+    mcpServerInstructions: str | None = Field(
+        default=None, description="Instructions the MCP server gives to clients."
+    )
+    overrides: list[OverrideModel] | None = None
+
+
+def manifest_json_schema() -> dict[str, Any]:
+    """JSON schema of the manifest, as committed in ``schemas/docs-mcp.schema.json``."""
+    schema = Manifest.model_json_schema(by_alias=True)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+@dataclass(frozen=True)
+class ManifestIssue:
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "manifest"
+
+
+def _describe(err: Mapping[str, Any]) -> str:
+    loc = tuple(p for p in err["loc"] if p not in ("function-after",))
+    where = _format_loc(loc)
+    typ = err["type"]
+    value = err.get("input")
+    if loc and loc[-1] == "chunk_by":
+        return f"{where} must be one of: {', '.join(CHUNK_BY_VALUES)} (got {json.dumps(value)})"
+    if loc == ("version",):
+        return f"version must be '1' (got {json.dumps(value)})"
+    if typ == "extra_forbidden":
+        return f"{where}: unknown key (remove it or check its spelling)"
+    if typ in ("greater_than", "int_type", "int_parsing", "int_from_float"):
+        return f"{where} must be a positive integer (got {json.dumps(value)})"
+    if typ == "string_type":
+        return f"{where} must be a string (got {json.dumps(value)})"
+    if typ == "missing":
+        return f"{where} is required"
+    return f"{where}: {err['msg']}"
+
+
+def parse_manifest(text: str, *, source: str = MANIFEST_FILENAME) -> tuple[Manifest, list[ManifestIssue]]:
+    """Parse and check a manifest. Raises :class:`ManifestError` naming ``source`` on any error.
+
+    Unknown top-level keys are reported as warnings and ignored (the original ignores them too).
+    """
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(f"{source}:{exc.lineno}: manifest is not valid JSON: {exc.msg}") from None
+    return manifest_from_data(raw, source=source)
+
+
+def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Manifest, list[ManifestIssue]]:
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{source}: manifest must be a JSON object")
+    issues: list[ManifestIssue] = []
+    known = {"$schema", "version", "strategy", "metadata", "taxonomy", "mcpServerInstructions", "overrides"}
+    data = {}
+    for key, value in raw.items():
+        if key in known:
+            data[key] = value
+        else:
+            issues.append(ManifestIssue(f"unknown manifest key '{key}' is ignored", "warning"))
+    try:
+        manifest = Manifest.model_validate(data)
+    except ValidationError as exc:
+        messages = "; ".join(_describe(e) for e in exc.errors())
+        raise ManifestError(f"{source}: {messages}") from None
+    for where, meta in _metadata_blocks(manifest):
+        _check_metadata(meta, where, source)
+    if manifest.mcpServerInstructions is not None and not manifest.mcpServerInstructions.strip():
+        raise ManifestError(f"{source}: mcpServerInstructions must be a non-empty string")
+    for i, ov in enumerate(manifest.overrides or []):
+        if not ov.pattern.strip():
+            raise ManifestError(f"{source}: overrides[{i}].pattern must be a non-empty string")
+    return manifest, issues
+
+
+def _metadata_blocks(manifest: Manifest) -> list[tuple[str, dict[str, str]]]:
+    blocks: list[tuple[str, dict[str, str]]] = []
+    if manifest.metadata is not None:
+        blocks.append(("metadata", manifest.metadata))
+    for i, ov in enumerate(manifest.overrides or []):
+        if ov.metadata is not None:
+            blocks.append((f"overrides[{i}].metadata", ov.metadata))
+    return blocks
+
+
+def _check_metadata(meta: Mapping[str, Any], where: str, source: str) -> None:
+    for key, value in meta.items():
+        if not key.strip():
+            raise ManifestError(f"{source}: {where} contains an empty key")
+        if not isinstance(value, str):
+            raise ManifestError(f"{source}: {where}.{key} must be a string (got {json.dumps(value)})")
+        if not value.strip():
+            raise ManifestError(f"{source}: {where}.{key} cannot be empty")
+
+
+def clean_metadata(meta: Mapping[str, str]) -> dict[str, str]:
+    """Trim keys and values, as the original does."""
+    return {k.strip(): v.strip() for k, v in meta.items()}
+
+
+# ── glob matching (picomatch with dot:true semantics) ─────────────────────────────────────────
+
+
+@lru_cache(maxsize=4096)
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a picomatch-style glob (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) to a regex."""
+    i, n = 0, len(pattern)
+    out: list[str] = []
+    brace_depth = 0
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if i + 1 < n and pattern[i + 1] == "*":
+                i += 2
+                if i < n and pattern[i] == "/":
+                    i += 1
+                    out.append("(?:.*/)?")
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i + 1)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : j].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j
+        elif c == "{":
+            brace_depth += 1
+            out.append("(?:")
+        elif c == "}" and brace_depth:
+            brace_depth -= 1
+            out.append(")")
+        elif c == "," and brace_depth:
+            out.append("|")
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    return glob_to_regex(pattern.strip().removeprefix("./")).match(path) is not None
+
+
+# ── per-file resolution ────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    strategy: Strategy
+    metadata: dict[str, str]
+    title: str | None
+
+
+def find_hint(markdown: str) -> str | None:
+    """The ``chunk_by`` of the first valid HTML hint comment, or None (invalid hints are ignored)."""
+    m = HINT_RE.search(markdown)
+    if not m:
+        return None
+    try:
+        data = json.loads(m.group(1))
+    except json.JSONDecodeError:
+        return None
+    value = data.get("chunk_by") if isinstance(data, dict) else None
+    return value if value in CHUNK_BY_VALUES else None
+
+
+def front_matter_config(front_matter: Mapping[str, Any], source: str) -> tuple[Strategy | None, dict[str, str]]:
+    """Strategy and metadata declared in a file's front matter. Raises ManifestError on bad values."""
+    strategy: Strategy | None = None
+    if "mcp_strategy" in front_matter and front_matter["mcp_strategy"] is not None:
+        raw = front_matter["mcp_strategy"]
+        if not isinstance(raw, dict):
+            raise ManifestError(f"{source}: front matter mcp_strategy must be an object")
+        try:
+            strategy = StrategyModel.model_validate(raw).to_strategy()
+        except ValidationError as exc:
+            msgs = "; ".join(_describe({**e, "loc": ("mcp_strategy", *e["loc"])}) for e in exc.errors())
+            raise ManifestError(f"{source}: front matter {msgs}") from None
+    elif front_matter.get("mcp_chunking_hint") is not None:
+        hint = front_matter["mcp_chunking_hint"]
+        if hint not in CHUNK_BY_VALUES:
+            raise ManifestError(
+                f"{source}: front matter mcp_chunking_hint must be one of: {', '.join(CHUNK_BY_VALUES)}"
+                f" (got {json.dumps(hint, default=str)})"
+            )
+        strategy = Strategy(str(hint))
+    metadata: dict[str, str] = {}
+    for key in ("metadata", "mcp_metadata"):
+        block = front_matter.get(key)
+        if block is None:
+            continue
+        if not isinstance(block, dict):
+            raise ManifestError(f"{source}: front matter {key} must be an object")
+        _check_metadata({str(k): v for k, v in block.items()}, f"front matter {key}", source)
+        metadata.update(clean_metadata({str(k): v for k, v in block.items()}))
+    return strategy, metadata
+
+
+def resolve_file_config(
+    relpath_in_manifest: str,
+    manifest: Manifest | None,
+    *,
+    markdown: str,
+    front_matter: Mapping[str, Any] | None,
+    first_h1: str | None,
+    source: str,
+) -> ResolvedConfig:
+    """Resolve strategy, metadata and title of one file (see the module docstring for precedence)."""
+    strategy = Strategy("h2")
+    metadata: dict[str, str] = {}
+    if manifest is not None:
+        if manifest.strategy is not None:
+            strategy = manifest.strategy.to_strategy()
+        if manifest.metadata:
+            metadata.update(clean_metadata(manifest.metadata))
+        for ov in manifest.overrides or []:
+            if glob_match(ov.pattern, relpath_in_manifest):
+                if ov.metadata:
+                    metadata.update(clean_metadata(ov.metadata))
+                if ov.strategy is not None:
+                    strategy = ov.strategy.to_strategy()
+    hint = find_hint(markdown)
+    if hint is not None:
+        strategy = Strategy(hint, strategy.max_chunk_size, strategy.min_chunk_size)
+    title: str | None = None
+    if front_matter:
+        fm_strategy, fm_metadata = front_matter_config(front_matter, source)
+        if fm_strategy is not None:
+            strategy = fm_strategy
+        metadata.update(fm_metadata)
+        raw_title = front_matter.get("title")
+        if isinstance(raw_title, str) and raw_title.strip():
+            title = raw_title.strip()
+    if title is None and first_h1:
+        title = first_h1
+    return ResolvedConfig(strategy, metadata, title)
