@@ -28,6 +28,8 @@ from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.rules_block.table import table as gfm_table
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
@@ -63,9 +65,45 @@ class ParsedMarkdown:
     front_matter_line: int  # 1-based line of the opening '---' (for messages)
 
 
+def _table_extent(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """GFM table rule that records only the table's extent.
+
+    markdown-it's own rule splits every row into cells, which dominates parsing time on generated
+    SDK docs (single tables of 30-95 KB). The header checks are delegated to the original rule; the
+    body ends where the original's would (a blank line, a block that interrupts it, an indent
+    change), and no per-cell tokens are produced since the chunker never reads them.
+    """
+    if not gfm_table(state, start_line, end_line, True):
+        return False
+    if silent:
+        return True
+    terminators = state.md.block.ruler.getRules("blockquote")
+    old_parent = state.parentType
+    state.parentType = "table"
+    line = start_line + 2
+    while line < end_line:
+        if state.sCount[line] < state.blkIndent:
+            break
+        if any(rule(state, line, end_line, True) for rule in terminators):
+            break
+        begin = state.bMarks[line] + state.tShift[line]
+        if begin >= state.eMarks[line] or not state.src[begin : state.eMarks[line]].strip():
+            break
+        if state.is_code_block(line):
+            break
+        line += 1
+    token = state.push("table_open", "table", 1)
+    token.map = [start_line, line]
+    state.push("table_close", "table", -1)
+    state.parentType = old_parent
+    state.line = line
+    return True
+
+
 @lru_cache(maxsize=1)
 def _block_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True}).use(front_matter_plugin).enable("table")
+    md.block.ruler.at("table", _table_extent, {"alt": ["paragraph", "reference"]})
     md.disable("inline")
     return md
 

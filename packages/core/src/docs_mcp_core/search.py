@@ -1,26 +1,56 @@
-"""Hybrid search over a docs-mcp LanceDB index: the public engine API.
+"""Hybrid search over a docs-mcp index: full-text match, phrase proximity and vectors, fused by rank.
 
-INTERFACE CONTRACT (implementation in progress). Other packages code against exactly this surface:
+Usage::
 
-    engine = SearchEngine.open(index_dir, options=SearchOptions(...), on_warning=log.warning)
-    result = engine.search("retry configuration", limit=10, filters={"language": "python"}, cursor=None)
+    engine = SearchEngine.open("./idx")
+    result = engine.search("retry configuration", limit=10, filters={"language": "python"})
     result.to_dict()  # {"hits": [...], "next_cursor": str | None, "hint": {...} | None}
     text = engine.get_doc("guides/retries.md#backoff", context=1)
-    paths = engine.list_filepaths({"scope": "global-guide"})
-    whole = engine.file_content("guides/retries.md")
-    engine.metadata  # IndexMetadata read from metadata.json
 
-Every method is synchronous and thread-safe; async callers run them with ``anyio.to_thread``.
-User-facing failures raise :class:`docs_mcp_core.errors.SearchError` whose message is the exact
-text an MCP client gets back as an ``isError`` result.
+The engine opens the index read-only and never writes to it. Every method is synchronous and
+thread-safe; async callers run them in a worker thread. Failures a caller can cause raise
+:class:`~docs_mcp_core.errors.SearchError`, whose message is the text MCP clients receive.
+
+Ranking (the original's recipe): three retrievers run with the same prefilter, each returning up
+to ``max(offset + limit + 200, 5 * limit)`` rows (at most 5000): a BM25 multi-match over
+``heading`` (boost 3) and ``content_text``; a phrase query over ``content_text`` (slop 0-5); and,
+when the index has vectors, a nearest-neighbour search. Their ranks are fused with weighted
+reciprocal-rank fusion (k = 60; weights 1, ``proximity_weight``, ``vector_weight``), near-identical
+hits that differ only by a collapse key (e.g. the same method in three SDK languages) are collapsed
+when that key is not filtered, and the page is cut from the fused list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from docs_mcp_core.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
+from docs_mcp_core.errors import IndexNotFoundError, SearchError
+from docs_mcp_core.filters import matches_filters, where_clause
+from docs_mcp_core.index_store import TABLE_NAME, quote_string
+from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, collapse_keys, read_metadata
+from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.snippet import make_snippet
+
+if TYPE_CHECKING:
+    from docs_mcp_core.embedding import EmbeddingProvider
+
+RRF_K = 60
+MAX_FETCH = 5000
+MAX_QUERY_TERMS = 64
+VECTOR_COOLDOWN_SECONDS = 60.0
+_CHUNK_ID_RE = re.compile(r"^(?!\s)([^#\s]+)(#[^#\s]+)?$")
+_PART_RE = re.compile(r"-part-(\d+)$")
+_HIT_COLUMNS = ("chunk_id", "heading", "breadcrumb", "content_text", "filepath", "metadata_json")
 
 
 @dataclass(frozen=True)
@@ -30,10 +60,12 @@ class SearchOptions:
     proximity_weight: float = 1.25
     phrase_slop: int = 0
     vector_weight: float = 1.0
+    match_weight: float = 1.0
     cursor_secret: str | None = None
-    ranking: str = "default"  # "default" (ours) or "original" (upstream recipe)
+    ranking: str = "original"
     query_embedding_api_key: str | None = None
     query_embedding_base_url: str | None = None
+    vector_cooldown_seconds: float = VECTOR_COOLDOWN_SECONDS
 
 
 @dataclass(frozen=True)
@@ -73,8 +105,63 @@ class SearchResult:
         }
 
 
+@dataclass
+class _Candidate:
+    chunk_id: str
+    filepath: str
+    heading: str
+    values: dict[str, str]
+    ranks: dict[str, int] = field(default_factory=dict)
+    score: float = 0.0
+
+
+def clamp_limit(limit: Any) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return 10
+    return max(1, min(50, limit))
+
+
+def is_chunk_id_format(chunk_id: str) -> bool:
+    return _CHUNK_ID_RE.match(chunk_id) is not None
+
+
+def _lexical_query_text(query: str) -> str:
+    text = query.replace("\0", " ")
+    words = text.split()
+    if len(words) > MAX_QUERY_TERMS:
+        text = " ".join(words[:MAX_QUERY_TERMS])
+    return text
+
+
 class SearchEngine:
     """Read-only engine over ``<index_dir>/metadata.json`` + ``<index_dir>/.lancedb``."""
+
+    def __init__(
+        self,
+        *,
+        metadata: IndexMetadata,
+        table: Any,
+        options: SearchOptions,
+        secret: bytes,
+        on_warning: Callable[[str], None],
+        query_embedder: EmbeddingProvider | None,
+    ) -> None:
+        self.metadata = metadata
+        self._table = table
+        self.options = options
+        self._secret = secret
+        self._warn = on_warning
+        self._embedder = query_embedder
+        self._taxonomy_keys = list(metadata.taxonomy)
+        self._collapse_keys = collapse_keys(metadata.taxonomy)
+        self._columns = set(table.schema.names)
+        self._has_vectors = "vector" in self._columns and query_embedder is not None
+        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="docs-mcp-search")
+        self._vector_lock = threading.Lock()
+        self._vector_down_until = 0.0
+        self._vector_warned = False
+
+    # ── opening ──────────────────────────────────────────────────────────────────────────────
 
     @classmethod
     def open(
@@ -83,8 +170,45 @@ class SearchEngine:
         *,
         options: SearchOptions | None = None,
         on_warning: Callable[[str], None] | None = None,
+        query_embedder: EmbeddingProvider | None = None,
     ) -> SearchEngine:
-        raise NotImplementedError
+        """Open an index folder. Raises :class:`IndexNotFoundError` / ``MetadataError`` when unusable."""
+        os.environ.setdefault("LANCEDB_LOG", "error")
+        folder = Path(index_dir).resolve()
+        if not folder.is_dir():
+            raise IndexNotFoundError(f"index directory does not exist: '{folder}'")
+        metadata = read_metadata(folder)
+        opts = options or SearchOptions()
+        warn = on_warning or (lambda m: None)
+        db_path = folder / metadata.index.path
+        table_name = metadata.index.table or TABLE_NAME
+        if not (db_path / f"{table_name}.lance").is_dir():
+            raise IndexNotFoundError(
+                f"LanceDB index not found at '{db_path}'. Re-run docs-mcp build to generate the index."
+            )
+        import lancedb
+
+        try:
+            table = lancedb.connect(str(db_path), read_consistency_interval=None).open_table(table_name)
+        except Exception as exc:  # noqa: BLE001 - any storage failure is "unusable index"
+            raise IndexNotFoundError(f"cannot open the LanceDB table '{table_name}' at '{db_path}': {exc}") from None
+        if opts.cursor_secret:
+            secret = opts.cursor_secret.encode("utf-8")
+        else:
+            secret = default_cursor_secret((folder / METADATA_FILENAME).read_bytes())
+        embedder = query_embedder if query_embedder is not None else _query_embedder(metadata, opts, warn)
+        return cls(
+            metadata=metadata, table=table, options=opts, secret=secret, on_warning=warn, query_embedder=embedder
+        )
+
+    @property
+    def vector_search_enabled(self) -> bool:
+        return self._has_vectors
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+
+    # ── search ───────────────────────────────────────────────────────────────────────────────
 
     def search(
         self,
@@ -94,13 +218,310 @@ class SearchEngine:
         filters: Mapping[str, str] | None = None,
         cursor: str | None = None,
     ) -> SearchResult:
-        raise NotImplementedError
+        q = (query or "").strip()
+        if not q:
+            raise SearchError("query is required")
+        page_size = clamp_limit(limit)
+        active = {k: v for k, v in (filters or {}).items() if v}
+        for key in active:
+            if key not in self._columns:
+                raise SearchError(f"Unknown filter '{key}'. Valid filters: {', '.join(self._taxonomy_keys) or 'none'}")
+        offset = 0
+        if cursor:
+            offset = decode_cursor(cursor, query=q, filters=active, secret=self._secret).offset
+        where = where_clause(active, self._taxonomy_keys)
+        fetch = min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
+        ranked = self._rank(q, where, fetch)
+        live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
+        if live_collapse:
+            ranked = _collapse(ranked, live_collapse)
+        page = ranked[offset : offset + page_size]
+        hits = self._hits(page, q)
+        next_offset = offset + len(page)
+        next_cursor = None
+        if next_offset < len(ranked):
+            next_cursor = encode_cursor(
+                CursorPosition(next_offset, page_size), query=q, filters=active, secret=self._secret
+            )
+        hint = None if hits else self._hint(q, active)
+        return SearchResult(hits, next_cursor, hint)
+
+    def _select(self, extra: str) -> list[str]:
+        cols = ["chunk_id", "filepath", "heading", *[k for k in self._collapse_keys if k in self._columns]]
+        return [*dict.fromkeys(cols), extra]
+
+    def _fts(self, query: Any, where: str | None, fetch: int) -> list[dict[str, Any]]:
+        builder = self._table.search(query, query_type="fts")
+        if where:
+            builder = builder.where(where, prefilter=True)
+        try:
+            return builder.select(self._select("_score")).limit(fetch).to_arrow().to_pylist()
+        except Exception as exc:
+            if "Invalid count value" in str(exc):
+                return []
+            raise
+
+    def _vector(self, query: str, where: str | None, fetch: int) -> list[dict[str, Any]]:
+        embedder = self._embedder
+        if embedder is None or not self._has_vectors:
+            return []
+        now = time.monotonic()
+        if now < self._vector_down_until:
+            return []
+        try:
+            vector = embedder.embed([query])[0]
+            if not vector:
+                return []
+            builder = self._table.search(list(vector), vector_column_name="vector")
+            if where:
+                builder = builder.where(where, prefilter=True)
+            rows = builder.select(self._select("_distance")).limit(fetch).to_arrow().to_pylist()
+        except Exception as exc:  # noqa: BLE001 - degrade to lexical search
+            with self._vector_lock:
+                self._vector_down_until = time.monotonic() + self.options.vector_cooldown_seconds
+                if not self._vector_warned:
+                    self._vector_warned = True
+                    self._warn(
+                        f"vector search degraded to lexical-only: {exc}; retrying after "
+                        f"{self.options.vector_cooldown_seconds:g}s"
+                    )
+            return []
+        with self._vector_lock:
+            if self._vector_warned:
+                self._vector_warned = False
+                self._warn("vector search recovered")
+        return rows
+
+    def _rank(self, query: str, where: str | None, fetch: int) -> list[_Candidate]:
+        from lancedb.query import MultiMatchQuery, PhraseQuery
+
+        text = _lexical_query_text(query)
+        slop = max(0, min(5, int(self.options.phrase_slop)))
+        legs = {
+            "match": self._pool.submit(
+                self._fts, MultiMatchQuery(text, ["heading", "content_text"], boosts=[3.0, 1.0]), where, fetch
+            ),
+            "phrase": self._pool.submit(self._fts, PhraseQuery(text, "content_text", slop=slop), where, fetch),
+        }
+        if self._has_vectors:
+            legs["vector"] = self._pool.submit(self._vector, query, where, fetch)
+        weights = {
+            "match": self.options.match_weight,
+            "phrase": self.options.proximity_weight,
+            "vector": self.options.vector_weight,
+        }
+        by_id: dict[str, _Candidate] = {}
+        for name, future in legs.items():
+            for rank, row in enumerate(future.result(), start=1):
+                cid = row["chunk_id"]
+                cand = by_id.get(cid)
+                if cand is None:
+                    values = {k: row.get(k) or "" for k in self._collapse_keys}
+                    cand = by_id[cid] = _Candidate(cid, row["filepath"], row["heading"] or "", values)
+                if name not in cand.ranks or rank < cand.ranks[name]:
+                    cand.ranks[name] = rank
+        for cand in by_id.values():
+            score = 0.0
+            for name, rank in cand.ranks.items():
+                w = weights[name]
+                if w > 0:
+                    score += w / (RRF_K + rank)
+            cand.score = round(score, 6)
+        return sorted(by_id.values(), key=lambda c: (-c.score, sort_key(c.chunk_id)))
+
+    def _rows_by_id(self, ids: Sequence[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        cols = [c for c in dict.fromkeys([*columns, *self._taxonomy_keys]) if c in self._columns]
+        in_list = ", ".join(quote_string(i) for i in ids)
+        rows = self._table.search().where(f"chunk_id IN ({in_list})").select(cols).limit(len(ids)).to_arrow()
+        return {r["chunk_id"]: r for r in rows.to_pylist()}
+
+    def _hit_metadata(self, row: Mapping[str, Any]) -> dict[str, str]:
+        raw = row.get("metadata_json")
+        if isinstance(raw, str) and raw.strip():
+            try:
+                parsed = json.loads(raw)
+                if isinstance(parsed, dict):
+                    return {str(k): v for k, v in parsed.items() if isinstance(v, str) and v}
+            except json.JSONDecodeError:
+                pass
+        return {k: row[k] for k in self._taxonomy_keys if isinstance(row.get(k), str) and row.get(k)}
+
+    def _hits(self, page: Sequence[_Candidate], query: str) -> list[SearchHit]:
+        rows = self._rows_by_id([c.chunk_id for c in page], _HIT_COLUMNS)
+        hits: list[SearchHit] = []
+        for cand in page:
+            row = rows.get(cand.chunk_id)
+            if row is None:
+                continue
+            hits.append(
+                SearchHit(
+                    chunk_id=cand.chunk_id,
+                    heading=row.get("heading") or "",
+                    breadcrumb=row.get("breadcrumb") or "",
+                    snippet=make_snippet(row.get("content_text") or "", query),
+                    filepath=row.get("filepath") or "",
+                    metadata=self._hit_metadata(row),
+                    score=cand.score,
+                )
+            )
+        return hits
+
+    def _hint(self, query: str, filters: Mapping[str, str]) -> dict[str, Any]:
+        from lancedb.query import MultiMatchQuery
+
+        text = _lexical_query_text(query)
+        cols = [c for c in ("chunk_id", "metadata_json", *self._taxonomy_keys) if c in self._columns]
+        try:
+            rows = (
+                self._table.search(MultiMatchQuery(text, ["heading", "content_text"], boosts=[3.0, 1.0]), query_type="fts")
+                .select([*dict.fromkeys(cols), "_score"])
+                .limit(100)
+                .to_arrow()
+                .to_pylist()
+            )
+        except Exception as exc:
+            if "Invalid count value" not in str(exc):
+                raise
+            rows = []
+        if not rows:
+            return {
+                "message": "0 results found. No matches were found for this query in the indexed corpus.",
+                "suggested_filters": {},
+            }
+        suggestions: dict[str, list[str]] = {}
+        for key, active_value in filters.items():
+            values = {
+                v for v in (self._hit_metadata(r).get(key) for r in rows) if v and v != active_value
+            }
+            if values:
+                suggestions[key] = sorted(values, key=sort_key)
+        summary = ", ".join(f"{k}='{v}'" for k, v in filters.items())
+        message = (
+            f"0 results found for query '{query}' with filters {summary}."
+            if summary
+            else f"0 results found for query '{query}'."
+        )
+        return {"message": message, "suggested_filters": suggestions}
+
+    # ── documents ────────────────────────────────────────────────────────────────────────────
 
     def get_doc(self, chunk_id: str, context: int = 0) -> str:
-        raise NotImplementedError
-
-    def list_filepaths(self, filters: Mapping[str, str]) -> list[str]:
-        raise NotImplementedError
+        """The chunk's content, with up to ``context`` neighbours on each side, in the original's
+        delimiter grammar: ``--- Chunk: <id> (Chunk i of n) (Target|Context: +k|-k) ---``."""
+        if not chunk_id or not chunk_id.strip():
+            raise SearchError("chunk_id must be a non-empty string")
+        if context == -1:
+            return self.file_content(chunk_id.split("#", 1)[0])
+        c = max(0, min(5, int(context)))
+        target = (
+            self._table.search()
+            .where(f"chunk_id = {quote_string(chunk_id)}")
+            .select(["chunk_id", "filepath", "chunk_index"])
+            .limit(1)
+            .to_arrow()
+            .to_pylist()
+        )
+        if not target:
+            if not is_chunk_id_format(chunk_id):
+                raise SearchError(
+                    f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or {{filepath}}#{{heading-path}}."
+                )
+            raise SearchError(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs.")
+        filepath = target[0]["filepath"]
+        index = int(target[0]["chunk_index"])
+        fp = quote_string(filepath)
+        rows = (
+            self._table.search()
+            .where(f"filepath = {fp} AND chunk_index BETWEEN {max(0, index - c)} AND {index + c}")
+            .select(["chunk_id", "chunk_index", "content"])
+            .limit(2 * c + 1)
+            .to_arrow()
+            .to_pylist()
+        )
+        total = self._table.count_rows(f"filepath = {fp}")
+        blocks = []
+        for row in sorted(rows, key=lambda r: r["chunk_index"]):
+            i = int(row["chunk_index"])
+            delta = i - index
+            role = "Target" if delta == 0 else f"Context: {'+' if delta > 0 else ''}{delta}"
+            blocks.append(f"--- Chunk: {row['chunk_id']} (Chunk {i + 1} of {total}) ({role}) ---\n{row['content']}")
+        return "\n\n".join(blocks)
 
     def file_content(self, filepath: str) -> str:
-        raise NotImplementedError
+        """Every chunk of one file, in order, joined by blank lines (the whole document)."""
+        rows = (
+            self._table.search()
+            .where(f"filepath = {quote_string(filepath)}")
+            .select(["chunk_index", "content"])
+            .limit(100_000)
+            .to_arrow()
+            .to_pylist()
+        )
+        if not rows:
+            raise SearchError(f"File '{filepath}' not found in the index.")
+        return "\n\n".join(r["content"] for r in sorted(rows, key=lambda r: r["chunk_index"]))
+
+    def list_filepaths(self, filters: Mapping[str, str]) -> list[str]:
+        """Files that have a chunk matching every ``key = value`` in ``filters`` (no auto-include)."""
+        from docs_mcp_core.index_store import quote_identifier
+
+        clauses = [f"{quote_identifier(k)} = {quote_string(v)}" for k, v in filters.items() if k in self._columns]
+        clauses.append("chunk_index = 0")
+        rows = self._table.search().where(" AND ".join(clauses)).select(["filepath"]).limit(1_000_000).to_arrow()
+        return sorted(set(rows.column("filepath").to_pylist()), key=sort_key)
+
+    def matches(self, metadata: Mapping[str, str], filters: Mapping[str, str]) -> bool:
+        return matches_filters(metadata, filters, self._taxonomy_keys)
+
+
+def dedup_key(filepath: str, heading: str, chunk_id: str, values: Mapping[str, str], keys: Sequence[str]) -> str | None:
+    """Collapse key of a hit: its path with each collapse value replaced by ``*`` (None: keep it)."""
+    parts = filepath.split("/")
+    for key in keys:
+        value = values.get(key, "")
+        if not value:
+            return None
+        try:
+            parts[parts.index(value)] = "*"
+        except ValueError:
+            return None
+    m = _PART_RE.search(chunk_id)
+    return "/".join(parts) + ":" + heading + (f":{m.group(1)}" if m else "")
+
+
+def _collapse(ranked: list[_Candidate], keys: Sequence[str]) -> list[_Candidate]:
+    seen: set[str] = set()
+    out: list[_Candidate] = []
+    for cand in ranked:
+        key = dedup_key(cand.filepath, cand.heading, cand.chunk_id, cand.values, keys)
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(cand)
+    return out
+
+
+def _query_embedder(
+    metadata: IndexMetadata, options: SearchOptions, warn: Callable[[str], None]
+) -> EmbeddingProvider | None:
+    info = metadata.embedding
+    if info is None or info.provider == "none":
+        return None
+    from docs_mcp_core.embedding import create_embedding_provider
+    from docs_mcp_core.errors import EmbeddingError
+
+    try:
+        return create_embedding_provider(
+            info.provider,
+            model=info.model,
+            dimensions=info.dimensions,
+            api_key=options.query_embedding_api_key,
+            base_url=options.query_embedding_base_url,
+            max_retries=1,
+        )
+    except EmbeddingError as exc:
+        warn(f"query embedding disabled, searching lexically only: {exc}")
+        return None

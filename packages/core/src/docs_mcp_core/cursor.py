@@ -1,0 +1,93 @@
+"""Stateless pagination cursors, signed with HMAC-SHA256.
+
+A cursor carries the next offset and the page size, plus a signature over offset, limit, the
+trimmed query and the filters, keyed by a secret. Any replica that knows the secret can verify a
+cursor minted by another; a cursor cannot be forged, replayed against another query or filter set,
+or edited to jump elsewhere. The wire shape is the original's: base64url JSON
+``{"offset": N, "limit": N, "v": 1, "sig": "..."}``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from docs_mcp_core.errors import SearchError
+
+CURSOR_VERSION = 1
+MAX_CURSOR_OFFSET = 5000
+
+
+@dataclass(frozen=True)
+class CursorPosition:
+    offset: int
+    limit: int
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    padded = text + "=" * (-len(text) % 4)
+    return base64.urlsafe_b64decode(padded.encode("ascii"))
+
+
+def _signature(secret: bytes, offset: int, limit: int, query: str, filters: Mapping[str, str]) -> str:
+    payload = json.dumps(
+        {"offset": offset, "limit": limit, "query": query.strip(), "filters": sorted(filters.items())},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return _b64encode(hmac.new(secret, payload.encode("utf-8"), hashlib.sha256).digest())
+
+
+def encode_cursor(
+    position: CursorPosition, *, query: str, filters: Mapping[str, str], secret: bytes
+) -> str:
+    sig = _signature(secret, position.offset, position.limit, query, filters)
+    body = {"offset": position.offset, "limit": position.limit, "v": CURSOR_VERSION, "sig": sig}
+    return _b64encode(json.dumps(body, separators=(",", ":")).encode("utf-8"))
+
+
+def decode_cursor(cursor: str, *, query: str, filters: Mapping[str, str], secret: bytes) -> CursorPosition:
+    """Verify ``cursor`` for this query and filter set. Raises :class:`SearchError` when invalid."""
+    try:
+        raw = _b64decode(cursor.strip())
+    except (ValueError, UnicodeEncodeError):
+        raise SearchError("Invalid cursor: not valid base64url") from None
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise SearchError("Invalid cursor: malformed JSON payload") from None
+    if not isinstance(body, dict):
+        raise SearchError("Invalid cursor: expected a search cursor payload")
+    offset, limit, version, sig = body.get("offset"), body.get("limit"), body.get("v"), body.get("sig")
+    if (
+        type(offset) is not int
+        or type(limit) is not int
+        or offset < 0
+        or limit <= 0
+        or version != CURSOR_VERSION
+        or not isinstance(sig, str)
+        or not sig
+    ):
+        raise SearchError("Invalid cursor: expected a search cursor payload")
+    expected = _signature(secret, offset, limit, query, filters)
+    if not hmac.compare_digest(expected, sig):
+        raise SearchError("Invalid cursor: does not match current query or filters")
+    if offset > MAX_CURSOR_OFFSET:
+        raise SearchError(
+            f"Invalid cursor: offset {offset} is beyond the {MAX_CURSOR_OFFSET} results a search can page through"
+        )
+    return CursorPosition(offset, limit)
+
+
+def default_cursor_secret(index_identity: bytes) -> bytes:
+    """The secret used when none is configured: derived from the index itself (its metadata.json),
+    so every replica serving the same index accepts the others' cursors."""
+    return hashlib.sha256(b"docs-mcp cursor v1\0" + index_identity).digest()

@@ -1,0 +1,64 @@
+"""Taxonomy filters: the SQL prefilter pushed down to LanceDB, and the same rule in Python.
+
+The ``language``/``scope`` auto-include rule is the original's: when ``language`` is filtered and
+``scope`` is not, SDK-specific chunks of that language, every ``global-guide`` chunk, and chunks of
+any other scope that are language-neutral or in that language all match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from docs_mcp_core.index_store import quote_identifier, quote_string
+
+SDK_SPECIFIC = "sdk-specific"
+GLOBAL_GUIDE = "global-guide"
+
+
+def _auto_include(filters: Mapping[str, str], taxonomy_keys: Sequence[str] | None) -> bool:
+    has_scope = taxonomy_keys is None or "scope" in taxonomy_keys
+    has_language = taxonomy_keys is None or "language" in taxonomy_keys
+    return has_scope and has_language and bool(filters.get("language")) and not filters.get("scope")
+
+
+def where_clause(filters: Mapping[str, str], taxonomy_keys: Sequence[str] | None = None) -> str | None:
+    """SQL WHERE clause for ``filters`` (None when there is nothing to filter)."""
+    clauses: list[str] = []
+    language, scope = filters.get("language"), filters.get("scope")
+    if _auto_include(filters, taxonomy_keys):
+        lang = quote_string(language or "")
+        s, lcol = quote_identifier("scope"), quote_identifier("language")
+        clauses.append(
+            f"(({s} = '{SDK_SPECIFIC}' AND {lcol} = {lang}) OR {s} = '{GLOBAL_GUIDE}' OR "
+            f"({s} <> '{SDK_SPECIFIC}' AND {s} <> '{GLOBAL_GUIDE}' AND ({lcol} = '' OR {lcol} = {lang})))"
+        )
+    else:
+        if language:
+            clauses.append(f"{quote_identifier('language')} = {quote_string(language)}")
+        if scope:
+            clauses.append(f"{quote_identifier('scope')} = {quote_string(scope)}")
+    for key, value in filters.items():
+        if key in ("language", "scope"):
+            continue
+        clauses.append(f"{quote_identifier(key)} = {quote_string(value)}")
+    return " AND ".join(clauses) if clauses else None
+
+
+def matches_filters(
+    metadata: Mapping[str, str], filters: Mapping[str, str], taxonomy_keys: Sequence[str] | None = None
+) -> bool:
+    """Whether a chunk with ``metadata`` passes ``filters`` (same semantics as :func:`where_clause`)."""
+    language, scope = filters.get("language"), filters.get("scope")
+    if _auto_include(filters, taxonomy_keys):
+        s, lang = metadata.get("scope", ""), metadata.get("language", "")
+        ok = (s == SDK_SPECIFIC and lang == language) or s == GLOBAL_GUIDE or (
+            s not in (SDK_SPECIFIC, GLOBAL_GUIDE) and lang in ("", language)
+        )
+        if not ok:
+            return False
+    else:
+        if language and metadata.get("language", "") != language:
+            return False
+        if scope and metadata.get("scope", "") != scope:
+            return False
+    return all(metadata.get(k, "") == v for k, v in filters.items() if k not in ("language", "scope"))

@@ -1,0 +1,215 @@
+"""The ``chunks`` LanceDB table: its Arrow schema, writing it with its indexes, reading it back.
+
+Column names and types are the original's, so an index written by either implementation can be
+served by the other: ``chunk_id, filepath, heading, heading_level, content, content_text,
+breadcrumb, chunk_index, metadata_json``, one string column per taxonomy key (``""`` when a chunk
+has no value), ``file_fingerprint`` and, with embeddings, ``vector``. Numbers are float64 because
+that is what the original's JavaScript writer produces; readers accept any numeric type.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docs_mcp_core.chunking import Chunk
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+TABLE_NAME = "chunks"
+LANCEDB_DIRNAME = ".lancedb"
+BASE_COLUMNS = (
+    "chunk_id",
+    "filepath",
+    "heading",
+    "heading_level",
+    "content",
+    "content_text",
+    "breadcrumb",
+    "chunk_index",
+    "metadata_json",
+)
+# Exact search is fast enough below this many vectors; above it an ANN index is built.
+ANN_INDEX_MIN_ROWS = 50_000
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+
+def quote_identifier(name: str) -> str:
+    """Quote a column name for a LanceDB SQL filter."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def quote_string(value: str) -> str:
+    """Quote a string literal for a LanceDB SQL filter (backslashes doubled, NUL dropped)."""
+    return "'" + value.replace("\\", "\\\\").replace("\0", "").replace("'", "''") + "'"
+
+
+def table_schema(metadata_keys: Sequence[str], vector_dimensions: int | None) -> pa.Schema:
+    import pyarrow as pa
+
+    fields = [
+        pa.field("chunk_id", pa.string()),
+        pa.field("filepath", pa.string()),
+        pa.field("heading", pa.string()),
+        pa.field("heading_level", pa.float64()),
+        pa.field("content", pa.string()),
+        pa.field("content_text", pa.string()),
+        pa.field("breadcrumb", pa.string()),
+        pa.field("chunk_index", pa.float64()),
+        pa.field("metadata_json", pa.string()),
+    ]
+    fields.extend(pa.field(k, pa.string()) for k in metadata_keys)
+    fields.append(pa.field("file_fingerprint", pa.string()))
+    if vector_dimensions:
+        fields.append(pa.field("vector", pa.list_(pa.float32(), vector_dimensions)))
+    return pa.schema(fields)
+
+
+def chunks_to_arrow(
+    chunks: Sequence[Chunk],
+    metadata_keys: Sequence[str],
+    fingerprints: Mapping[str, str],
+    vectors: Mapping[str, Sequence[float]] | None = None,
+    vector_dimensions: int | None = None,
+) -> pa.Table:
+    import pyarrow as pa
+
+    schema = table_schema(metadata_keys, vector_dimensions)
+    cols: dict[str, list[Any]] = {
+        "chunk_id": [c.chunk_id for c in chunks],
+        "filepath": [c.filepath for c in chunks],
+        "heading": [c.heading for c in chunks],
+        "heading_level": [float(c.heading_level) for c in chunks],
+        "content": [c.content for c in chunks],
+        "content_text": [c.content_text for c in chunks],
+        "breadcrumb": [c.breadcrumb for c in chunks],
+        "chunk_index": [float(c.chunk_index) for c in chunks],
+        "metadata_json": [json.dumps(c.metadata, ensure_ascii=False, separators=(",", ":")) for c in chunks],
+    }
+    for key in metadata_keys:
+        cols[key] = [c.metadata.get(key, "") for c in chunks]
+    cols["file_fingerprint"] = [fingerprints.get(c.filepath, "") for c in chunks]
+    if vector_dimensions:
+        vecs = vectors or {}
+        cols["vector"] = [list(vecs[c.chunk_id]) if c.chunk_id in vecs else None for c in chunks]
+    return pa.table(cols, schema=schema)
+
+
+def write_table(
+    db_path: Path,
+    batches: Iterable[pa.Table],
+    *,
+    metadata_keys: Sequence[str],
+    vector_dimensions: int | None,
+    on_step: Callable[[str], None] | None = None,
+) -> int:
+    """Create the ``chunks`` table in ``db_path`` from Arrow batches and build every index.
+
+    Returns the number of rows written. Scalar and vector index failures are not fatal (search
+    still works without them); full-text index failures are.
+    """
+    import lancedb
+    from lancedb.index import FTS, BTree, HnswSq
+
+    step = on_step or (lambda _s: None)
+    db = lancedb.connect(str(db_path))
+    schema = table_schema(metadata_keys, vector_dimensions)
+    step("writing table")
+    table = db.create_table(TABLE_NAME, schema=schema, mode="overwrite")
+    rows = 0
+    for batch in batches:
+        if batch.num_rows:
+            table.add(batch)
+            rows += batch.num_rows
+    if rows == 0:
+        return 0
+    step("full-text index")
+    table.create_index("content_text", config=FTS(with_position=True), replace=True)
+    table.create_index("heading", config=FTS(with_position=True), replace=True)
+    step("scalar indexes")
+    for column in ("chunk_id", "filepath", "chunk_index", *metadata_keys):
+        try:
+            table.create_index(column, config=BTree(), replace=True)
+        except Exception:  # noqa: BLE001 - an optimisation only
+            pass
+    if vector_dimensions and rows >= ANN_INDEX_MIN_ROWS:
+        step("vector index")
+        try:
+            table.create_index("vector", config=HnswSq(distance_type="l2"), replace=True)
+        except Exception:  # noqa: BLE001 - exact search still works
+            pass
+    step("compacting")
+    try:
+        import warnings
+        from datetime import timedelta
+
+        with warnings.catch_warnings():
+            # nobody else can be reading this freshly written, not yet published table
+            warnings.simplefilter("ignore", UserWarning)
+            table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+    except Exception:  # noqa: BLE001 - compaction only saves space
+        pass
+    return rows
+
+
+def read_cached_chunks(db_path: Path) -> dict[str, tuple[str, list[Chunk]]]:
+    """Chunks of a previous index grouped by file: ``filepath -> (file_fingerprint, chunks)``.
+
+    Returns an empty mapping when there is no usable previous index (missing, unreadable, or
+    written without ``file_fingerprint``).
+    """
+    if not (db_path / f"{TABLE_NAME}.lance").exists():
+        return {}
+    try:
+        import lancedb
+
+        table = lancedb.connect(str(db_path)).open_table(TABLE_NAME)
+        names = set(table.schema.names)
+        if "file_fingerprint" not in names:
+            return {}
+        data = table.to_arrow().select([*BASE_COLUMNS, "file_fingerprint"])
+    except Exception:  # noqa: BLE001 - a broken cache is just a cold build
+        return {}
+    cols = {name: data.column(name).to_pylist() for name in (*BASE_COLUMNS, "file_fingerprint")}
+    grouped: dict[str, tuple[str, list[Chunk]]] = {}
+    for i in range(data.num_rows):
+        fp = cols["file_fingerprint"][i] or ""
+        if not fp:
+            continue
+        filepath = cols["filepath"][i]
+        try:
+            meta = json.loads(cols["metadata_json"][i] or "{}")
+        except json.JSONDecodeError:
+            meta = {}
+        chunk = Chunk(
+            chunk_id=cols["chunk_id"][i],
+            filepath=filepath,
+            heading=cols["heading"][i] or "",
+            heading_level=int(cols["heading_level"][i] or 0),
+            content=cols["content"][i] or "",
+            content_text=cols["content_text"][i] or "",
+            breadcrumb=cols["breadcrumb"][i] or "",
+            chunk_index=int(cols["chunk_index"][i] or 0),
+            metadata={str(k): str(v) for k, v in meta.items()},
+        )
+        entry = grouped.setdefault(filepath, (fp, []))
+        entry[1].append(chunk)
+    for _fp, chunks in grouped.values():
+        chunks.sort(key=lambda c: c.chunk_index)
+    return grouped
+
+
+def directory_size(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(dirpath, name))
+            except OSError:
+                pass
+    return total

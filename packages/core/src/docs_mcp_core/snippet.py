@@ -1,0 +1,61 @@
+"""Result snippets: a window of the chunk's text around the best cluster of query terms."""
+
+from __future__ import annotations
+
+import re
+
+SNIPPET_LENGTH = 220
+_LEAD = 60
+_WS_RE = re.compile(r"\s+")
+_TERM_RE = re.compile(r"[a-z0-9]+")
+
+
+def query_terms(query: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for term in _TERM_RE.findall(query.lower()):
+        seen.setdefault(term, None)
+    return list(seen)
+
+
+def make_snippet(text: str, query: str, length: int = SNIPPET_LENGTH) -> str:
+    """A window of ``text`` (original casing, whitespace collapsed) of about ``length`` characters
+    that contains as many distinct query terms as possible, with ``...`` where it was cut."""
+    normal = _WS_RE.sub(" ", text).strip()
+    if len(normal) <= length:
+        return normal
+    lower = normal.lower()
+    terms = [t for t in query_terms(query) if len(t) > 1] or query_terms(query)
+    positions: list[tuple[int, str]] = []
+    for term in terms:
+        start = 0
+        for _ in range(50):
+            i = lower.find(term, start)
+            if i < 0:
+                break
+            positions.append((i, term))
+            start = i + len(term)
+    anchor = 0
+    if positions:
+        positions.sort()
+        best = (-1, 0)
+        for i, _t in positions:
+            window_start = max(0, i - _LEAD)
+            window_end = window_start + length
+            covered = {t for j, t in positions if window_start <= j and j + len(t) <= window_end}
+            if len(covered) > best[0]:
+                best = (len(covered), i)
+        anchor = best[1]
+    start = max(0, anchor - _LEAD)
+    end = min(len(normal), start + length)
+    if end == len(normal):
+        start = max(0, end - length)
+    # do not cut words in half
+    if start > 0:
+        space = normal.find(" ", start, start + 20)
+        if space != -1:
+            start = space + 1
+    if end < len(normal):
+        space = normal.rfind(" ", end - 20, end)
+        if space != -1:
+            end = space
+    return ("..." if start > 0 else "") + normal[start:end].strip() + ("..." if end < len(normal) else "")
