@@ -293,15 +293,15 @@ class SearchEngine:
         return rows
 
     def _rank(self, query: str, where: str | None, fetch: int) -> list[_Candidate]:
-        from lancedb.query import MultiMatchQuery, PhraseQuery
+        from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
 
         text = _lexical_query_text(query)
         slop = max(0, min(5, int(self.options.phrase_slop)))
         legs = {
             "match": self._pool.submit(
-                self._fts, MultiMatchQuery(text, ["heading", "content_text"], boosts=[3.0, 1.0]), where, fetch
+                self._fts, MultiMatchQuery(text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR), where, fetch
             ),
-            "phrase": self._pool.submit(self._fts, PhraseQuery(text, "content_text", slop=slop), where, fetch),
+            "phrase": self._pool.submit(self._fts, PhraseQuery(text, "content_text", slop=slop, document_granularity=None), where, fetch),
         }
         if self._has_vectors:
             legs["vector"] = self._pool.submit(self._vector, query, where, fetch)
@@ -369,13 +369,13 @@ class SearchEngine:
         return hits
 
     def _hint(self, query: str, filters: Mapping[str, str]) -> dict[str, Any]:
-        from lancedb.query import MultiMatchQuery
+        from lancedb.query import FullTextOperator, MultiMatchQuery
 
         text = _lexical_query_text(query)
         cols = [c for c in ("chunk_id", "metadata_json", *self._taxonomy_keys) if c in self._columns]
         try:
             rows = (
-                self._table.search(MultiMatchQuery(text, ["heading", "content_text"], boosts=[3.0, 1.0]), query_type="fts")
+                self._table.search(MultiMatchQuery(text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR), query_type="fts")
                 .select([*dict.fromkeys(cols), "_score"])
                 .limit(100)
                 .to_arrow()
