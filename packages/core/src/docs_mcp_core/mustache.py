@@ -1,0 +1,196 @@
+"""A small Mustache renderer for prompt templates, with HTML escaping switched off.
+
+Prompt templates are plain text sent to a language model, so ``{{x}}``, ``{{{x}}}`` and ``{{& x}}``
+all insert the value verbatim. Supported: variables with dotted names (``{{user.name}}``) and the
+implicit iterator ``{{.}}``; sections ``{{#x}}...{{/x}}`` that render once for a truthy value, once
+per item for a list, and with a mapping pushed onto the lookup stack; inverted sections
+``{{^x}}...{{/x}}``; comments ``{{! ... }}``; delimiter changes ``{{=<% %>=}}``; partials
+``{{> name}}`` render as nothing (templates have no partials). Tags alone on their line (sections,
+comments, partials, delimiter changes) remove that whole line, as the Mustache spec says. Missing
+names render as an empty string; truthiness follows JavaScript, like the original mustache.js.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_STANDALONE_KINDS = frozenset("#^/!>=")
+
+
+class MustacheError(ValueError):
+    """A template that cannot be parsed (unclosed tag or section, mismatched close tag)."""
+
+
+@dataclass
+class _Tag:
+    kind: str  # "name" (variable), "&" (unescaped variable), or one of "#^/!>="
+    name: str
+    start: int
+    end: int
+    line: int
+
+
+@dataclass
+class _Section:
+    name: str
+    inverted: bool
+    children: list[_Node] = field(default_factory=list)
+
+
+_Node = str | _Tag | _Section
+
+
+def _line_at(template: str, offset: int) -> int:
+    return template.count("\n", 0, offset) + 1
+
+
+def _scan(template: str) -> list[_Tag]:
+    """Find every tag, following delimiter changes."""
+    tags: list[_Tag] = []
+    otag, ctag = "{{", "}}"
+    pos = 0
+    while (start := template.find(otag, pos)) >= 0:
+        i = start + len(otag)
+        kind, close = "name", ctag
+        if template.startswith("{", i):
+            kind, close, i = "&", "}" + ctag, i + 1
+        elif template[i : i + 1] in ("#", "^", "/", "!", ">", "&", "="):
+            kind, i = template[i], i + 1
+            if kind == "=":
+                close = "=" + ctag
+        end = template.find(close, i)
+        if end < 0:
+            raise MustacheError(f"Unclosed tag '{otag}' at line {_line_at(template, start)}")
+        name = template[i:end].strip()
+        line = _line_at(template, start)
+        if kind == "=":
+            parts = name.split()
+            if len(parts) != 2:
+                raise MustacheError(f"Invalid delimiter change '{name}' at line {line}")
+            otag, ctag = parts
+        tags.append(_Tag(kind, name, start, end + len(close), line))
+        pos = end + len(close)
+    return tags
+
+
+def _widen_standalone(template: str, tag: _Tag) -> None:
+    """Stretch a standalone tag over its whole line so rendering drops the line."""
+    line_start = template.rfind("\n", 0, tag.start) + 1
+    newline = template.find("\n", tag.end)
+    line_end = len(template) if newline < 0 else newline + 1
+    if template[line_start : tag.start].strip(" \t") or template[tag.end : line_end].strip(" \t\r\n"):
+        return
+    tag.start, tag.end = line_start, line_end
+
+
+def parse(template: str) -> list[_Node]:
+    """Parse ``template`` into a tree; raises :class:`MustacheError` for malformed templates."""
+    tags = _scan(template)
+    for tag in tags:
+        if tag.kind in _STANDALONE_KINDS:
+            _widen_standalone(template, tag)
+    root: list[_Node] = []
+    stack: list[tuple[_Section, _Tag]] = []
+    pos = 0
+    for tag in tags:
+        target = stack[-1][0].children if stack else root
+        if tag.start > pos:
+            target.append(template[pos : tag.start])
+        pos = tag.end
+        if tag.kind in ("#", "^"):
+            section = _Section(tag.name, inverted=tag.kind == "^")
+            target.append(section)
+            stack.append((section, tag))
+        elif tag.kind == "/":
+            if not stack:
+                raise MustacheError(f"Unopened section '{tag.name}' at line {tag.line}")
+            opened, opened_tag = stack.pop()
+            if opened.name != tag.name:
+                raise MustacheError(
+                    f"Unclosed section '{opened.name}' (line {opened_tag.line}): "
+                    f"found '{{{{/{tag.name}}}}}' at line {tag.line}"
+                )
+        elif tag.kind in ("name", "&"):
+            target.append(tag)
+    if stack:
+        opened, opened_tag = stack[-1]
+        raise MustacheError(f"Unclosed section '{opened.name}' at line {opened_tag.line}")
+    if pos < len(template):
+        root.append(template[pos:])
+    return root
+
+
+_MISSING = object()
+
+
+def _child(value: Any, part: str) -> Any:
+    if isinstance(value, Mapping):
+        return value.get(part, _MISSING)  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(value, Sequence) and not isinstance(value, str) and part.isdigit():
+        index = int(part)
+        return value[index] if index < len(value) else _MISSING
+    return _MISSING
+
+
+def _lookup(stack: list[Any], name: str) -> Any:
+    if name == ".":
+        return stack[-1]
+    first, *rest = name.split(".")
+    for context in reversed(stack):
+        value = _child(context, first)
+        if value is not _MISSING:
+            for part in rest:
+                value = _child(value, part)
+                if value is _MISSING:
+                    return None
+            return value
+    return None
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript truthiness: ``None``, ``False``, ``0`` and ``""`` are false; containers are true."""
+    if value is None or value is False or value == "":
+        return False
+    return not (isinstance(value, int | float) and value == 0)
+
+
+def _to_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list | tuple):
+        return ",".join(_to_text(item) for item in value)  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    return str(value)
+
+
+def _render(nodes: list[_Node], stack: list[Any], out: list[str]) -> None:
+    for node in nodes:
+        if isinstance(node, str):
+            out.append(node)
+        elif isinstance(node, _Tag):
+            out.append(_to_text(_lookup(stack, node.name)))
+        else:
+            value = _lookup(stack, node.name)
+            is_list = isinstance(value, list | tuple)
+            if node.inverted:
+                if not _truthy(value) or (is_list and not value):
+                    _render(node.children, stack, out)
+            elif is_list:
+                for item in value:  # pyright: ignore[reportUnknownVariableType]
+                    _render(node.children, [*stack, item], out)
+            elif _truthy(value):
+                _render(node.children, stack if value is True else [*stack, value], out)
+
+
+def render(template: str, view: Mapping[str, Any]) -> str:
+    """Render ``template`` against ``view`` without escaping; missing names become ``""``."""
+    out: list[str] = []
+    _render(parse(template), [view], out)
+    return "".join(out)
