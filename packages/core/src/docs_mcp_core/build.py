@@ -331,11 +331,14 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
     keys = list(metadata.taxonomy)
     dims = provider.dimensions if provider is not None else None
     fingerprints = {r.relpath: r.fingerprint for r in ordered}
+    from docs_mcp_core.ranking import generic_headings
+
+    generic = generic_headings(c.heading for c in chunks)
 
     def batches() -> Iterator[Any]:
         step = 2000
         for i in range(0, len(chunks), step):
-            yield chunks_to_arrow(chunks[i : i + step], keys, fingerprints, vectors, dims)
+            yield chunks_to_arrow(chunks[i : i + step], keys, fingerprints, vectors, dims, generic)
 
     write_table(tmp_db, batches(), metadata_keys=keys, vector_dimensions=dims, on_step=lambda s: rep.step(f"index: {s}"))
     chunks_text = json.dumps([c.to_dict() for c in chunks], indent=2, ensure_ascii=False)

@@ -33,6 +33,10 @@ BASE_COLUMNS = (
     "chunk_index",
     "metadata_json",
 )
+# Extra columns of the default ranking (see ranking.py); indexes without them are ranked the
+# original way.
+SEARCH_TEXT_COLUMNS = ("search_heading", "search_text", "search_path")
+PRIOR_COLUMN = "search_prior"
 # Exact search is fast enough below this many vectors; above it an ANN index is built.
 ANN_INDEX_MIN_ROWS = 50_000
 
@@ -65,6 +69,8 @@ def table_schema(metadata_keys: Sequence[str], vector_dimensions: int | None) ->
     ]
     fields.extend(pa.field(k, pa.string()) for k in metadata_keys)
     fields.append(pa.field("file_fingerprint", pa.string()))
+    fields.extend(pa.field(c, pa.string()) for c in SEARCH_TEXT_COLUMNS)
+    fields.append(pa.field(PRIOR_COLUMN, pa.float32()))
     if vector_dimensions:
         fields.append(pa.field("vector", pa.list_(pa.float32(), vector_dimensions)))
     return pa.schema(fields)
@@ -76,8 +82,11 @@ def chunks_to_arrow(
     fingerprints: Mapping[str, str],
     vectors: Mapping[str, Sequence[float]] | None = None,
     vector_dimensions: int | None = None,
+    generic_headings: set[str] | None = None,
 ) -> pa.Table:
     import pyarrow as pa
+
+    from docs_mcp_core.ranking import expand_identifiers, path_words, static_prior
 
     schema = table_schema(metadata_keys, vector_dimensions)
     cols: dict[str, list[Any]] = {
@@ -94,6 +103,11 @@ def chunks_to_arrow(
     for key in metadata_keys:
         cols[key] = [c.metadata.get(key, "") for c in chunks]
     cols["file_fingerprint"] = [fingerprints.get(c.filepath, "") for c in chunks]
+    generic = generic_headings or set()
+    cols["search_heading"] = [expand_identifiers(c.heading) for c in chunks]
+    cols["search_text"] = [expand_identifiers(c.content_text) for c in chunks]
+    cols["search_path"] = [path_words(c.filepath, c.breadcrumb) for c in chunks]
+    cols[PRIOR_COLUMN] = [static_prior(c.filepath, c.heading, c.content, generic) for c in chunks]
     if vector_dimensions:
         vecs = vectors or {}
         cols["vector"] = [list(vecs[c.chunk_id]) if c.chunk_id in vecs else None for c in chunks]
@@ -131,6 +145,8 @@ def write_table(
     step("full-text index")
     table.create_index("content_text", config=FTS(with_position=True), replace=True)
     table.create_index("heading", config=FTS(with_position=True), replace=True)
+    for column in SEARCH_TEXT_COLUMNS:
+        table.create_index(column, config=FTS(with_position=column == "search_text"), replace=True)
     step("scalar indexes")
     for column in ("chunk_id", "filepath", "chunk_index", *metadata_keys):
         try:

@@ -36,15 +36,17 @@ from typing import TYPE_CHECKING, Any
 from docs_mcp_core.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.errors import IndexNotFoundError, SearchError
 from docs_mcp_core.filters import matches_filters, where_clause
-from docs_mcp_core.index_store import TABLE_NAME, quote_string
+from docs_mcp_core.index_store import PRIOR_COLUMN, SEARCH_TEXT_COLUMNS, TABLE_NAME, quote_string
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, collapse_keys, read_metadata
 from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.ranking import RankingWeights, cue_factor, expand_identifiers, query_cues
 from docs_mcp_core.snippet import make_snippet
 
 if TYPE_CHECKING:
     from docs_mcp_core.embedding import EmbeddingProvider
 
 RRF_K = 60
+RANKINGS = ("default", "original")
 MAX_FETCH = 5000
 MAX_QUERY_TERMS = 64
 VECTOR_COOLDOWN_SECONDS = 60.0
@@ -62,7 +64,7 @@ class SearchOptions:
     vector_weight: float = 1.0
     match_weight: float = 1.0
     cursor_secret: str | None = None
-    ranking: str = "original"
+    ranking: str = "default"  # "default" (ours, see ranking.py) or "original" (the upstream recipe)
     query_embedding_api_key: str | None = None
     query_embedding_base_url: str | None = None
     vector_cooldown_seconds: float = VECTOR_COOLDOWN_SECONDS
@@ -113,6 +115,7 @@ class _Candidate:
     values: dict[str, str]
     ranks: dict[str, int] = field(default_factory=dict)
     score: float = 0.0
+    depth: int = 0
 
 
 def clamp_limit(limit: Any) -> int:
@@ -156,6 +159,10 @@ class SearchEngine:
         self._collapse_keys = collapse_keys(metadata.taxonomy)
         self._columns = set(table.schema.names)
         self._has_vectors = "vector" in self._columns and query_embedder is not None
+        self._ranked_columns = all(c in self._columns for c in (*SEARCH_TEXT_COLUMNS, PRIOR_COLUMN))
+        if options.ranking not in RANKINGS:
+            raise ValueError(f"unknown ranking '{options.ranking}'. Valid rankings: {', '.join(RANKINGS)}")
+        self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="docs-mcp-search")
         self._vector_lock = threading.Lock()
         self._vector_down_until = 0.0
@@ -231,7 +238,10 @@ class SearchEngine:
             offset = decode_cursor(cursor, query=q, filters=active, secret=self._secret).offset
         where = where_clause(active, self._taxonomy_keys)
         fetch = min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
-        ranked = self._rank(q, where, fetch)
+        if self.options.ranking == "default" and self._ranked_columns:
+            ranked = self._rank_default(q, active, where, fetch)
+        else:
+            ranked = self._rank(q, where, fetch)
         live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
         if live_collapse:
             ranked = _collapse(ranked, live_collapse)
@@ -246,22 +256,22 @@ class SearchEngine:
         hint = None if hits else self._hint(q, active)
         return SearchResult(hits, next_cursor, hint)
 
-    def _select(self, extra: str) -> list[str]:
-        cols = ["chunk_id", "filepath", "heading", *[k for k in self._collapse_keys if k in self._columns]]
+    def _select(self, extra: str, more: Sequence[str] = ()) -> list[str]:
+        cols = ["chunk_id", "filepath", "heading", *[k for k in self._collapse_keys if k in self._columns], *more]
         return [*dict.fromkeys(cols), extra]
 
-    def _fts(self, query: Any, where: str | None, fetch: int) -> list[dict[str, Any]]:
+    def _fts(self, query: Any, where: str | None, fetch: int, more: Sequence[str] = ()) -> list[dict[str, Any]]:
         builder = self._table.search(query, query_type="fts")
         if where:
             builder = builder.where(where, prefilter=True)
         try:
-            return builder.select(self._select("_score")).limit(fetch).to_arrow().to_pylist()
+            return builder.select(self._select("_score", more)).limit(fetch).to_arrow().to_pylist()
         except Exception as exc:
             if "Invalid count value" in str(exc):
                 return []
             raise
 
-    def _vector(self, query: str, where: str | None, fetch: int) -> list[dict[str, Any]]:
+    def _vector(self, query: str, where: str | None, fetch: int, more: Sequence[str] = ()) -> list[dict[str, Any]]:
         embedder = self._embedder
         if embedder is None or not self._has_vectors:
             return []
@@ -275,7 +285,7 @@ class SearchEngine:
             builder = self._table.search(list(vector), vector_column_name="vector")
             if where:
                 builder = builder.where(where, prefilter=True)
-            rows = builder.select(self._select("_distance")).limit(fetch).to_arrow().to_pylist()
+            rows = builder.select(self._select("_distance", more)).limit(fetch).to_arrow().to_pylist()
         except Exception as exc:  # noqa: BLE001 - degrade to lexical search
             with self._vector_lock:
                 self._vector_down_until = time.monotonic() + self.options.vector_cooldown_seconds
@@ -328,6 +338,60 @@ class SearchEngine:
                     score += w / (RRF_K + rank)
             cand.score = round(score, 6)
         return sorted(by_id.values(), key=lambda c: (-c.score, sort_key(c.chunk_id)))
+
+    def _rank_default(
+        self, query: str, filters: Mapping[str, str], where: str | None, fetch: int
+    ) -> list[_Candidate]:
+        """Score fusion with identifier-aware fields, static priors and taxonomy cues (ranking.py)."""
+        from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
+
+        w = self._weights
+        text = _lexical_query_text(query)
+        slop = max(0, min(5, int(self.options.phrase_slop)))
+        more = [*self._taxonomy_keys, PRIOR_COLUMN]
+        match_q = MultiMatchQuery(
+            expand_identifiers(text),
+            list(SEARCH_TEXT_COLUMNS),
+            boosts=[w.heading, w.text, w.path],
+            operator=FullTextOperator.OR,
+        )
+        legs = {
+            "match": self._pool.submit(self._fts, match_q, where, fetch, more),
+            "phrase": self._pool.submit(
+                self._fts, PhraseQuery(text, "content_text", slop=slop, document_granularity=None), where, fetch, more
+            ),
+        }
+        if self._has_vectors:
+            legs["vector"] = self._pool.submit(self._vector, query, where, fetch, more)
+        taxonomy = {k: f.values for k, f in self.metadata.taxonomy.items()}
+        cues = query_cues(query, taxonomy, filters)
+        rows: dict[str, dict[str, Any]] = {}
+        scores: dict[str, float] = {}
+        match_rows = legs["match"].result()
+        best = max((r["_score"] for r in match_rows), default=0.0) or 1.0
+        for r in match_rows:
+            rows[r["chunk_id"]] = r
+            scores[r["chunk_id"]] = r["_score"] / best
+        for rank, r in enumerate(legs["phrase"].result(), start=1):
+            rows.setdefault(r["chunk_id"], r)
+            scores[r["chunk_id"]] = scores.get(r["chunk_id"], 0.0) + w.phrase / (RRF_K + rank)
+        if "vector" in legs:
+            for rank, r in enumerate(legs["vector"].result(), start=1):
+                rows.setdefault(r["chunk_id"], r)
+                scores[r["chunk_id"]] = scores.get(r["chunk_id"], 0.0) + w.vector * (RRF_K + 1) / (RRF_K + rank)
+        out: list[_Candidate] = []
+        for cid, base in scores.items():
+            r = rows[cid]
+            prior = r.get(PRIOR_COLUMN)
+            score = base * (prior if isinstance(prior, float) else 1.0)
+            if cues:
+                score *= cue_factor(r, cues, w.cue)
+            values = {k: r.get(k) or "" for k in self._collapse_keys}
+            cand = _Candidate(cid, r["filepath"], r.get("heading") or "", values, score=round(score, 6))
+            cand.depth = cand.filepath.count("/")
+            out.append(cand)
+        out.sort(key=lambda c: (-c.score, c.depth, sort_key(c.chunk_id)))
+        return out
 
     def _rows_by_id(self, ids: Sequence[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not ids:
