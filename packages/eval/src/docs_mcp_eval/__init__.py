@@ -1,3 +1,19 @@
-"""docs-mcp eval."""
+"""docs-mcp eval: a retrieval benchmark harness for MCP documentation servers.
+
+Modules, one concept each:
+
+* :mod:`~docs_mcp_eval.cases` — reading and validating case files (both formats);
+* :mod:`~docs_mcp_eval.runner` — driving a stdio MCP server through the cases, timing the build;
+* :mod:`~docs_mcp_eval.rss` — sampling the server's peak resident memory;
+* :mod:`~docs_mcp_eval.metrics` and :mod:`~docs_mcp_eval.leaks` — MRR@5, NDCG@5, facet precision,
+  rounds, percentiles, filter leaks;
+* :mod:`~docs_mcp_eval.results` — the run result and its JSON form (interchangeable with the original's);
+* :mod:`~docs_mcp_eval.report`, :mod:`~docs_mcp_eval.delta`, :mod:`~docs_mcp_eval.benchmark_report` —
+  Markdown reports;
+* :mod:`~docs_mcp_eval.benchmark` — one index and one run per embedding provider;
+* :mod:`~docs_mcp_eval.cli` — the ``docs-mcp-eval`` command.
+
+The harness talks to servers only over MCP and never imports the rest of docs-mcp.
+"""
 
 __version__ = "0.1.0"

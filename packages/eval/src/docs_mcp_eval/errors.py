@@ -1,0 +1,35 @@
+"""The harness's error vocabulary: every failure a user can cause, with a message to print as is.
+
+The command line turns any :class:`EvalError` into one clear message on stderr and a non-zero exit code,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+
+class EvalError(Exception):
+    """Base class: a failure with a message meant for the person running the harness."""
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class CaseFileError(EvalError, ValueError):
+    """A case file is missing, is not JSON, or a case in it is malformed."""
+
+
+class BaselineError(EvalError, ValueError):
+    """A ``--baseline`` file cannot be read as an eval result."""
+
+
+class ServerStartError(EvalError):
+    """The MCP server could not be started or did not complete the MCP handshake."""
+
+
+class ServerProtocolError(EvalError):
+    """The server is running but does not behave as a docs server (missing tools, bad results)."""
+
+
+class BuildCommandError(EvalError):
+    """The optional index build command could not be run or failed."""

@@ -1,0 +1,248 @@
+"""What a run produces, and its JSON form.
+
+The JSON keeps the original harness's camelCase layout (``summary``, ``metadata``, ``rankedCases``,
+``stats``, optional ``deltaMarkdown``) so result files are interchangeable: a file written by either
+harness works as the other's ``--baseline``. Our additions sit beside the original keys and are ignored
+by the original: ``summary.filterLeakRate``, ``stats.returnedHits``/``stats.leakedHits``,
+``categoryBreakdown``, ``misses`` and a few per-case fields (``query``, ``filters``, ``returnedHits``,
+``leakedChunkIds``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TOP_K = 5
+"""Cut-off of every quality metric (MRR@5, NDCG@5, facet precision)."""
+
+
+@dataclass(kw_only=True)
+class RankedCase:
+    """The outcome of one case: every distinct chunk id the server returned, in order."""
+
+    expected_chunk_id: str
+    ranked_chunk_ids: list[str]
+    """Distinct chunk ids over all rounds, in the order the server returned them."""
+    rounds_to_right_doc: int
+    """Rounds used when the expected chunk was found, else the round budget + 1."""
+    name: str | None = None
+    category: str | None = None
+    query: str | None = None
+    filters: dict[str, str] = field(default_factory=dict)
+    returned_hits: int = 0
+    """Hits returned over all rounds (duplicates included); the denominator of the leak rate."""
+    leaked_chunk_ids: list[str] = field(default_factory=list)
+    """Returned hits whose metadata violates the case's filters (one entry per leaking hit)."""
+
+    def label(self, index: int) -> str:
+        """The case's name, or ``case-<index>`` like the original."""
+        return self.name if self.name is not None else f"case-{index}"
+
+    @property
+    def passed(self) -> bool:
+        """Whether the expected chunk is in the top :data:`TOP_K`."""
+        return self.expected_chunk_id in self.ranked_chunk_ids[:TOP_K]
+
+    @property
+    def rank(self) -> int | None:
+        """1-based position of the expected chunk among all returned ids, ``None`` if never returned."""
+        try:
+            return self.ranked_chunk_ids.index(self.expected_chunk_id) + 1
+        except ValueError:
+            return None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "expectedChunkId": self.expected_chunk_id,
+            "rankedChunkIds": list(self.ranked_chunk_ids),
+            "roundsToRightDoc": self.rounds_to_right_doc,
+        }
+        if self.name is not None:
+            data["name"] = self.name
+        if self.category is not None:
+            data["category"] = self.category
+        if self.query is not None:
+            data["query"] = self.query
+        data["filters"] = dict(self.filters)
+        data["returnedHits"] = self.returned_hits
+        data["leakedChunkIds"] = list(self.leaked_chunk_ids)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RankedCase:
+        """Read a case written by either harness; raise ``ValueError`` on a wrong shape."""
+        expected = data.get("expectedChunkId")
+        ranked = data.get("rankedChunkIds")
+        if not isinstance(expected, str):
+            raise ValueError("expectedChunkId must be a string")
+        if not isinstance(ranked, list) or not all(isinstance(item, str) for item in ranked):
+            raise ValueError("rankedChunkIds must be an array of strings")
+        rounds = data.get("roundsToRightDoc", 0)
+        name = data.get("name")
+        category = data.get("category")
+        query = data.get("query")
+        filters = data.get("filters")
+        leaked = data.get("leakedChunkIds")
+        returned = data.get("returnedHits", 0)
+        return cls(
+            expected_chunk_id=expected,
+            ranked_chunk_ids=list(ranked),
+            rounds_to_right_doc=rounds if isinstance(rounds, int) else 0,
+            name=name if isinstance(name, str) else None,
+            category=category if isinstance(category, str) else None,
+            query=query if isinstance(query, str) else None,
+            filters={str(k): str(v) for k, v in filters.items()} if isinstance(filters, dict) else {},
+            returned_hits=returned if isinstance(returned, int) else 0,
+            leaked_chunk_ids=[str(item) for item in leaked] if isinstance(leaked, list) else [],
+        )
+
+
+@dataclass(kw_only=True)
+class EvalSummary:
+    """The headline numbers of a run, each rounded to 6 decimals."""
+
+    mrr_at_5: float
+    ndcg_at_5: float
+    avg_rounds_to_right_doc: float
+    facet_precision: float
+    """Share of cases whose expected chunk is in the top 5 (a hit rate, as in the original)."""
+    search_p50_ms: float
+    search_p95_ms: float
+    get_doc_p50_ms: float
+    build_time_ms: float
+    peak_rss_mb: float
+    filter_leak_rate: float = 0.0
+    """Share of returned hits that violate their case's filters; a correct server scores 0."""
+
+    def to_json(self) -> dict[str, float]:
+        return {
+            "mrrAt5": self.mrr_at_5,
+            "ndcgAt5": self.ndcg_at_5,
+            "avgRoundsToRightDoc": self.avg_rounds_to_right_doc,
+            "facetPrecision": self.facet_precision,
+            "searchP50Ms": self.search_p50_ms,
+            "searchP95Ms": self.search_p95_ms,
+            "getDocP50Ms": self.get_doc_p50_ms,
+            "buildTimeMs": self.build_time_ms,
+            "peakRssMb": self.peak_rss_mb,
+            "filterLeakRate": self.filter_leak_rate,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EvalSummary:
+        """Read a summary leniently: missing or non-numeric values become 0 (as the original does)."""
+
+        def num(key: str) -> float:
+            value = data.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return 0.0
+            return float(value) if value == value and abs(value) != float("inf") else 0.0
+
+        return cls(
+            mrr_at_5=num("mrrAt5"),
+            ndcg_at_5=num("ndcgAt5"),
+            avg_rounds_to_right_doc=num("avgRoundsToRightDoc"),
+            facet_precision=num("facetPrecision"),
+            search_p50_ms=num("searchP50Ms"),
+            search_p95_ms=num("searchP95Ms"),
+            get_doc_p50_ms=num("getDocP50Ms"),
+            build_time_ms=num("buildTimeMs"),
+            peak_rss_mb=num("peakRssMb"),
+            filter_leak_rate=num("filterLeakRate"),
+        )
+
+
+@dataclass(kw_only=True)
+class CategoryBreakdown:
+    """Quality metrics of the cases sharing one category."""
+
+    category: str
+    case_count: int
+    facet_precision: float
+    mrr_at_5: float
+    ndcg_at_5: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "caseCount": self.case_count,
+            "facetPrecision": self.facet_precision,
+            "mrrAt5": self.mrr_at_5,
+            "ndcgAt5": self.ndcg_at_5,
+        }
+
+
+@dataclass(kw_only=True)
+class EvalStats:
+    """The raw measurements behind the summary."""
+
+    search_latencies_ms: list[float] = field(default_factory=list)
+    get_doc_latencies_ms: list[float] = field(default_factory=list)
+    build_time_ms: float = 0.0
+    peak_rss_mb: float = 0.0
+    returned_hits: int = 0
+    leaked_hits: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "searchLatenciesMs": list(self.search_latencies_ms),
+            "getDocLatenciesMs": list(self.get_doc_latencies_ms),
+            "buildTimeMs": self.build_time_ms,
+            "peakRssMb": self.peak_rss_mb,
+            "returnedHits": self.returned_hits,
+            "leakedHits": self.leaked_hits,
+        }
+
+
+@dataclass(kw_only=True)
+class Miss:
+    """A case whose expected chunk was not in the top 5, with what came back instead."""
+
+    name: str
+    category: str | None
+    query: str | None
+    expected_chunk_id: str
+    rank: int | None
+    """Where the expected chunk eventually showed up (beyond 5, on a later page), or ``None``."""
+    top_chunk_ids: list[str]
+    """The first three ids the server returned."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "category": self.category,
+            "query": self.query,
+            "expectedChunkId": self.expected_chunk_id,
+            "rank": self.rank,
+            "topChunkIds": list(self.top_chunk_ids),
+        }
+
+
+@dataclass(kw_only=True)
+class EvalResult:
+    """Everything one run measured, ready to render or to save as JSON."""
+
+    summary: EvalSummary
+    ranked_cases: list[RankedCase]
+    stats: EvalStats
+    category_breakdown: list[CategoryBreakdown]
+    misses: list[Miss]
+    metadata: dict[str, Any] = field(
+        default_factory=lambda: {"deterministic": True, "provider": None, "model": None}
+    )
+    delta_markdown: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "summary": self.summary.to_json(),
+            "metadata": dict(self.metadata),
+            "rankedCases": [case.to_json() for case in self.ranked_cases],
+            "stats": self.stats.to_json(),
+            "categoryBreakdown": [row.to_json() for row in self.category_breakdown],
+            "misses": [miss.to_json() for miss in self.misses],
+        }
+        if self.delta_markdown is not None:
+            data["deltaMarkdown"] = self.delta_markdown
+        return data

@@ -1,0 +1,336 @@
+"""``docs-mcp-eval run`` end to end against a real MCP server over stdio (tests/eval/fake_docs_server.py).
+
+Expected values for tests/eval/cases/fake-cases.json, worked out by hand from the fake's rankings:
+
+| case | filtered ranking seen | found | rank | rounds | hits returned |
+| --- | --- | --- | ---: | ---: | ---: |
+| acme python (language=python) | py-acme, retries, user | yes | 1 | 1 | 3 |
+| get token | ts-gettoken, py-get_token, ... (5) | yes | 2 | 1 | 5 |
+| retry paging (limit 2) | page 1: retries, ratelimit; page 2: ts-gettoken, py-get_token | yes | 3 | 2 | 4 |
+| user model miss (max_rounds_allowed 2) | user, pagination, no next page | no | - | 3 | 2 |
+
+MRR@5 = (1 + 1/2 + 1/3 + 0) / 4 = 11/24; NDCG@5 = (1 + 1/log2(3) + 1/log2(4) + 0) / 4;
+facet precision 3/4; avg rounds (1 + 1 + 2 + 3) / 4 = 1.75; 5 searches, 3 get_doc calls, 14 hits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docs_mcp_eval.formatting import round_metric
+from docs_mcp_eval.metrics import percentile
+
+from .conftest import FAKE_CASES, CliRunner, fake_build_command, fake_server_command
+
+PY_ACME = "sdks/python/auth.md#acmeauthclientv2"
+TS_ACME = "sdks/typescript/auth.md#acmeauthclientv2"
+GO_ACME = "sdks/go/auth.md#acmeauthclientv2"
+RETRIES = "guides/retries.md#backoff-strategy"
+USER = "models/user.md#_preamble"
+
+
+def run_args(*extra: str, server: str | None = None) -> list[str]:
+    return ["run", "--cases", str(FAKE_CASES), "--server-command", server or fake_server_command(), *extra]
+
+
+@pytest.fixture(scope="module")
+def json_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, str]:
+    """One JSON run shared by several tests (spawning the server costs ~0.6 s)."""
+    out = tmp_path_factory.mktemp("run") / "result.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "docs_mcp_eval", *run_args("--format", "json", "--out", str(out))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout), out, completed.stderr
+
+
+def test_metrics_match_hand_computation(json_run: tuple[dict[str, Any], Path, str]) -> None:
+    data, _, _ = json_run
+    summary = data["summary"]
+    assert summary["mrrAt5"] == round_metric(11 / 24) == 0.458333
+    assert summary["ndcgAt5"] == round_metric((1 + 1 / math.log2(3) + 0.5) / 4) == 0.532732
+    assert summary["facetPrecision"] == 0.75
+    assert summary["avgRoundsToRightDoc"] == 1.75
+    assert summary["filterLeakRate"] == 0.0
+    assert summary["buildTimeMs"] == 0
+
+
+def test_cases_walk_rounds_with_cursors(json_run: tuple[dict[str, Any], Path, str]) -> None:
+    data, _, _ = json_run
+    cases = {case["name"]: case for case in data["rankedCases"]}
+    assert cases["acme python"]["rankedChunkIds"] == [PY_ACME, RETRIES, USER]
+    assert cases["acme python"]["filters"] == {"language": "python"}
+    assert cases["retry paging"]["rankedChunkIds"] == [
+        RETRIES,
+        "sdks/python/errors.md#ratelimiterror",
+        "sdks/typescript/auth.md#gettoken",
+        "sdks/python/auth.md#get_token",
+    ]
+    assert [case["roundsToRightDoc"] for case in data["rankedCases"]] == [1, 1, 2, 3]
+    assert [case["returnedHits"] for case in data["rankedCases"]] == [3, 5, 4, 2]
+    assert data["misses"] == [
+        {
+            "name": "user model miss",
+            "category": None,
+            "query": "user model",
+            "expectedChunkId": RETRIES,
+            "rank": None,
+            "topChunkIds": [USER, "guides/pagination.md#cursor-pagination"],
+        }
+    ]
+    assert [(row["category"], row["caseCount"]) for row in data["categoryBreakdown"]] == [
+        ("exact-name", 2),
+        ("uncategorized", 1),
+        ("workflow", 1),
+    ]
+
+
+def test_stats_latencies_and_memory(json_run: tuple[dict[str, Any], Path, str]) -> None:
+    data, _, _ = json_run
+    stats, summary = data["stats"], data["summary"]
+    assert len(stats["searchLatenciesMs"]) == 5
+    assert len(stats["getDocLatenciesMs"]) == 3
+    assert all(0 < value < 60_000 for value in stats["searchLatenciesMs"] + stats["getDocLatenciesMs"])
+    assert summary["searchP50Ms"] == round_metric(percentile(stats["searchLatenciesMs"], 0.5))
+    assert summary["searchP95Ms"] == round_metric(max(stats["searchLatenciesMs"]))
+    assert summary["getDocP50Ms"] == round_metric(percentile(stats["getDocLatenciesMs"], 0.5))
+    # A Python process with the MCP SDK imported is well above 10 MB resident.
+    assert 10 < summary["peakRssMb"] == stats["peakRssMb"] < 2000
+    assert (stats["returnedHits"], stats["leakedHits"]) == (14, 0)
+    assert data["metadata"]["serverName"] == "fake-docs-server"
+    assert data["metadata"]["deterministic"] is True
+
+
+def test_out_file_matches_stdout(json_run: tuple[dict[str, Any], Path, str]) -> None:
+    data, out, err = json_run
+    assert json.loads(out.read_text(encoding="utf-8")) == data
+    assert f"wrote eval result to {out}" in err
+    assert "deltaMarkdown" not in data
+
+
+def test_markdown_report_with_leaks_and_memory_ballast(run_cli: CliRunner) -> None:
+    server = fake_server_command("--ignore-filters", "--ballast-mb", "96")
+    result = run_cli(run_args(server=server))
+    assert result.code == 0, result.err
+    # Unfiltered, case 1 sees ts, py, go, retries, user: 2 leaks of 16 hits, and its chunk drops to rank 2.
+    assert "| Filter Leak Rate | 0.1250 (2 of 16 hits) |" in result.out
+    assert "| MRR@5 | 0.3333 |" in result.out
+    assert f"| acme python | language=python | `{TS_ACME}`<br>`{GO_ACME}` |" in result.out
+    assert f"| user model miss | - | user model | `{RETRIES}` | N/F |" in result.out
+    rss = float(result.out.split("| Peak RSS (MB) | ")[1].split(" |")[0])
+    assert rss > 96
+
+
+def test_build_command_runs_and_is_timed_before_the_server(run_cli: CliRunner, tmp_path: Path) -> None:
+    docs, index = tmp_path / "docs", tmp_path / "index"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n", encoding="utf-8")
+    build = fake_build_command(
+        "build", "--docs-dir", str(docs), "--out", str(index), "--embedding-provider", "none"
+    )
+    out = tmp_path / "result.json"
+    result = run_cli(
+        run_args(
+            "--build-command", build, "--out", str(out), server=fake_server_command("--index-dir", str(index))
+        )
+    )
+    assert result.code == 0, result.err
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["summary"]["buildTimeMs"] > 0
+    assert data["summary"]["mrrAt5"] == 0.458333
+    # The build's stdout is sent to stderr so stdout holds only the report.
+    assert "fake build wrote" in result.err
+    assert "fake build wrote" not in result.out
+
+
+def test_failing_build_stops_the_run(run_cli: CliRunner, tmp_path: Path) -> None:
+    build = fake_build_command(
+        "build",
+        "--docs-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "i"),
+        "--embedding-provider",
+        "x",
+        "--fail-for",
+        "x",
+    )
+    result = run_cli(run_args("--build-command", build))
+    assert result.code == 1
+    assert "error: Build command failed with exit code 2" in result.err
+
+
+def test_original_baseline_gives_regressions_and_improvements(run_cli: CliRunner, tmp_path: Path) -> None:
+    baseline = {
+        "summary": {
+            "mrrAt5": 0.5,
+            "ndcgAt5": 0.5,
+            "avgRoundsToRightDoc": 2,
+            "facetPrecision": 0.75,
+            "searchP50Ms": 10,
+            "searchP95Ms": 20,
+            "getDocP50Ms": 5,
+            "buildTimeMs": 0,
+            "peakRssMb": 100,
+        },
+        "metadata": {"deterministic": True, "provider": None, "model": None},
+        "rankedCases": [
+            {
+                "expectedChunkId": PY_ACME,
+                "rankedChunkIds": [PY_ACME],
+                "roundsToRightDoc": 1,
+                "name": "acme python",
+            },
+            {"expectedChunkId": "x", "rankedChunkIds": [], "roundsToRightDoc": 2, "name": "get token"},
+            {
+                "expectedChunkId": RETRIES,
+                "rankedChunkIds": [USER, RETRIES],
+                "roundsToRightDoc": 1,
+                "name": "user model miss",
+            },
+        ],
+        "stats": {"searchLatenciesMs": [], "getDocLatenciesMs": [], "buildTimeMs": 0, "peakRssMb": 100},
+    }
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(baseline), encoding="utf-8")
+    result = run_cli(run_args("--baseline", str(path)))
+    assert result.code == 0, result.err
+    delta = result.out.split("## Delta vs Baseline\n\n", 1)[1]
+    assert delta.startswith("| Metric | Baseline | Current | Delta |\n| --- | ---: | ---: | ---: |\n")
+    assert "| MRR@5 | 0.500000 | 0.458333 | -0.041667 |" in delta
+    assert "| Avg Rounds to Right Doc | 2.000000 | 1.750000 | -0.250000 |" in delta
+    assert "### Regressions\n\n- **user model miss**: was rank 2, now rank N/F" in delta
+    assert "### Improvements\n\n- **get token**: now found at rank 2" in delta
+
+
+def test_own_result_is_a_valid_baseline(
+    run_cli: CliRunner, json_run: tuple[dict[str, Any], Path, str]
+) -> None:
+    _, out, _ = json_run
+    result = run_cli(run_args("--baseline", str(out), "--format", "json"))
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    delta = data["deltaMarkdown"]
+    assert "| MRR@5 | 0.458333 | 0.458333 | +0.000000 |" in delta
+    assert "| Facet Precision | 0.750000 | 0.750000 | +0.000000 |" in delta
+    assert "###" not in delta
+    assert delta in result.err  # like the original, the delta also goes to stderr in JSON mode
+
+
+def test_tool_prefix(run_cli: CliRunner) -> None:
+    ok = run_cli(run_args("--tool-prefix", "acme", server=fake_server_command("--tool-prefix", "acme")))
+    assert ok.code == 0, ok.err
+    assert "| MRR@5 | 0.4583 |" in ok.out
+    missing = run_cli(run_args(server=fake_server_command("--tool-prefix", "acme")))
+    assert missing.code == 1
+    assert (
+        "error: the MCP server does not offer the tool(s) search_docs, get_doc; it offers acme_get_doc,"
+        " acme_search_docs. Its tools look prefixed: pass --tool-prefix acme"
+    ) in missing.err
+
+
+def test_server_without_get_doc_is_rejected(run_cli: CliRunner) -> None:
+    result = run_cli(run_args(server=fake_server_command("--omit-tool", "get_doc")))
+    assert result.code == 1
+    assert "error: the MCP server does not offer the tool(s) get_doc; it offers search_docs" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_search_error_aborts_the_run(run_cli: CliRunner) -> None:
+    result = run_cli(run_args(server=fake_server_command("--search-error", "Invalid cursor: forged")))
+    assert result.code == 1
+    assert (
+        "error: search_docs returned an error for case 0 ('acme python'): Invalid cursor: forged; stopping the run"
+        in result.err
+    )
+    assert result.out == ""
+
+
+def test_server_that_will_not_start_shows_its_stderr(run_cli: CliRunner) -> None:
+    result = run_cli(
+        run_args(server=fake_server_command("--fail-on-start", "metadata.json not found in /idx"))
+    )
+    assert result.code == 1
+    assert "error: the MCP server failed to start" in result.err
+    assert "Last lines of the server's stderr:\n  metadata.json not found in /idx" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_server_dying_mid_run_is_reported_with_its_stderr(run_cli: CliRunner) -> None:
+    result = run_cli(run_args(server=fake_server_command("--crash-after", "2")))
+    assert result.code == 1
+    assert "error: search_docs failed for case 2 ('retry paging')" in result.err
+    assert "fake-docs-server: segmentation fault (simulated)" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_unknown_server_command(run_cli: CliRunner) -> None:
+    result = run_cli(run_args(server="no-such-docs-server-xyz --index-dir idx"))
+    assert result.code == 1
+    assert "error: cannot start the MCP server: command not found: 'no-such-docs-server-xyz'" in result.err
+
+
+def test_server_env_and_parent_env_reach_the_server(
+    run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = fake_server_command("--require-env", "EVAL_TEST_TOKEN", "--require-env", "EVAL_PARENT_VAR")
+    monkeypatch.delenv("EVAL_PARENT_VAR", raising=False)
+    denied = run_cli(run_args("--server-env", "EVAL_TEST_TOKEN=1", server=server))
+    assert denied.code == 1
+    assert "environment variable EVAL_PARENT_VAR is not set" in denied.err
+    monkeypatch.setenv("EVAL_PARENT_VAR", "from-parent")
+    allowed = run_cli(run_args("--server-env", "EVAL_TEST_TOKEN=1", server=server))
+    assert allowed.code == 0, allowed.err
+
+
+def test_bad_server_env_pair(run_cli: CliRunner) -> None:
+    result = run_cli(run_args("--server-env", "NOEQUALS"))
+    assert result.code == 2
+    assert "expected KEY=VALUE, got 'NOEQUALS'" in result.err
+
+
+def test_malformed_case_file_is_reported_before_starting_anything(run_cli: CliRunner, tmp_path: Path) -> None:
+    cases = tmp_path / "cases.json"
+    cases.write_text(
+        json.dumps(
+            [{"query": "q", "expectedChunkId": "a"}, {"query": "q", "limit": 0, "expectedChunkId": "b"}]
+        )
+    )
+    result = run_cli(["run", "--cases", str(cases), "--server-command", "no-such-docs-server-xyz"])
+    assert result.code == 1
+    assert f"error: {cases}: case 1: field 'limit' must be a positive integer (got 0)" in result.err
+
+
+def test_console_script_defaults_to_run_and_never_prints_tracebacks(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("docs-mcp-eval")
+    assert script.is_file(), "the docs-mcp-eval console script is installed in the environment"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    completed = subprocess.run(
+        [
+            str(script),
+            "--cases",
+            str(FAKE_CASES),
+            "--server-command",
+            fake_server_command("--fail-on-start", "boom 42"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr.startswith("error: the MCP server failed to start")
+    assert "boom 42" in completed.stderr
+    assert "Traceback" not in completed.stderr
