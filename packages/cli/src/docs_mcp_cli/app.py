@@ -161,6 +161,12 @@ def build(
     except KeyboardInterrupt:
         reporter.close()
         raise _fail("interrupted (the previous index, if any, is untouched)", 130) from None
+    except Exception as exc:  # noqa: BLE001 - never a bare traceback; the old index is intact
+        reporter.close()
+        raise _fail(
+            f"build failed unexpectedly: {type(exc).__name__}: {exc} (the previous index, if any, is untouched; "
+            "please report this with the command you ran)"
+        ) from None
     reporter.close()
     typer.echo(
         f"wrote {summary.chunks:,} chunks from {summary.files:,} files to {summary.out_dir} "

@@ -14,11 +14,9 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,10 +28,9 @@ from docs_mcp_core.corpus import (
     FindingError,
     ManifestResolver,
     file_fingerprint,
-    prepare_file,
-    read_markdown,
 )
-from docs_mcp_core.errors import BuildError, DocsMcpError
+from docs_mcp_core.corpus_pool import ChunkedFile
+from docs_mcp_core.errors import BuildError
 from docs_mcp_core.index_store import (
     LANCEDB_DIRNAME,
     TABLE_NAME,
@@ -42,8 +39,9 @@ from docs_mcp_core.index_store import (
     read_cached_chunks,
     write_table,
 )
-from docs_mcp_core.manifest import find_hint, resolve_file_config
+from docs_mcp_core.manifest import resolve_file_config
 from docs_mcp_core.metadata import METADATA_FILENAME, metadata_to_json, normalize_metadata
+from docs_mcp_core.validation import validate_corpus
 
 CHUNKS_FILENAME = "chunks.json"
 _PARALLEL_MIN_FILES = 200
@@ -107,71 +105,6 @@ class CorpusInvalidError(BuildError):
         self.findings = list(findings)
 
 
-@dataclass
-class _FileResult:
-    relpath: str
-    fingerprint: str
-    title: str | None
-    chunks: list[Chunk]
-
-
-def _chunk_batch(docs_dir: str, relpaths: Sequence[str]) -> list[_FileResult | Finding]:
-    root = Path(docs_dir)
-    resolver = ManifestResolver(root)
-    out: list[_FileResult | Finding] = []
-    for rel in relpaths:
-        try:
-            prepared = prepare_file(root, rel, resolver)
-            out.append(_FileResult(rel, prepared.fingerprint(), prepared.config.title, prepared.chunks()))
-        except FindingError as exc:
-            out.append(exc.finding)
-        except DocsMcpError as exc:
-            out.append(Finding(rel, None, "error", str(exc)))
-    return out
-
-
-def _batches(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def chunk_files(
-    docs_dir: Path,
-    relpaths: Sequence[str],
-    workers: int | None = None,
-    progress: Callable[[int], None] | None = None,
-    on_started: Callable[[], None] | None = None,
-) -> list[_FileResult | Finding]:
-    """Prepare and chunk ``relpaths`` (in parallel processes for large corpora), in input order.
-
-    ``on_started`` runs once the worker processes exist (so it may start threads safely).
-    """
-    n = workers or min(2, os.cpu_count() or 1)
-    if n <= 1 or len(relpaths) < _PARALLEL_MIN_FILES:
-        if on_started:
-            on_started()
-        results = _chunk_batch(str(docs_dir), relpaths)
-        if progress:
-            progress(len(relpaths))
-        return results
-    batch = max(16, len(relpaths) // (n * 8))
-    results: list[_FileResult | Finding] = []
-    import multiprocessing
-
-    # fork is cheapest, but not once lancedb's runtime threads exist in this process
-    method = "fork" if hasattr(os, "fork") and "lancedb" not in sys.modules else "spawn"
-    ctx = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        parts = pool.map(_chunk_batch, [str(docs_dir)] * len(range(0, len(relpaths), batch)), _batches(relpaths, batch))
-        if on_started:
-            on_started()
-        for part in parts:
-            results.extend(part)
-            if progress:
-                progress(len(part))
-    return results
-
-
 def git_source_commit(docs_dir: Path) -> str | None:
     try:
         out = subprocess.run(
@@ -187,24 +120,45 @@ def git_source_commit(docs_dir: Path) -> str | None:
     return sha if out.returncode == 0 and _SHA_RE.match(sha) else None
 
 
-def _quick_fingerprint(docs_dir: Path, rel: str, resolver: ManifestResolver) -> tuple[str, str] | None:
-    """Fingerprint of a file without parsing it; None when it has front matter (needs a full parse)."""
+def _reuse_cached(
+    docs_dir: Path, rel: str, resolver: ManifestResolver, entry: tuple[str, list[Chunk]], title: str | None
+) -> ChunkedFile | None:
+    """The previous build's result for an unchanged file, without parsing it.
+
+    Files with front matter always go through the parser (their configuration lives in it).
+    """
     try:
-        markdown = read_markdown(docs_dir, rel)
-    except FindingError:
+        raw = (docs_dir / rel).read_bytes()
+        markdown = raw.decode("utf-8")
+        manifest = resolver.nearest(rel)
+    except (OSError, UnicodeDecodeError, FindingError):
         return None
     if markdown.startswith("---"):
         return None
-    try:
-        entry = resolver.nearest(rel)
-    except FindingError:
-        return None
-    rel_in_manifest = rel[len(entry.base) + 1 :] if entry is not None and entry.base else rel
+    rel_in_manifest = rel[len(manifest.base) + 1 :] if manifest is not None and manifest.base else rel
     config = resolve_file_config(
-        rel_in_manifest, entry.manifest if entry else None, markdown=markdown, front_matter=None, first_h1=None, source=rel
+        rel_in_manifest,
+        manifest.manifest if manifest else None,
+        markdown=markdown,
+        front_matter=None,
+        first_h1=None,
+        source=rel,
     )
-    _ = find_hint  # the hint is part of resolve_file_config
-    return file_fingerprint(config.strategy, config.metadata, markdown), markdown
+    fingerprint = file_fingerprint(config.strategy, config.metadata, markdown)
+    if fingerprint != entry[0]:
+        return None
+    chunks = entry[1]
+    return ChunkedFile(
+        relpath=rel,
+        chunks=chunks,
+        chunk_count=len(chunks),
+        strategy=config.strategy,
+        metadata=config.metadata,
+        title=title,
+        fingerprint=fingerprint,
+        manifest_path=manifest.path if manifest else None,
+        size_bytes=len(raw),
+    )
 
 
 def _remove(path: Path) -> None:
@@ -232,24 +186,13 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
     out_dir = options.out_dir.resolve()
     if not docs_dir.is_dir():
         raise BuildError(f"--docs-dir '{options.docs_dir}' is not a directory")
-    warnings: list[str] = []
+    warnings_list: list[str] = []
 
     def warn(message: str) -> None:
-        warnings.append(message)
+        warnings_list.append(message)
         rep.warn(message)
 
-    # 1. Validate: the same checks as `docs-mcp validate`; refuse a corpus with errors.
-    rep.step("validating corpus")
-    from docs_mcp_core.validation import validate_corpus
-
-    report = validate_corpus(docs_dir)
-    if report.errors:
-        raise CorpusInvalidError(report.findings)
-    relpaths = list(report.markdown_files)
-    if not relpaths:
-        raise BuildError(f"no markdown files found under '{docs_dir}'; nothing to index")
-
-    # 2. Embedding provider preflight, before anything is written.
+    # 1. Embedding provider preflight, before anything is written.
     provider = None
     if options.embedding_provider.strip().lower() != "none":
         from docs_mcp_core.embedding import check_embedding_provider, create_embedding_provider
@@ -265,49 +208,52 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
             max_retries=options.embedding_max_retries,
             on_warning=warn,
         )
+        rep.step(f"checking embedding provider {provider.name}/{provider.model}")
         check_embedding_provider(provider)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    recover_interrupted_swap(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BuildError(f"--out '{options.out_dir}' exists and is not a directory")
+    if out_dir.is_dir():
+        recover_interrupted_swap(out_dir)
     live_db = out_dir / LANCEDB_DIRNAME
 
-    # 3. Chunk, reusing the previous index's chunks for unchanged files.
+    # 2. Validate and chunk in one pass (the same checks as `docs-mcp validate`), reusing the
+    #    previous index's chunks for files that did not change; refuse a corpus with errors.
     cached = {} if options.rebuild_cache else read_cached_chunks(live_db)
     old_titles = _previous_titles(out_dir) if cached else {}
     resolver = ManifestResolver(docs_dir)
-    results: dict[str, _FileResult] = {}
-    to_chunk: list[str] = []
-    for rel in relpaths:
+
+    def reuse(rel: str) -> ChunkedFile | None:
         entry = cached.get(rel)
-        quick = _quick_fingerprint(docs_dir, rel, resolver) if entry else None
-        if entry and quick and quick[0] == entry[0]:
-            results[rel] = _FileResult(rel, entry[0], old_titles.get(rel), entry[1])
-        else:
-            to_chunk.append(rel)
-    cached_files = len(results)
-    rep.step(f"chunking {len(to_chunk)} files ({cached_files} unchanged)")
-    done = 0
+        return _reuse_cached(docs_dir, rel, resolver, entry, old_titles.get(rel)) if entry else None
 
-    def on_progress(n: int) -> None:
-        nonlocal done
-        done += n
-        rep.progress("chunking", done, len(to_chunk))
-
-    def import_lancedb() -> None:
-        # `import lancedb` takes ~2 s; overlap it with chunking (threads only after the fork).
-        threading.Thread(target=lambda: __import__("lancedb"), daemon=True).start()
-
-    problems: list[Finding] = []
-    for item in chunk_files(docs_dir, to_chunk, options.workers, on_progress, import_lancedb):
-        if isinstance(item, Finding):
-            problems.append(item)
-        else:
-            results[item.relpath] = item
-    if problems:
-        raise CorpusInvalidError(problems)
-    ordered = [results[rel] for rel in relpaths]
+    rep.step("validating and chunking the corpus")
+    with warnings.catch_warnings():
+        # chunking workers are forked after lancedb may have been imported; they only parse markdown
+        warnings.filterwarnings("ignore", message=".*fork support is experimental.*", category=RuntimeWarning)
+        report = validate_corpus(
+            docs_dir,
+            workers=options.workers,
+            keep_chunks=True,
+            reuse=reuse if cached else None,
+            progress=lambda done, total: rep.progress("chunking", done, total),
+        )
+    for finding in report.findings:
+        if finding.severity == "warning":
+            warnings_list.append(finding.render())
+    if not report.ok:
+        raise CorpusInvalidError(report.findings)
+    ordered = report.results
+    if not ordered:
+        raise BuildError(f"no markdown files found under '{docs_dir}'; nothing to index")
+    relpaths = [r.relpath for r in ordered]
+    cached_files = sum(1 for r in ordered if r.relpath in cached and not r.findings and r.chunks is cached[r.relpath][1])
     chunks = [c for r in ordered for c in r.chunks]
-    rep.step(f"chunked {len(relpaths)} files into {len(chunks):,} chunks ({cached_files} unchanged files reused)")
+    rep.step(
+        f"chunked {len(relpaths):,} files into {len(chunks):,} chunks ({cached_files:,} unchanged files reused, "
+        f"{report.warnings} warnings)"
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
 
     # 4. Embeddings.
     vectors: dict[str, list[float]] | None = None
@@ -357,7 +303,7 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
         + (out_dir / METADATA_FILENAME).stat().st_size,
         embedding_hits=hits,
         embedding_misses=misses,
-        warnings=warnings,
+        warnings=warnings_list,
     )
 
 
@@ -435,7 +381,7 @@ def _metadata_dict(
     resolver: ManifestResolver,
     report: Any,
     chunks: Sequence[Chunk],
-    ordered: Sequence[_FileResult],
+    ordered: Sequence[ChunkedFile],
     prompts: Sequence[Any],
     provider: Any,
     warn: Callable[[str], None],
@@ -444,11 +390,12 @@ def _metadata_dict(
     for chunk in chunks:
         for key, value in chunk.metadata.items():
             values.setdefault(key, set()).add(value)
-    # Taxonomy configuration: union over the manifests that govern at least one file.
+    # Taxonomy configuration: union over the manifests that govern at least one file, in the order
+    # files first meet them (the original's order, which decides mcpServerInstructions).
     resolver_all = ManifestResolver(options.docs_dir.resolve())
-    for rel in report.markdown_files:
+    for manifest_path in dict.fromkeys(r.manifest_path for r in ordered if r.manifest_path):
         try:
-            resolver_all.nearest(rel)
+            resolver_all.nearest(manifest_path)
         except FindingError:
             pass
     config: dict[str, dict[str, Any]] = {}

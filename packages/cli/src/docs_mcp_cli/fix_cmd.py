@@ -1,0 +1,61 @@
+"""``docs-mcp fix``: create a root ``.docs-mcp.json`` from heading statistics and repair drift.
+
+Prints a unified diff per manifest it creates or changes, then writes them, or with ``--dry-run``
+writes nothing. Prints ``nothing to fix`` when every manifest already fits its documents. Exit
+status: 0 on success, 1 when an existing manifest cannot be parsed, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.fix import plan_fixes
+
+
+def fix(
+    docs_dir: Annotated[
+        Path,
+        typer.Option(
+            "--docs-dir",
+            exists=True,
+            file_okay=False,
+            dir_okay=True,
+            help="Folder of markdown documentation whose manifests to create or repair.",
+        ),
+    ],
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Show the changes as a diff without writing any file."),
+    ] = False,
+) -> None:
+    """Bootstrap a manifest from heading statistics and propose overrides for files that outgrew theirs."""
+    try:
+        plan = plan_fixes(docs_dir)
+    except DocsMcpError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        typer.echo(f"error: cannot read {exc.filename or docs_dir}: {exc.strerror}", err=True)
+        raise typer.Exit(1) from None
+    for note in plan.notes:
+        typer.echo(f"note: {note}", err=True)
+    if plan.empty:
+        typer.echo("nothing to fix")
+        return
+    for change in plan.changes:
+        for reason in change.reasons:
+            typer.echo(f"# {reason}")
+        typer.echo(change.diff(), nl=False)
+    if dry_run:
+        typer.echo(f"dry run: {len(plan.changes)} manifest(s) would change; nothing written")
+        return
+    try:
+        for change in plan.changes:
+            change.write(docs_dir)
+            typer.echo(change.summary)
+    except OSError as exc:
+        typer.echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
+        raise typer.Exit(1) from None

@@ -1,0 +1,56 @@
+"""``docs-mcp validate``: check a docs folder before it is indexed (the CI gate).
+
+Prints one line per problem, ``path:line: error|warning: message`` (paths relative to the docs folder),
+then ``validated N markdown files, E errors, W warnings``; ``--format json`` prints the same as one
+JSON object. Exit status: 0 when there is no error (warnings allowed), 1 when there are errors, 2 on
+usage errors (missing or non-directory ``--docs-dir``, unknown ``--format``).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.validation import validate_corpus
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def validate(
+    docs_dir: Annotated[
+        Path,
+        typer.Option(
+            "--docs-dir",
+            exists=True,
+            file_okay=False,
+            dir_okay=True,
+            help="Folder of markdown documentation to check.",
+        ),
+    ],
+    format: Annotated[
+        OutputFormat,
+        typer.Option("--format", help="Output as text lines or as one JSON object."),
+    ] = OutputFormat.text,
+) -> None:
+    """Check manifests, front matter, hint comments, metadata limits and prompt templates; chunk every file."""
+    try:
+        report = validate_corpus(docs_dir)
+    except DocsMcpError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except Exception as exc:  # noqa: BLE001 - the gate must explain itself, never print a traceback
+        typer.echo(f"error: validation failed unexpectedly: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if format is OutputFormat.json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        for line in report.lines():
+            typer.echo(line)
+    raise typer.Exit(0 if report.ok else 1)

@@ -1,0 +1,165 @@
+"""Chunking a whole corpus on several cores.
+
+Parsing markdown is pure Python and dominates the cost of ``validate`` and ``build`` on large
+corpora, so files are handed to a pool of worker processes in small batches. Every worker owns its
+own :class:`~docs_mcp_core.corpus.ManifestResolver` (manifests are read once per worker) and sends
+back plain, picklable results. Results come back in the order of the input list, so the output of a
+parallel run is identical to a sequential one.
+
+A problem with one file never stops the run: it comes back as a :class:`FindingError` for that file
+(unreadable file, invalid UTF-8, bad front matter, broken manifest, or any unexpected failure of the
+chunker), and the caller decides whether that is fatal.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from docs_mcp_core.chunking import Chunk, Strategy
+from docs_mcp_core.corpus import Finding, FindingError, ManifestResolver, PreparedFile, prepare_file
+
+DEFAULT_WORKERS = 2
+# Below this many files a pool costs more (process start-up, imports) than it saves.
+MIN_FILES_FOR_POOL = 64
+
+Inspector = Callable[[PreparedFile, list[Chunk]], list[Finding]]
+"""Extra per-file checks run inside the worker, after chunking. Must be a module-level function."""
+
+
+@dataclass(slots=True)
+class ChunkedFile:
+    """What chunking one file produced (everything ``validate`` and ``build`` need, picklable)."""
+
+    relpath: str
+    chunks: list[Chunk]  # empty when the caller asked not to keep them
+    chunk_count: int
+    strategy: Strategy
+    metadata: dict[str, str]
+    title: str | None
+    fingerprint: str  # chunk-cache key (strategy, metadata, source)
+    manifest_path: str | None  # the governing .docs-mcp.json, relative to the docs dir
+    size_bytes: int  # UTF-8 size of the source
+    findings: list[Finding] = field(default_factory=list)  # from the inspector, if any
+
+
+_Outcome = tuple[str, "ChunkedFile | Finding"]
+
+# per-worker state, set by _init_worker
+_worker_docs_dir: Path | None = None
+_worker_resolver: ManifestResolver | None = None
+
+
+def chunk_one(
+    docs_dir: Path,
+    relpath: str,
+    resolver: ManifestResolver,
+    *,
+    keep_chunks: bool = True,
+    inspect: Inspector | None = None,
+) -> ChunkedFile | Finding:
+    """Prepare and chunk one file; any problem is returned as a :class:`Finding` (never raised)."""
+    try:
+        prepared = prepare_file(docs_dir, relpath, resolver)
+        chunks = prepared.chunks()
+        findings = inspect(prepared, chunks) if inspect is not None else []
+        return ChunkedFile(
+            relpath=relpath,
+            chunks=chunks if keep_chunks else [],
+            chunk_count=len(chunks),
+            strategy=prepared.config.strategy,
+            metadata=dict(prepared.config.metadata),
+            title=prepared.config.title,
+            fingerprint=prepared.fingerprint(),
+            manifest_path=prepared.manifest.path if prepared.manifest is not None else None,
+            size_bytes=len(prepared.markdown.encode("utf-8")),
+            findings=findings,
+        )
+    except FindingError as exc:
+        return exc.finding
+    except Exception as exc:  # noqa: BLE001 - a chunker bug must not abort a whole corpus run
+        return Finding(relpath, None, "error", f"cannot chunk this file: {type(exc).__name__}: {exc}")
+
+
+def _init_worker(docs_dir: str) -> None:
+    global _worker_docs_dir, _worker_resolver
+    _worker_docs_dir = Path(docs_dir)
+    _worker_resolver = ManifestResolver(_worker_docs_dir)
+
+
+def _run_batch(args: tuple[list[str], bool, Inspector | None]) -> list[_Outcome]:
+    relpaths, keep_chunks, inspect = args
+    assert _worker_docs_dir is not None and _worker_resolver is not None
+    return [
+        (rel, chunk_one(_worker_docs_dir, rel, _worker_resolver, keep_chunks=keep_chunks, inspect=inspect))
+        for rel in relpaths
+    ]
+
+
+def _as_result(outcome: ChunkedFile | Finding) -> ChunkedFile | FindingError:
+    return FindingError(outcome) if isinstance(outcome, Finding) else outcome
+
+
+def default_start_method() -> str:
+    """``fork`` where available (no re-import of ``__main__``, no interpreter start-up), else ``spawn``.
+
+    Workers only parse and chunk markdown (pure Python), so forking a process that also runs native
+    threads is safe for what the children do.
+    """
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def chunk_corpus_parallel(
+    docs_dir: Path,
+    files: Sequence[str],
+    workers: int = DEFAULT_WORKERS,
+    *,
+    keep_chunks: bool = True,
+    inspect: Inspector | None = None,
+    batch_size: int | None = None,
+    start_method: str | None = None,
+) -> Iterator[tuple[str, ChunkedFile | FindingError]]:
+    """Chunk ``files`` (corpus-relative POSIX paths) and yield ``(relpath, result)`` in input order.
+
+    ``result`` is a :class:`ChunkedFile`, or a :class:`FindingError` describing why the file could
+    not be chunked. With ``workers <= 1`` or fewer than :data:`MIN_FILES_FOR_POOL` files everything
+    runs in this process. ``inspect`` runs extra checks on each prepared file inside the worker (it
+    must be picklable, i.e. a module-level function). ``keep_chunks=False`` sends back counts only,
+    which is cheaper when the chunks themselves are not needed. Workers are started with
+    ``start_method`` (default :func:`default_start_method`). If the pool breaks (a worker killed,
+    e.g. out of memory), the files not yet returned are chunked in this process instead.
+    """
+    docs_dir = Path(docs_dir)
+    if workers <= 1 or len(files) < MIN_FILES_FOR_POOL:
+        yield from _sequential(docs_dir, files, keep_chunks, inspect)
+        return
+
+    size = batch_size or max(4, min(64, len(files) // (workers * 8) or 1))
+    batches = [(list(files[i : i + size]), keep_chunks, inspect) for i in range(0, len(files), size)]
+    ctx = multiprocessing.get_context(start_method or default_start_method())
+    done = 0
+    executor = ProcessPoolExecutor(
+        workers, mp_context=ctx, initializer=_init_worker, initargs=(str(docs_dir),)
+    )
+    try:
+        for outcomes in executor.map(_run_batch, batches):
+            for rel, outcome in outcomes:
+                yield rel, _as_result(outcome)
+            done += 1
+    except BrokenProcessPool:
+        remaining = [rel for batch, _keep, _inspect in batches[done:] for rel in batch]
+        yield from _sequential(docs_dir, remaining, keep_chunks, inspect)
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _sequential(
+    docs_dir: Path, files: Sequence[str], keep_chunks: bool, inspect: Inspector | None
+) -> Iterator[tuple[str, ChunkedFile | FindingError]]:
+    resolver = ManifestResolver(docs_dir)
+    for rel in files:
+        yield rel, _as_result(chunk_one(docs_dir, rel, resolver, keep_chunks=keep_chunks, inspect=inspect))

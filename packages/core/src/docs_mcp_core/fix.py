@@ -1,0 +1,433 @@
+"""``docs-mcp fix``: write or repair ``.docs-mcp.json`` manifests from what the documents look like.
+
+Two deterministic passes, no model involved:
+
+* **bootstrap** (:func:`bootstrap_manifest`): when the docs folder has no root manifest, propose one
+  for the files no manifest governs yet. Each file gets a suggested ``chunk_by`` from its heading
+  counts (:func:`suggest_chunk_by`, the original docs-mcp's rules); the most common suggestion becomes
+  the default strategy (ties resolved in the order h2, h1, h3, file) and every other file gets an
+  override for its exact path, overrides sorted in the project's string order.
+* **drift repair** (:func:`drift_repairs`): for files governed by a manifest, chunk them with their
+  current strategy. A file whose sections outgrow ``max_chunk_size`` (the chunker then has to split
+  them into sub-sections or ``-part-N`` chunks) gets an override with the coarsest finer heading
+  level at which every section fits. A file whose chunks are mostly tiny (more than 60 % under 200
+  UTF-16 units, with at least 5 chunks) gets the nearest coarser level that fixes that without
+  creating oversized sections. The override is appended to the file's nearest manifest (or an
+  existing override for exactly that path is updated), keeping the strategy's size limits. Files
+  whose strategy is set inside the file (front matter or hint comment) are left alone and listed
+  as notes, since a manifest override would have no effect on them.
+
+Both passes return a :class:`FixPlan`: the manifests to create or change, with their old and new
+text, a unified diff and a method that writes them. Manifests are written as 2-space JSON with a
+final newline; existing keys and their order are preserved.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
+from docs_mcp_core.corpus import (
+    FindingError,
+    ManifestEntry,
+    ManifestResolver,
+    PreparedFile,
+    prepare_file,
+    read_markdown,
+    walk_corpus,
+)
+from docs_mcp_core.errors import ManifestError
+from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, glob_match, parse_manifest
+from docs_mcp_core.markdown import ParsedMarkdown, utf16_len
+from docs_mcp_core.ordering import sort_key
+
+LEVELS: tuple[str, ...] = ("file", "h1", "h2", "h3")
+"""Strategies from coarsest to finest."""
+TINY_CHUNK_SIZE = 200
+TINY_SHARE = 0.6
+TINY_MIN_CHUNKS = 5
+_DEFAULT_ORDER = ("h2", "h1", "h3", "file")
+_UNLIMITED = 1 << 62
+
+_FENCE_RE = re.compile(r"```[\s\S]*?```")
+_HEADING_LINE_RE = re.compile(r"^\s{0,3}(#{1,3})\s+\S+")
+_LINE_SPLIT_RE = re.compile(r"\r?\n")
+
+
+# ── heading statistics ───────────────────────────────────────────────────────────────────────────
+
+
+def suggest_chunk_by(markdown: str) -> str:
+    """The ``chunk_by`` the original docs-mcp ``fix`` suggests for one document.
+
+    Fenced code (```` ``` ```` pairs) is ignored; ATX headings of depth 1-3 are counted. No heading:
+    ``file``; at least 6 h3 and at least twice as many h3 as h2: ``h3``; 2+ h2: ``h2``; 2+ h1:
+    ``h1``; 2+ h3: ``h3``; otherwise ``file``.
+    """
+    counts = {1: 0, 2: 0, 3: 0}
+    for line in _LINE_SPLIT_RE.split(_FENCE_RE.sub("", markdown)):
+        match = _HEADING_LINE_RE.match(line)
+        if match:
+            counts[len(match.group(1))] += 1
+    h1, h2, h3 = counts[1], counts[2], counts[3]
+    if h1 + h2 + h3 == 0:
+        return "file"
+    if h3 >= 6 and h3 >= h2 * 2:
+        return "h3"
+    if h2 >= 2:
+        return "h2"
+    if h1 >= 2:
+        return "h1"
+    if h3 >= 2:
+        return "h3"
+    return "file"
+
+
+def pick_default_chunk_by(suggestions: list[str]) -> str:
+    """Most common suggestion; ties go to the first of h2, h1, h3, file."""
+    best, best_count = "h2", -1
+    for candidate in _DEFAULT_ORDER:
+        count = suggestions.count(candidate)
+        if count > best_count:
+            best, best_count = candidate, count
+    return best
+
+
+def glob_escape(path: str) -> str:
+    """A glob pattern matching exactly ``path`` (special characters put in ``[...]`` classes)."""
+    return "".join(f"[{c}]" if c in "*?[{" else c for c in path)
+
+
+# ── plans ────────────────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class ManifestChange:
+    """One manifest to create (``old_text is None``) or rewrite."""
+
+    path: str  # relative to the docs folder, POSIX
+    old_text: str | None
+    new_text: str
+    summary: str  # e.g. "created .docs-mcp.json (default=h2, overrides=3)"
+    reasons: tuple[str, ...] = ()  # why each override was proposed
+
+    def diff(self) -> str:
+        """Unified diff from the current to the proposed text."""
+        old = (self.old_text or "").splitlines(keepends=True)
+        new = self.new_text.splitlines(keepends=True)
+        fromfile = f"a/{self.path}" if self.old_text is not None else "/dev/null"
+        out: list[str] = []
+        for line in difflib.unified_diff(old, new, fromfile=fromfile, tofile=f"b/{self.path}"):
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+    def write(self, docs_dir: Path) -> Path:
+        """Write the new text (atomically) and return the file's path."""
+        target = Path(docs_dir) / self.path
+        fd, tmp = tempfile.mkstemp(prefix=".docs-mcp.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(self.new_text)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+
+@dataclass
+class FixPlan:
+    """Manifest changes proposed by ``fix``, in a deterministic order."""
+
+    docs_dir: Path
+    changes: list[ManifestChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # problems fix cannot repair by itself
+
+    @property
+    def empty(self) -> bool:
+        return not self.changes
+
+    def diff(self) -> str:
+        return "".join(change.diff() for change in self.changes)
+
+    def write(self) -> list[Path]:
+        return [change.write(self.docs_dir) for change in self.changes]
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _check_manifests(resolver: ManifestResolver) -> None:
+    for _path, error in resolver.all_manifests():
+        if error is not None:
+            finding = error.finding
+            where = f"{finding.path}:{finding.line}" if finding.line else finding.path
+            raise ManifestError(
+                f"{where}: {finding.message}; repair this manifest first (docs-mcp validate lists every problem)"
+            )
+
+
+# ── bootstrap ────────────────────────────────────────────────────────────────────────────────────
+
+
+def bootstrap_manifest(docs_dir: Path) -> FixPlan:
+    """Propose a root ``.docs-mcp.json`` when there is none (empty plan otherwise).
+
+    Only files that no manifest governs are considered; when every file already has a manifest
+    the plan is empty. Raises :class:`ManifestError` when an existing manifest does not parse.
+    """
+    docs_dir = Path(docs_dir)
+    plan = FixPlan(docs_dir)
+    resolver = ManifestResolver(docs_dir)
+    _check_manifests(resolver)
+    if (docs_dir / MANIFEST_FILENAME).exists():
+        return plan
+    files, _templates, _findings = walk_corpus(docs_dir)
+    unmanaged = [rel for rel in files if resolver.nearest(rel) is None]
+    if files and not unmanaged:
+        return plan
+    suggestions: list[tuple[str, str]] = []
+    for rel in unmanaged:
+        try:
+            suggestions.append((rel, suggest_chunk_by(read_markdown(docs_dir, rel))))
+        except FindingError as exc:
+            plan.notes.append(f"{exc.finding.render()} (skipped)")
+    default = pick_default_chunk_by([s for _rel, s in suggestions]) if suggestions else "h2"
+    overrides = sorted(
+        (
+            {"pattern": glob_escape(rel), "strategy": {"chunk_by": chunk_by}}
+            for rel, chunk_by in suggestions
+            if chunk_by != default
+        ),
+        key=lambda o: sort_key(str(o["pattern"])),
+    )
+    manifest: dict[str, Any] = {"version": "1", "strategy": {"chunk_by": default}}
+    if overrides:
+        manifest["overrides"] = overrides
+    reasons = tuple(
+        f"{rel}: headings suggest chunk_by {chunk_by}" for rel, chunk_by in suggestions if chunk_by != default
+    )
+    plan.changes.append(
+        ManifestChange(
+            MANIFEST_FILENAME,
+            None,
+            _dump(manifest),
+            f"created {MANIFEST_FILENAME} (default={default}, overrides={len(overrides)})",
+            reasons,
+        )
+    )
+    return plan
+
+
+# ── drift repair ─────────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """How one document chunks under one strategy."""
+
+    chunk_by: str
+    oversized: int  # sections larger than max_chunk_size before any splitting
+    chunks: int
+    tiny: int  # chunks under TINY_CHUNK_SIZE
+
+    @property
+    def mostly_tiny(self) -> bool:
+        return self.chunks >= TINY_MIN_CHUNKS and self.tiny > TINY_SHARE * self.chunks
+
+    @property
+    def healthy(self) -> bool:
+        return self.oversized == 0 and not self.mostly_tiny
+
+
+def assess(relpath: str, parsed: ParsedMarkdown, strategy: Strategy) -> Assessment:
+    """Chunk ``parsed`` with ``strategy`` and measure oversized sections and tiny chunks."""
+    limit = strategy.max_chunk_size or DEFAULT_MAX_CHUNK_SIZE
+    sections = build_chunks(relpath, parsed, Strategy(strategy.chunk_by, _UNLIMITED, None))
+    oversized = sum(1 for c in sections if utf16_len(c.content) > limit)
+    chunks = build_chunks(relpath, parsed, strategy)
+    tiny = sum(1 for c in chunks if utf16_len(c.content) < TINY_CHUNK_SIZE)
+    return Assessment(strategy.chunk_by, oversized, len(chunks), tiny)
+
+
+@dataclass(frozen=True)
+class _Proposal:
+    relpath: str
+    entry: ManifestEntry
+    pattern: str
+    strategy: dict[str, Any]
+    reason: str
+
+
+def _propose(prepared: PreparedFile) -> tuple[_Proposal | None, str | None]:
+    """The override one file needs, or a note when it needs one that a manifest cannot give."""
+    entry = prepared.manifest
+    if entry is None:
+        return None, None
+    strategy = prepared.config.strategy
+    rel = prepared.relpath
+    current = assess(rel, prepared.parsed, strategy)
+    if current.healthy:
+        return None, None
+    level = LEVELS.index(strategy.chunk_by)
+    limit = strategy.max_chunk_size or DEFAULT_MAX_CHUNK_SIZE
+    choice: Assessment | None = None
+    if current.oversized:
+        for candidate in LEVELS[level + 1 :]:
+            result = assess(
+                rel, prepared.parsed, Strategy(candidate, strategy.max_chunk_size, strategy.min_chunk_size)
+            )
+            if result.oversized == 0:
+                choice = result
+                break
+        problem = (
+            f"{current.oversized} section{'s' if current.oversized != 1 else ''} larger than max_chunk_size "
+            f"{limit} at {strategy.chunk_by}"
+        )
+        if choice is None:
+            return None, None  # no strategy fixes it (e.g. one huge table); the chunker splits it
+    else:
+        for candidate in reversed(LEVELS[:level]):
+            result = assess(
+                rel, prepared.parsed, Strategy(candidate, strategy.max_chunk_size, strategy.min_chunk_size)
+            )
+            if result.healthy:
+                choice = result
+                break
+        problem = f"{current.tiny} of {current.chunks} chunks under {TINY_CHUNK_SIZE} characters at {strategy.chunk_by}"
+        if choice is None:
+            return None, None
+    if _strategy_set_in_file(prepared):
+        return (
+            None,
+            f"{rel}: {problem}; its strategy is set in the file itself (front matter or hint comment)",
+        )
+    rel_in_manifest = rel[len(entry.base) + 1 :] if entry.base else rel
+    pattern = glob_escape(rel_in_manifest)
+    if not glob_match(pattern, rel_in_manifest):
+        return None, f"{rel}: {problem}, but its path cannot be written as an override pattern"
+    new_strategy = {**strategy.to_dict(), "chunk_by": choice.chunk_by}
+    reason = (
+        f"{rel}: {problem}; {choice.chunk_by} gives {choice.chunks} chunk{'s' if choice.chunks != 1 else ''}"
+    )
+    return _Proposal(rel, entry, pattern, new_strategy, reason), None
+
+
+def _strategy_set_in_file(prepared: PreparedFile) -> bool:
+    fm = prepared.front_matter or {}
+    if fm.get("mcp_strategy") is not None or fm.get("mcp_chunking_hint") is not None:
+        return True
+    return find_hint(prepared.markdown) is not None
+
+
+def _apply(raw: dict[str, Any], proposals: list[_Proposal], base: str, *, sort_all: bool) -> None:
+    overrides: list[Any] = list(raw.get("overrides") or [])
+    for proposal in proposals:
+        rel = proposal.relpath[len(base) + 1 :] if base else proposal.relpath
+        last_match = None
+        for ov in overrides:
+            if isinstance(ov, dict) and isinstance(ov.get("pattern"), str) and glob_match(ov["pattern"], rel):
+                last_match = ov
+        if last_match is not None and last_match["pattern"] == proposal.pattern and "strategy" in last_match:
+            last_match["strategy"] = proposal.strategy
+        else:
+            overrides.append({"pattern": proposal.pattern, "strategy": proposal.strategy})
+    if sort_all:
+        overrides.sort(key=lambda o: sort_key(str(o.get("pattern", ""))))
+    raw["overrides"] = overrides
+
+
+def drift_repairs(docs_dir: Path, base: FixPlan | None = None) -> FixPlan:
+    """Propose overrides for files whose chunks no longer fit their manifest's strategy.
+
+    ``base`` is a plan whose manifests are taken as already written (e.g. a bootstrap plan); the
+    result then contains ``base``'s changes too, merged with the repairs. Raises
+    :class:`ManifestError` when a manifest does not parse.
+    """
+    docs_dir = Path(docs_dir)
+    resolver = ManifestResolver(docs_dir)
+    _check_manifests(resolver)
+    base_changes = {c.path: c for c in (base.changes if base else [])}
+    texts: dict[str, str] = {}
+    for change in base_changes.values():
+        manifest, issues = parse_manifest(change.new_text, source=change.path)
+        folder = change.path.rpartition("/")[0]
+        entry = ManifestEntry(change.path, folder, manifest, issues)
+        # plan manifests take the place of what is on disk
+        resolver._by_dir[folder] = entry  # pyright: ignore[reportPrivateUsage]
+        resolver.loaded[change.path] = entry
+        texts[change.path] = change.new_text
+
+    files, _templates, _findings = walk_corpus(docs_dir)
+    proposals: dict[str, list[_Proposal]] = {}
+    notes: list[str] = list(base.notes) if base else []
+    for rel in files:
+        try:
+            prepared = prepare_file(docs_dir, rel, resolver)
+            proposal, note = _propose(prepared)
+        except FindingError:
+            continue  # docs-mcp validate reports it
+        if note:
+            notes.append(note)
+        if proposal is not None:
+            proposals.setdefault(proposal.entry.path, []).append(proposal)
+
+    changes: list[ManifestChange] = []
+    for path in sorted(set(proposals) | set(base_changes), key=sort_key):
+        items = sorted(proposals.get(path, []), key=lambda p: sort_key(p.pattern))
+        previous = base_changes.get(path)
+        if not items:
+            if previous is not None:
+                changes.append(previous)
+            continue
+        entry = items[0].entry
+        current = texts.get(path)
+        if current is None:
+            current = (docs_dir / path).read_text(encoding="utf-8")
+        raw = json.loads(current)
+        creating = previous is not None and previous.old_text is None
+        _apply(raw, items, entry.base, sort_all=creating)
+        new_text = _dump(raw)
+        noun = "override" if len(items) == 1 else "overrides"
+        reasons = tuple(p.reason for p in items)
+        if previous is not None:
+            summary = previous.summary
+            if creating:
+                summary = f"created {path} (default={raw['strategy']['chunk_by']}, overrides={len(raw['overrides'])})"
+            changes.append(
+                ManifestChange(path, previous.old_text, new_text, summary, previous.reasons + reasons)
+            )
+        else:
+            changes.append(
+                ManifestChange(
+                    path, current, new_text, f"updated {path} ({len(items)} {noun} added or changed)", reasons
+                )
+            )
+    return FixPlan(docs_dir, changes, notes)
+
+
+def plan_fixes(docs_dir: Path) -> FixPlan:
+    """Bootstrap (when there is no root manifest) followed by drift repair: what ``fix`` does."""
+    return drift_repairs(docs_dir, base=bootstrap_manifest(docs_dir))
+
+
+__all__ = [
+    "Assessment",
+    "FixPlan",
+    "ManifestChange",
+    "assess",
+    "bootstrap_manifest",
+    "drift_repairs",
+    "glob_escape",
+    "pick_default_chunk_by",
+    "plan_fixes",
+    "suggest_chunk_by",
+]

@@ -1,0 +1,620 @@
+"""``docs-mcp validate``: the fast CI gate for a documentation corpus.
+
+:func:`validate_corpus` looks at everything ``build`` will read and reports every problem it can find
+in one pass, as :class:`~docs_mcp_core.corpus.Finding` objects (path relative to the docs folder,
+line when known, severity, message). Errors mean ``build`` would fail or silently do something the
+author did not intend; warnings are worth a look but do not fail the gate.
+
+What is checked:
+
+* manifests: invalid JSON (with line), unknown ``version``/``chunk_by``, empty or non-string metadata,
+  bad overrides (errors); unknown keys, manifests that govern no markdown file, override patterns
+  that match no file, taxonomy settings for keys or values no chunk carries (warnings);
+* markdown files: not valid UTF-8, front matter that is not YAML or breaks the strategy/metadata
+  schema (errors, with line); files with no manifest, empty files and unknown ``mcp_*`` front matter
+  keys (warnings). Every file is chunked, so ``build`` cannot fail on it later;
+* HTML comment directives ``<!-- mcp_... -->``: a chunking hint whose JSON is invalid, whose
+  ``chunk_by`` is unknown or that does not have the ``<!-- mcp_chunking_hint: {...} -->`` shape is an
+  error; an unknown directive (``<!-- mcp_metadata: ... -->``) is an error. A valid hint that has no
+  effect (not the first hint of its file, or overridden by front matter) is a warning. The chunker
+  reads hints anywhere in the file, code blocks included, so a hint inside a code block or inline
+  code that takes effect is a warning ("it still applies"); comments in code that have no effect
+  are treated as examples and not reported;
+* metadata after resolution, across the corpus, against the ``metadata.json`` limits (number of
+  taxonomy keys, key length, distinct values per key, value length), reported on the file that
+  first introduced the offending key or value;
+* prompt templates: invalid or duplicate templates (errors), a markdown and a yaml template for the
+  same prompt (warning);
+* the corpus: no markdown files at all (error), symbolic link loops (warning).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from markdown_it import MarkdownIt
+
+from docs_mcp_core.chunking import CHUNK_BY_VALUES, Chunk
+from docs_mcp_core.corpus import (
+    Finding,
+    FindingError,
+    ManifestEntry,
+    ManifestResolver,
+    PreparedFile,
+    walk_corpus,
+)
+from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
+from docs_mcp_core.errors import DocsMcpError, PromptTemplateError
+from docs_mcp_core.manifest import HINT_RE, glob_match
+from docs_mcp_core.metadata import (
+    MAX_TAXONOMY_KEYS,
+    MAX_VALUES_PER_KEY,
+    taxonomy_key_problem,
+    taxonomy_value_problem,
+)
+from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.prompts import (
+    MARKDOWN_SUFFIX,
+    discover_prompt_templates,
+    parse_prompt_markdown,
+    parse_prompt_yaml,
+)
+
+CORPUS_PATH = "."
+"""The ``path`` of findings about the corpus as a whole."""
+
+KNOWN_FRONT_MATTER_DIRECTIVES = ("mcp_chunking_hint", "mcp_metadata", "mcp_strategy")
+HINT_DIRECTIVE = "mcp_chunking_hint"
+_DIRECTIVE_RE = re.compile(r"<!--\s*(mcp_[A-Za-z0-9_-]*)")
+
+
+class DocsDirError(DocsMcpError):
+    """The docs folder given to validate does not exist or is not a folder."""
+
+
+@dataclass
+class ValidationReport:
+    """The outcome of validating one corpus: findings in a deterministic order, plus counts."""
+
+    docs_dir: Path
+    files: int  # markdown files found (prompt templates excluded)
+    chunks: int  # chunks the valid files produce
+    findings: list[Finding] = field(default_factory=list)
+    results: list[ChunkedFile] = field(default_factory=list, repr=False)
+    """Every file that chunked, in corpus order (with its chunks when asked for ``keep_chunks``)."""
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "warning")
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error (warnings are allowed)."""
+        return self.errors == 0
+
+    def summary(self) -> str:
+        return f"validated {self.files} markdown files, {self.errors} errors, {self.warnings} warnings"
+
+    def lines(self) -> list[str]:
+        """``path:line: severity: message`` for every finding, then the summary line."""
+        return [f.render() for f in self.findings] + [self.summary()]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def finding_order(finding: Finding) -> tuple[Any, ...]:
+    """Sort key of findings: corpus-level first, then by path, line, severity and message."""
+    return (
+        finding.path != CORPUS_PATH,
+        sort_key(finding.path),
+        finding.line or 0,
+        finding.severity != "error",
+        finding.message,
+    )
+
+
+def validate_corpus(
+    docs_dir: Path,
+    *,
+    workers: int | None = None,
+    keep_chunks: bool = False,
+    reuse: Callable[[str], ChunkedFile | None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ValidationReport:
+    """Validate the corpus under ``docs_dir``. Raises :class:`DocsDirError` if it is not a folder.
+
+    ``workers`` is the number of processes used to parse and chunk files (default: up to 2, one
+    process for small corpora). With ``keep_chunks`` the report's ``results`` carry every file's
+    chunks, so a build can index them without parsing the corpus a second time. ``reuse`` may
+    supply a file's result without parsing it (a build's chunk cache: the file is unchanged since a
+    build that validated it). ``progress(done, total)`` is called as files are chunked.
+    """
+    docs_dir = Path(docs_dir)
+    if not docs_dir.exists():
+        raise DocsDirError(f"docs folder not found: {docs_dir}")
+    if not docs_dir.is_dir():
+        raise DocsDirError(f"docs folder is not a directory: {docs_dir}")
+
+    found: dict[Finding, None] = {}  # ordered set
+
+    def add(items: Iterable[Finding]) -> None:
+        for item in items:
+            found.setdefault(item, None)
+
+    files, _templates, walk_findings = walk_corpus(docs_dir)
+    add(walk_findings)
+    if not files:
+        add([Finding(CORPUS_PATH, None, "error", f"no markdown files found under {docs_dir}")])
+
+    resolver = ManifestResolver(docs_dir)
+    manifests = _check_manifests(resolver, add)
+
+    if workers is None:
+        workers = min(DEFAULT_WORKERS, os.cpu_count() or 1)
+    reused: dict[str, ChunkedFile] = {}
+    if reuse is not None:
+        for rel in files:
+            hit = reuse(rel)
+            if hit is not None:
+                reused[rel] = hit
+    todo = [rel for rel in files if rel not in reused]
+    fresh: dict[str, ChunkedFile] = {}
+    done = 0
+    for rel, result in chunk_corpus_parallel(
+        docs_dir, todo, workers, keep_chunks=keep_chunks, inspect=inspect_prepared_file
+    ):
+        done += 1
+        if progress is not None and (done % 64 == 0 or done == len(todo)):
+            progress(done, len(todo))
+        if isinstance(result, FindingError):
+            add([result.finding])
+        else:
+            fresh[rel] = result
+            add(result.findings)
+    results = [r for r in (reused.get(rel) or fresh.get(rel) for rel in files) if r is not None]
+
+    add(_check_metadata_limits(results))
+    add(_check_manifest_usage(docs_dir, manifests, results))
+    add(_check_prompt_templates(docs_dir))
+
+    findings = sorted(found, key=finding_order)
+    return ValidationReport(docs_dir, len(files), sum(r.chunk_count for r in results), findings, results)
+
+
+# ── manifests ────────────────────────────────────────────────────────────────────────────────────
+
+
+def _check_manifests(
+    resolver: ManifestResolver, add: Callable[[Iterable[Finding]], None]
+) -> dict[str, ManifestEntry]:
+    """Parse every manifest of the corpus; return the valid ones by path."""
+    valid: dict[str, ManifestEntry] = {}
+    try:
+        listed = list(resolver.all_manifests())
+    except OSError as exc:  # pragma: no cover - unreadable folder during the walk
+        add([Finding(CORPUS_PATH, None, "error", f"cannot list manifests: {exc}")])
+        return valid
+    for path, error in listed:
+        if error is not None:
+            add([error.finding])
+            continue
+        entry = resolver.loaded.get(path)
+        if entry is None:
+            continue
+        valid[path] = entry
+        text = _read_text(resolver.docs_dir / path)
+        for issue in entry.issues:
+            line = None
+            match = re.search(r"'([^']*)'", issue.message)
+            if match and text is not None:
+                line = _json_key_line(text, match.group(1))
+            add([Finding(path, line, issue.severity, issue.message)])
+    return valid
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _json_key_line(text: str, key: str, after: str | None = None) -> int | None:
+    """Best-effort 1-based line of ``"key":`` in a JSON text (optionally after ``"after":``)."""
+    start = 0
+    if after is not None:
+        anchor = re.search(r'"' + re.escape(after) + r'"\s*:', text)
+        if anchor is None:
+            return None
+        start = anchor.end()
+    match = re.compile(r'"' + re.escape(json.dumps(key)[1:-1]) + r'"\s*:').search(text, start)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _check_manifest_usage(
+    docs_dir: Path, manifests: Mapping[str, ManifestEntry], results: list[ChunkedFile]
+) -> list[Finding]:
+    """Manifests that govern nothing, overrides that match nothing, taxonomy config that matches nothing."""
+    findings: list[Finding] = []
+    governed: dict[str, list[str]] = {}
+    values: dict[str, set[str]] = {}
+    for r in results:
+        if r.manifest_path is not None:
+            governed.setdefault(r.manifest_path, []).append(r.relpath)
+        for key, value in r.metadata.items():
+            values.setdefault(key, set()).add(value)
+    for path, entry in manifests.items():
+        files = governed.get(path)
+        text = _read_text(docs_dir / path) or ""
+        if not files:
+            findings.append(
+                Finding(
+                    path,
+                    None,
+                    "warning",
+                    "this manifest governs no markdown file (each file uses only its nearest manifest); "
+                    "its settings have no effect",
+                )
+            )
+            continue
+        prefix = f"{entry.base}/" if entry.base else ""
+        rel_files = [f[len(prefix) :] for f in files]
+        for i, ov in enumerate(entry.manifest.overrides or []):
+            if not any(glob_match(ov.pattern, rel) for rel in rel_files):
+                findings.append(
+                    Finding(
+                        path,
+                        _json_value_line(text, "pattern", ov.pattern),
+                        "warning",
+                        f"overrides[{i}].pattern {json.dumps(ov.pattern)} matches no markdown file governed "
+                        "by this manifest (patterns are relative to the manifest's folder)",
+                    )
+                )
+        for key, config in (entry.manifest.taxonomy or {}).items():
+            line = _json_key_line(text, key, after="taxonomy")
+            if key.strip() not in values:
+                findings.append(
+                    Finding(
+                        path,
+                        line,
+                        "warning",
+                        f"taxonomy key '{key}' does not match any chunk metadata; this configuration has no "
+                        "effect",
+                    )
+                )
+                continue
+            for value in config.properties:
+                if value.strip() not in values[key.strip()]:
+                    findings.append(
+                        Finding(
+                            path,
+                            _json_key_line(text, value, after="properties"),
+                            "warning",
+                            f"taxonomy.{key}.properties: no chunk has {key} = '{value}'; this setting has no "
+                            "effect",
+                        )
+                    )
+    return findings
+
+
+def _json_value_line(text: str, key: str, value: str) -> int | None:
+    pattern = re.compile(
+        r'"' + re.escape(key) + r'"\s*:\s*' + re.escape(json.dumps(value, ensure_ascii=False))
+    )
+    match = pattern.search(text)
+    if match is None:
+        match = re.compile(r'"' + re.escape(key) + r'"\s*:\s*' + re.escape(json.dumps(value))).search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+# ── per-file checks (run inside the chunking workers) ───────────────────────────────────────────
+
+
+def inspect_prepared_file(prepared: PreparedFile, chunks: list[Chunk]) -> list[Finding]:
+    """Checks of one parsed file beyond what preparing and chunking it already enforce."""
+    findings: list[Finding] = []
+    rel = prepared.relpath
+    if prepared.manifest is None:
+        chunk_by = prepared.config.strategy.chunk_by
+        if chunk_by == "h2" and not _file_sets_strategy(prepared):
+            message = "no manifest found; using default strategy 'h2'"
+        else:
+            message = f"no manifest found; using strategy '{chunk_by}' set in the file"
+        findings.append(Finding(rel, None, "warning", message))
+    if not prepared.markdown.strip():
+        findings.append(Finding(rel, None, "warning", "file is empty; it is indexed as one empty chunk"))
+    findings.extend(_front_matter_findings(prepared))
+    if "mcp_" in prepared.markdown:
+        findings.extend(directive_findings(rel, prepared.markdown, prepared.front_matter))
+    return findings
+
+
+def _file_sets_strategy(prepared: PreparedFile) -> bool:
+    fm = prepared.front_matter or {}
+    return fm.get("mcp_strategy") is not None or fm.get("mcp_chunking_hint") is not None
+
+
+def _front_matter_findings(prepared: PreparedFile) -> list[Finding]:
+    fm = prepared.front_matter
+    if not fm:
+        return []
+    findings: list[Finding] = []
+    raw = prepared.parsed.front_matter or ""
+    for key in fm:
+        if key.startswith("mcp_") and key not in KNOWN_FRONT_MATTER_DIRECTIVES:
+            line = None
+            match = re.search(r"^\s*['\"]?" + re.escape(key) + r"['\"]?\s*:", raw, re.MULTILINE)
+            if match is not None:
+                line = prepared.parsed.front_matter_line + 1 + raw.count("\n", 0, match.start())
+            findings.append(
+                Finding(
+                    prepared.relpath,
+                    line,
+                    "warning",
+                    f"unknown front matter key '{key}' is ignored{_did_you_mean(key, KNOWN_FRONT_MATTER_DIRECTIVES)}"
+                    f" (known: {', '.join(KNOWN_FRONT_MATTER_DIRECTIVES)})",
+                )
+            )
+    if fm.get("mcp_strategy") is not None and fm.get("mcp_chunking_hint") is not None:
+        findings.append(
+            Finding(
+                prepared.relpath,
+                prepared.parsed.front_matter_line or None,
+                "warning",
+                "front matter sets both mcp_strategy and mcp_chunking_hint; mcp_chunking_hint is ignored",
+            )
+        )
+    return findings
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+@lru_cache(maxsize=1)
+def _block_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.disable("inline")
+    return md
+
+
+def _code_lines(markdown: str) -> set[int]:
+    """0-based lines covered by fenced or indented code blocks, at any nesting depth."""
+    lines: set[int] = set()
+    for tok in _block_parser().parse(markdown):
+        if tok.type in ("fence", "code_block") and tok.map is not None:
+            lines.update(range(tok.map[0], tok.map[1]))
+    return lines
+
+
+def _in_inline_code(markdown: str, pos: int) -> bool:
+    line_start = markdown.rfind("\n", 0, pos) + 1
+    return markdown.count("`", line_start, pos) % 2 == 1
+
+
+def directive_findings(
+    relpath: str, markdown: str, front_matter: Mapping[str, Any] | None = None
+) -> list[Finding]:
+    """Check every ``<!-- mcp_... -->`` comment of one file (see the module docstring for the rules)."""
+    matches = list(_DIRECTIVE_RE.finditer(markdown))
+    if not matches:
+        return []
+    code_lines = _code_lines(markdown)
+    first_hint = HINT_RE.search(markdown)
+    first_hint_pos = first_hint.start() if first_hint else -1
+    fm = front_matter or {}
+    fm_strategy_key = next((k for k in ("mcp_strategy", "mcp_chunking_hint") if fm.get(k) is not None), None)
+    findings: list[Finding] = []
+    for match in matches:
+        pos = match.start()
+        line0 = markdown.count("\n", 0, pos)
+        in_block = line0 in code_lines
+        in_code = in_block or _in_inline_code(markdown, pos)
+        where = "code block" if in_block else "inline code"
+        name = match.group(1)
+        is_first = pos == first_hint_pos
+
+        def report(severity: Literal["error", "warning"], message: str, *, line: int = line0 + 1) -> None:
+            findings.append(Finding(relpath, line, severity, message))
+
+        if name != HINT_DIRECTIVE:
+            if not in_code:
+                report(
+                    "error",
+                    f"unknown directive '{name}' in an HTML comment{_did_you_mean(name, [HINT_DIRECTIVE])};"
+                    f" the only comment directive is {HINT_DIRECTIVE}"
+                    + (
+                        " (metadata and strategies belong in front matter or .docs-mcp.json)"
+                        if name in ("mcp_metadata", "mcp_strategy")
+                        else ""
+                    ),
+                )
+            continue
+        if in_code and not is_first:
+            continue  # an example in code with no effect on chunking
+        hint = HINT_RE.match(markdown, pos)
+        if hint is None:
+            report(
+                "error",
+                'malformed chunking hint; write it as <!-- mcp_chunking_hint: {"chunk_by": "h3"} --> '
+                "(a JSON object without nested braces)",
+            )
+            continue
+        no_effect = "; no chunking hint applies to this file" if is_first else ""
+        try:
+            data = json.loads(hint.group(1))
+        except json.JSONDecodeError as exc:
+            report("error", f"chunking hint is not valid JSON: {exc.msg}{no_effect}")
+            continue
+        chunk_by = data.get("chunk_by") if isinstance(data, dict) else None
+        if chunk_by not in CHUNK_BY_VALUES:
+            got = json.dumps(chunk_by) if isinstance(data, dict) and "chunk_by" in data else "nothing"
+            report(
+                "error",
+                f"chunking hint chunk_by must be one of: {', '.join(CHUNK_BY_VALUES)} (got {got}){no_effect}",
+            )
+            continue
+        assert isinstance(data, dict)
+        extra = sorted((str(k) for k in data if k != "chunk_by"), key=sort_key)
+        if extra:
+            report("warning", f"only chunk_by is read from a chunking hint; ignoring {', '.join(extra)}")
+        if not is_first:
+            first_line = markdown.count("\n", 0, first_hint_pos) + 1
+            report(
+                "warning",
+                f"only the first chunking hint of a file applies (line {first_line}); this one is ignored",
+            )
+        elif fm_strategy_key is not None:
+            report(
+                "warning", f"front matter {fm_strategy_key} overrides this chunking hint; it has no effect"
+            )
+        elif in_code:
+            report(
+                "warning",
+                f"chunking hint inside {where}; it still applies to the whole file (chunk_by {chunk_by})",
+            )
+    return findings
+
+
+# ── metadata limits ──────────────────────────────────────────────────────────────────────────────
+
+
+def _check_metadata_limits(results: list[ChunkedFile]) -> list[Finding]:
+    """The metadata.json taxonomy limits, reported on the file that introduced each problem."""
+    findings: list[Finding] = []
+    keys: dict[str, str] = {}  # key -> file that introduced it
+    values: dict[str, dict[str, str]] = {}  # key -> value -> file
+    bad_values: set[tuple[str, str]] = set()
+    for r in results:
+        if r.chunk_count == 0:
+            continue
+        for raw_key, raw_value in r.metadata.items():
+            key, value = raw_key.strip(), raw_value.strip()
+            if key not in keys:
+                keys[key] = r.relpath
+                problem = taxonomy_key_problem(key)
+                if problem:
+                    findings.append(Finding(r.relpath, None, "error", f"metadata key '{key}': {problem}"))
+                if len(keys) == MAX_TAXONOMY_KEYS + 1:
+                    findings.append(
+                        Finding(
+                            r.relpath,
+                            None,
+                            "error",
+                            f"metadata key '{key}' is the {MAX_TAXONOMY_KEYS + 1}th distinct key in the corpus;"
+                            f" at most {MAX_TAXONOMY_KEYS} taxonomy keys are allowed",
+                        )
+                    )
+            seen = values.setdefault(key, {})
+            if value in seen or (key, value) in bad_values:
+                continue
+            problem = taxonomy_value_problem(value)
+            if problem:
+                bad_values.add((key, value))
+                findings.append(Finding(r.relpath, None, "error", f"metadata {key}: value {problem}"))
+                continue
+            seen[value] = r.relpath
+            if len(seen) == MAX_VALUES_PER_KEY + 1:
+                findings.append(
+                    Finding(
+                        r.relpath,
+                        None,
+                        "error",
+                        f"metadata {key} = '{value}' is the {MAX_VALUES_PER_KEY + 1}th distinct value of '{key}'"
+                        f" in the corpus; at most {MAX_VALUES_PER_KEY} values per key are allowed",
+                    )
+                )
+    return findings
+
+
+# ── prompt templates ─────────────────────────────────────────────────────────────────────────────
+
+
+def _finding_from_message(default_path: str, message: str) -> Finding:
+    """Turn ``path:line: message`` / ``path: message`` into a finding."""
+    prefix = default_path + ":"
+    if message.startswith(prefix):
+        rest = message[len(prefix) :]
+        head, sep, tail = rest.partition(":")
+        if sep and head.strip().isdigit():
+            return Finding(default_path, int(head), "error", tail.strip())
+        return Finding(default_path, None, "error", rest.strip())
+    return Finding(default_path, None, "error", message)
+
+
+def _check_prompt_templates(docs_dir: Path) -> list[Finding]:
+    try:
+        templates, _warnings = discover_prompt_templates(docs_dir)
+    except PromptTemplateError as exc:
+        quoted = re.findall(r"'([^']+)'", str(exc))
+        path = quoted[-1] if quoted else CORPUS_PATH
+        return [Finding(path, None, "error", str(exc))]
+    except OSError as exc:  # pragma: no cover - unreadable folder
+        return [Finding(CORPUS_PATH, None, "error", f"cannot list prompt templates: {exc}")]
+    findings: list[Finding] = []
+    for template in templates:
+        if template.format == "yaml":
+            twin = template.name + MARKDOWN_SUFFIX
+            if (docs_dir / twin).is_file():
+                findings.append(
+                    Finding(
+                        twin,
+                        None,
+                        "warning",
+                        f"Found both markdown and yaml templates for '{template.name}' ({twin} and "
+                        f"{template.path}); using yaml",
+                    )
+                )
+        try:
+            data = (docs_dir / template.path).read_bytes()
+        except OSError as exc:
+            findings.append(
+                Finding(template.path, None, "error", f"cannot read prompt template: {exc.strerror}")
+            )
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            findings.append(Finding(template.path, line, "error", "prompt template is not valid UTF-8"))
+            continue
+        parse = parse_prompt_yaml if template.format == "yaml" else parse_prompt_markdown
+        try:
+            parse(text, name=template.name, source=template.path)
+        except PromptTemplateError as exc:
+            findings.append(_finding_from_message(template.path, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - never let a template crash the gate
+            findings.append(
+                Finding(template.path, None, "error", f"invalid prompt template: {type(exc).__name__}: {exc}")
+            )
+    return findings
+
+
+__all__ = [
+    "CORPUS_PATH",
+    "DocsDirError",
+    "ValidationReport",
+    "directive_findings",
+    "finding_order",
+    "inspect_prepared_file",
+    "validate_corpus",
+]

@@ -1,0 +1,84 @@
+"""``docs-mcp fix`` through typer: diffs, --dry-run, writes, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from docs_mcp_cli.fix_cmd import fix
+from typer.testing import CliRunner
+
+runner = CliRunner()
+WIDE = {"COLUMNS": "400"}  # keep typer's error box from wrapping long tmp paths
+
+
+def make_app() -> typer.Typer:
+    app = typer.Typer()
+    app.command("fix")(fix)
+    app.command("noop")(lambda: None)
+    return app
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def corpus(root: Path) -> None:
+    write(root, "docs/a.md", "# A\n\n## One\n\nx\n\n## Two\n\ny\n")
+    write(root, "docs/b.md", "# B\n\n## One\n\nx\n\n## Two\n\ny\n")
+    write(root, "docs/c.md", "no headings at all\n")
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
+    corpus(tmp_path)
+    result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "# docs/c.md: headings suggest chunk_by file\n--- /dev/null\n+++ b/.docs-mcp.json\n" in out
+    assert '+      "pattern": "docs/c.md",\n' in out
+    assert out.endswith("dry run: 1 manifest(s) would change; nothing written\n")
+    assert not (tmp_path / ".docs-mcp.json").exists()
+
+
+def test_fix_writes_then_has_nothing_to_do(tmp_path: Path) -> None:
+    corpus(tmp_path)
+    app = make_app()
+    first = runner.invoke(app, ["fix", "--docs-dir", str(tmp_path)])
+    assert first.exit_code == 0
+    assert first.stdout.splitlines()[-1] == "created .docs-mcp.json (default=h2, overrides=1)"
+    written = (tmp_path / ".docs-mcp.json").read_text(encoding="utf-8")
+    assert json.loads(written) == {
+        "version": "1",
+        "strategy": {"chunk_by": "h2"},
+        "overrides": [{"pattern": "docs/c.md", "strategy": {"chunk_by": "file"}}],
+    }
+    assert written.endswith("\n")
+    again = runner.invoke(app, ["fix", "--docs-dir", str(tmp_path)])
+    assert again.exit_code == 0 and again.stdout == "nothing to fix\n"
+
+
+def test_output_is_deterministic(tmp_path: Path) -> None:
+    corpus(tmp_path)
+    app = make_app()
+    runs = {runner.invoke(app, ["fix", "--docs-dir", str(tmp_path), "--dry-run"]).stdout for _ in range(2)}
+    assert len(runs) == 1
+
+
+def test_unparsable_manifest_exits_1_with_its_location(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", '{"version": "1",')
+    write(tmp_path, "a.md", "# A\n")
+    result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: .docs-mcp.json:1: manifest is not valid JSON")
+    assert "Traceback" not in result.output
+    assert (tmp_path / ".docs-mcp.json").read_text() == '{"version": "1",'
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    app = make_app()
+    assert runner.invoke(app, ["fix"]).exit_code == 2
+    result = runner.invoke(app, ["fix", "--docs-dir", str(tmp_path / "missing")], env=WIDE)
+    assert result.exit_code == 2 and "does not exist" in result.output

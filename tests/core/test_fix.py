@@ -1,0 +1,261 @@
+"""fix: heading statistics, bootstrap manifests, drift repair plans, diffs and writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from docs_mcp_core.corpus import ManifestResolver, prepare_file
+from docs_mcp_core.errors import ManifestError
+from docs_mcp_core.fix import (
+    ManifestChange,
+    bootstrap_manifest,
+    drift_repairs,
+    glob_escape,
+    pick_default_chunk_by,
+    plan_fixes,
+    suggest_chunk_by,
+)
+from docs_mcp_core.manifest import glob_match
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def headings(prefix: str, n: int, body: str = "text") -> str:
+    return "".join(f"{prefix} Heading {i}\n\n{body}\n\n" for i in range(n))
+
+
+# ── suggest_chunk_by ─────────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("plain text only\n", "file"),
+        ("# One title\n\ntext\n", "file"),
+        ("# T\n\n## A\n\n## B\n", "h2"),
+        ("# A\n\n# B\n", "h1"),
+        ("## A\n\n### x\n\n### y\n", "h3"),  # one h2 and two h3: only the "h3 >= 2" rule fires
+        (headings("###", 6) + "## Only\n", "h3"),  # 6 h3 >= 2 * 1 h2
+        (headings("###", 6) + headings("##", 4), "h2"),  # 6 h3 < 2 * 4 h2
+        ("```\n## Not\n## Counted\n```\n\ntext\n", "file"),
+        ("   ## Indented three\n   ## Counts\n", "h2"),
+        ("    ## Four spaces is code\n    ## No\n", "file"),
+        ("##NoSpace\n##Either\n", "file"),
+        ("#### Deep\n#### Deeper\n", "file"),
+    ],
+)
+def test_suggest_chunk_by(markdown: str, expected: str) -> None:
+    assert suggest_chunk_by(markdown) == expected
+
+
+def test_pick_default_prefers_h2_h1_h3_file_on_ties() -> None:
+    assert pick_default_chunk_by(["file", "h3", "h1", "h2"]) == "h2"
+    assert pick_default_chunk_by(["file", "h3", "h1"]) == "h1"
+    assert pick_default_chunk_by(["file", "h3"]) == "h3"
+    assert pick_default_chunk_by(["file", "file", "h2"]) == "file"
+
+
+# manifest.glob_to_regex copies "[[]" into the regex unescaped; Python warns about a possible nested set
+@pytest.mark.filterwarnings("ignore:Possible nested set:FutureWarning")
+def test_glob_escape_matches_exactly_that_path() -> None:
+    path = "docs/[v2]/a*b?{c}.md"
+    pattern = glob_escape(path)
+    assert pattern == "docs/[[]v2]/a[*]b[?][{]c}.md"
+    assert glob_match(pattern, path)
+    assert not glob_match(pattern, "docs/v/aXbY{c}.md")
+
+
+# ── bootstrap ────────────────────────────────────────────────────────────────────────────────────
+
+
+def test_bootstrap_writes_the_majority_default_and_sorted_outlier_overrides(tmp_path: Path) -> None:
+    write(tmp_path, "docs/a.md", "# A\n\n## One\n\n## Two\n")
+    write(tmp_path, "docs/b.md", "# B\n\n## One\n\n## Two\n")
+    write(tmp_path, "docs/c.md", "just text\n")
+    write(tmp_path, "Z.md", "# Z\n\n# Y\n")
+    write(tmp_path, "prompts/p.template.md", "Hello\n")  # not documentation
+    plan = bootstrap_manifest(tmp_path)
+    assert len(plan.changes) == 1
+    change = plan.changes[0]
+    assert change.path == ".docs-mcp.json" and change.old_text is None
+    assert json.loads(change.new_text) == {
+        "version": "1",
+        "strategy": {"chunk_by": "h2"},
+        "overrides": [
+            {"pattern": "docs/c.md", "strategy": {"chunk_by": "file"}},
+            {"pattern": "Z.md", "strategy": {"chunk_by": "h1"}},
+        ],
+    }
+    assert change.new_text.endswith("}\n") and '\n  "version": "1",\n' in change.new_text
+    assert change.summary == "created .docs-mcp.json (default=h2, overrides=2)"
+    assert not (tmp_path / ".docs-mcp.json").exists()
+    plan.write()
+    assert (tmp_path / ".docs-mcp.json").read_text(encoding="utf-8") == change.new_text
+
+
+def test_bootstrap_of_an_empty_folder_is_the_default_manifest(tmp_path: Path) -> None:
+    plan = bootstrap_manifest(tmp_path)
+    assert plan.changes[0].new_text == '{\n  "version": "1",\n  "strategy": {\n    "chunk_by": "h2"\n  }\n}\n'
+
+
+def test_no_bootstrap_when_a_root_manifest_exists_or_every_file_is_governed(tmp_path: Path) -> None:
+    write(tmp_path, "sdk/.docs-mcp.json", '{"version": "1"}')
+    write(tmp_path, "sdk/a.md", "text\n")
+    assert bootstrap_manifest(tmp_path).empty
+    write(tmp_path, "loose.md", "# A\n\n# B\n")
+    plan = bootstrap_manifest(tmp_path)
+    # only the file no manifest governs decides the default
+    assert json.loads(plan.changes[0].new_text) == {"version": "1", "strategy": {"chunk_by": "h1"}}
+    write(tmp_path, ".docs-mcp.json", '{"version": "1"}')
+    assert bootstrap_manifest(tmp_path).empty
+
+
+def test_broken_manifest_stops_fix_with_its_location(tmp_path: Path) -> None:
+    write(tmp_path, "a/.docs-mcp.json", '{\n  "version": "1",\n  "strategy": {"chunk_by": "h2"},,\n}')
+    write(tmp_path, "a/x.md", "# x\n")
+    with pytest.raises(
+        ManifestError,
+        match=r"^a/\.docs-mcp\.json:3: manifest is not valid JSON: .*; repair this manifest first",
+    ):
+        plan_fixes(tmp_path)
+
+
+# ── drift repair ─────────────────────────────────────────────────────────────────────────────────
+
+
+BIG_SECTION = "## Big\n\n" + "".join(f"### Part {i}\n\n{'word ' * 150}\n\n" for i in range(4))
+EXISTING = '{"version":"1","metadata":{"language":"go"},"strategy":{"chunk_by":"h2","max_chunk_size":1500},"x-note":"kept"}'
+
+
+def test_oversized_sections_get_a_finer_override_that_keeps_size_limits(tmp_path: Path) -> None:
+    write(tmp_path, "sdk/.docs-mcp.json", EXISTING)
+    write(tmp_path, "sdk/guides/big.md", "# Guide\n\n" + BIG_SECTION + "## Small\n\nok\n")
+    write(tmp_path, "sdk/fine.md", "# Fine\n\n## A\n\n" + "word " * 100 + "\n")
+    plan = drift_repairs(tmp_path)
+    assert [c.path for c in plan.changes] == ["sdk/.docs-mcp.json"]
+    change = plan.changes[0]
+    assert change.old_text == EXISTING
+    data = json.loads(change.new_text)
+    assert list(data) == ["version", "metadata", "strategy", "x-note", "overrides"]
+    assert data["overrides"] == [
+        {"pattern": "guides/big.md", "strategy": {"chunk_by": "h3", "max_chunk_size": 1500}}
+    ]
+    assert change.reasons == (
+        "sdk/guides/big.md: 1 section larger than max_chunk_size 1500 at h2; h3 gives 5 chunks",
+    )
+    assert change.summary == "updated sdk/.docs-mcp.json (1 override added or changed)"
+
+    diff = change.diff()
+    assert diff.startswith("--- a/sdk/.docs-mcp.json\n+++ b/sdk/.docs-mcp.json\n")
+    assert "\n\\ No newline at end of file\n" in diff  # the original had no final newline
+    assert '+      "pattern": "guides/big.md",\n' in diff
+
+    plan.write()
+    resolved = prepare_file(tmp_path, "sdk/guides/big.md", ManifestResolver(tmp_path))
+    assert resolved.config.strategy.chunk_by == "h3" and resolved.config.strategy.max_chunk_size == 1500
+    assert plan_fixes(tmp_path).empty  # fixed for good
+
+
+def test_mostly_tiny_chunks_get_a_coarser_override(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h3"}}')
+    write(tmp_path, "faq.md", "# FAQ\n\n## Group\n\n" + headings("###", 8, "Short answer."))
+    plan = drift_repairs(tmp_path)
+    assert json.loads(plan.changes[0].new_text)["overrides"] == [
+        {"pattern": "faq.md", "strategy": {"chunk_by": "h2"}}
+    ]
+    assert plan.changes[0].reasons == ("faq.md: 9 of 9 chunks under 200 characters at h3; h2 gives 2 chunks",)
+
+
+def test_existing_exact_override_is_updated_in_place(tmp_path: Path) -> None:
+    manifest = {
+        "version": "1",
+        "strategy": {"chunk_by": "h2", "max_chunk_size": 1500},
+        "overrides": [
+            {
+                "pattern": "big.md",
+                "metadata": {"tier": "1"},
+                "strategy": {"chunk_by": "h1", "max_chunk_size": 1500},
+            },
+            {"pattern": "other/*.md", "metadata": {"x": "y"}},
+        ],
+    }
+    write(tmp_path, ".docs-mcp.json", json.dumps(manifest, indent=2) + "\n")
+    write(tmp_path, "big.md", "# Guide\n\n" + BIG_SECTION)
+    plan = drift_repairs(tmp_path)
+    overrides = json.loads(plan.changes[0].new_text)["overrides"]
+    assert overrides == [
+        {
+            "pattern": "big.md",
+            "metadata": {"tier": "1"},
+            "strategy": {"chunk_by": "h3", "max_chunk_size": 1500},
+        },
+        {"pattern": "other/*.md", "metadata": {"x": "y"}},
+    ]
+
+
+def test_strategy_set_in_the_file_is_a_note_not_a_change(tmp_path: Path) -> None:
+    write(
+        tmp_path, ".docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 1500}}'
+    )
+    write(tmp_path, "big.md", '<!-- mcp_chunking_hint: {"chunk_by": "h2"} -->\n\n# Guide\n\n' + BIG_SECTION)
+    plan = drift_repairs(tmp_path)
+    assert plan.empty
+    assert plan.notes == [
+        "big.md: 1 section larger than max_chunk_size 1500 at h2; its strategy is set in the file itself "
+        "(front matter or hint comment)"
+    ]
+
+
+def test_plan_fixes_merges_bootstrap_and_drift_into_one_sorted_manifest(tmp_path: Path) -> None:
+    write(tmp_path, "b.md", "# B\n\n## One\n\nx\n\n## Two\n\ny\n")
+    write(tmp_path, "c.md", "# C\n\n## One\n\nx\n\n## Two\n\ny\n")
+    write(
+        tmp_path,
+        "a.md",
+        "# Guide\n\n## Big\n\n" + "".join(f"### P{i}\n\n{'w ' * 6000}\n\n" for i in range(2)),
+    )
+    write(tmp_path, "z.md", "no headings\n")
+    plan = plan_fixes(tmp_path)
+    assert len(plan.changes) == 1
+    change = plan.changes[0]
+    assert change.old_text is None
+    assert json.loads(change.new_text) == {
+        "version": "1",
+        "strategy": {"chunk_by": "h2"},
+        "overrides": [
+            {"pattern": "a.md", "strategy": {"chunk_by": "h3"}},
+            {"pattern": "z.md", "strategy": {"chunk_by": "file"}},
+        ],
+    }
+    assert change.summary == "created .docs-mcp.json (default=h2, overrides=2)"
+    assert change.diff().startswith("--- /dev/null\n+++ b/.docs-mcp.json\n@@ -0,0 +1,")
+    plan.write()
+    assert plan_fixes(tmp_path).empty
+
+
+def test_plans_are_deterministic(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "x/.docs-mcp.json",
+        '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 1500}}',
+    )
+    for name in ["b", "A", "c"]:
+        write(tmp_path, f"x/{name}.md", "# Guide\n\n" + BIG_SECTION)
+    first = plan_fixes(tmp_path)
+    assert first.diff() == plan_fixes(tmp_path).diff()
+    patterns = [o["pattern"] for o in json.loads(first.changes[0].new_text)["overrides"]]
+    assert patterns == ["A.md", "b.md", "c.md"]
+
+
+def test_change_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    change = ManifestChange("m/.docs-mcp.json", None, '{"version": "1"}\n', "created")
+    (tmp_path / "m").mkdir()
+    change.write(tmp_path)
+    assert [p.name for p in (tmp_path / "m").iterdir()] == [".docs-mcp.json"]

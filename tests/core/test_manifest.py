@@ -1,0 +1,365 @@
+"""Manifests: parsing with precise errors, resolution precedence, override globs, hints, front matter."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docs_mcp_core.chunking import Strategy
+from docs_mcp_core.corpus import FindingError, ManifestResolver, prepare_file, walk_corpus
+from docs_mcp_core.errors import ManifestError
+from docs_mcp_core.manifest import find_hint, glob_match, parse_manifest, resolve_file_config
+
+
+def parse(data: Any) -> Any:
+    return parse_manifest(json.dumps(data))[0]
+
+
+# ── parsing ──────────────────────────────────────────────────────────────────────────────────────
+
+
+def test_full_manifest_parses() -> None:
+    manifest, issues = parse_manifest(
+        json.dumps(
+            {
+                "$schema": "../schemas/docs-mcp.schema.json",
+                "version": "1",
+                "strategy": {"chunk_by": "h3", "max_chunk_size": 8000, "min_chunk_size": 100},
+                "metadata": {"language": "python"},
+                "taxonomy": {
+                    "language": {"vector_collapse": True, "properties": {"python": {"mcp_resource": True}}}
+                },
+                "mcpServerInstructions": "Use search_docs first.",
+                "overrides": [{"pattern": "guides/**", "metadata": {"scope": "global-guide"}}],
+            }
+        )
+    )
+    assert issues == []
+    assert manifest.strategy is not None
+    assert manifest.strategy.to_strategy() == Strategy("h3", 8000, 100)
+    assert manifest.taxonomy is not None and manifest.taxonomy["language"].vector_collapse
+    assert manifest.taxonomy["language"].properties["python"].mcp_resource
+    assert manifest.overrides is not None and manifest.overrides[0].pattern == "guides/**"
+
+
+def test_taxonomy_defaults() -> None:
+    manifest = parse({"version": "1", "taxonomy": {"language": {}}})
+    assert manifest.taxonomy["language"].vector_collapse is False
+    assert manifest.taxonomy["language"].properties == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{\n  "version": "1",\n}', r"^\.docs-mcp\.json:3: manifest is not valid JSON"),
+        ("[]", "manifest must be a JSON object"),
+        ('{"version": 2}', r"version must be '1' \(got 2\)"),
+        ("{}", "version must be '1'"),
+        (
+            '{"version": "1", "strategy": {"chunk_by": "h4"}}',
+            r'strategy\.chunk_by must be one of: h1, h2, h3, file \(got "h4"\)',
+        ),
+        ('{"version": "1", "strategy": {}}', "strategy.chunk_by"),
+        (
+            '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 0}}',
+            "max_chunk_size must be a positive integer",
+        ),
+        (
+            '{"version": "1", "strategy": {"chunk_by": "h2", "min_chunk_size": -5}}',
+            "min_chunk_size must be a positive integer",
+        ),
+        (
+            '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 1.5}}',
+            "max_chunk_size must be a positive integer",
+        ),
+        ('{"version": "1", "strategy": {"chunk_by": "h2", "size": 1}}', r"strategy\.size: unknown key"),
+        ('{"version": "1", "metadata": {"language": 1}}', r"metadata\.language must be a string \(got 1\)"),
+        ('{"version": "1", "metadata": {"language": "  "}}', r"metadata\.language cannot be empty"),
+        ('{"version": "1", "metadata": {" ": "x"}}', "metadata contains an empty key"),
+        (
+            '{"version": "1", "overrides": [{"pattern": "  "}]}',
+            r"overrides\[0\]\.pattern must be a non-empty string",
+        ),
+        (
+            '{"version": "1", "overrides": [{"strategy": {"chunk_by": "h2"}}]}',
+            r"overrides\[0\]\.pattern is required",
+        ),
+        (
+            '{"version": "1", "overrides": [{"pattern": "a", "metadata": {"k": ""}}]}',
+            r"overrides\[0\]\.metadata\.k cannot be empty",
+        ),
+        (
+            '{"version": "1", "overrides": [{"pattern": "a", "strategy": {"chunk_by": "x"}}]}',
+            r"overrides\[0\]\.strategy\.chunk_by must be one of",
+        ),
+        (
+            '{"version": "1", "mcpServerInstructions": "  "}',
+            "mcpServerInstructions must be a non-empty string",
+        ),
+    ],
+)
+def test_invalid_manifests_name_the_field(text: str, message: str) -> None:
+    with pytest.raises(ManifestError, match=message) as info:
+        parse_manifest(text, source=".docs-mcp.json")
+    assert str(info.value).startswith(".docs-mcp.json")
+
+
+def test_unknown_top_level_keys_are_warnings() -> None:
+    manifest, issues = parse_manifest('{"version": "1", "instructions": "x"}')
+    assert manifest.version == "1"
+    assert [(i.severity, i.message) for i in issues] == [
+        ("warning", "unknown manifest key 'instructions' is ignored")
+    ]
+
+
+# ── globs ────────────────────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("**/*.md", "a.md", True),
+        ("**/*.md", "x/y/a.md", True),
+        ("*.md", "x/a.md", False),
+        ("*.md", ".hidden.md", True),  # dot: true
+        ("guides/**", "guides/a/b.md", True),
+        ("guides/*.md", "guides/a/b.md", False),
+        ("a/**/b.md", "a/b.md", True),
+        ("{auth,billing}.md", "billing.md", True),
+        ("[ab].md", "c.md", False),
+        ("?.md", "a.md", True),
+        ("./docs/*.md", "docs/x.md", True),
+        ("  docs/x.md  ", "docs/x.md", True),
+        ("docs/x.md", "docs/x.mdx", False),
+    ],
+)
+def test_glob_semantics(pattern: str, path: str, expected: bool) -> None:
+    assert glob_match(pattern, path) is expected
+
+
+# ── resolution precedence ────────────────────────────────────────────────────────────────────────
+
+
+def resolve(
+    manifest: Any, path: str = "guides/example.md", markdown: str = "", front_matter: Any = None
+) -> Any:
+    return resolve_file_config(
+        path, manifest, markdown=markdown, front_matter=front_matter, first_h1=None, source=path
+    )
+
+
+def test_default_strategy_without_manifest() -> None:
+    config = resolve(None)
+    assert config.strategy == Strategy("h2") and config.metadata == {}
+
+
+def test_overrides_last_match_wins_and_metadata_merges() -> None:
+    manifest = parse(
+        {
+            "version": "1",
+            "strategy": {"chunk_by": "h2", "max_chunk_size": 5000},
+            "metadata": {"language": "typescript"},
+            "overrides": [
+                {
+                    "pattern": "guides/**/*.md",
+                    "metadata": {"scope": "sdk-specific"},
+                    "strategy": {"chunk_by": "h1"},
+                },
+                {"pattern": "guides/advanced/*.md", "metadata": {"scope": "global-guide"}},
+                {"pattern": "guides/advanced/retries.md", "strategy": {"chunk_by": "h3"}},
+            ],
+        }
+    )
+    config = resolve(manifest, "guides/advanced/retries.md")
+    assert config.metadata == {"language": "typescript", "scope": "global-guide"}
+    # strategy replaces wholesale: the manifest's max_chunk_size is gone
+    assert config.strategy == Strategy("h3")
+    other = resolve(manifest, "guides/intro.md")
+    assert other.strategy == Strategy("h1") and other.metadata["scope"] == "sdk-specific"
+    untouched = resolve(manifest, "README.md")
+    assert untouched.strategy == Strategy("h2", 5000) and untouched.metadata == {"language": "typescript"}
+
+
+def test_metadata_values_are_trimmed() -> None:
+    manifest = parse({"version": "1", "metadata": {" language ": " go "}})
+    assert resolve(manifest).metadata == {"language": "go"}
+
+
+def test_html_hint_replaces_only_chunk_by() -> None:
+    manifest = parse(
+        {"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 900, "min_chunk_size": 10}}
+    )
+    markdown = '# T\n\n<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->\n'
+    assert resolve(manifest, markdown=markdown).strategy == Strategy("h3", 900, 10)
+
+
+def test_hint_is_found_anywhere_but_only_the_first_one_counts() -> None:
+    assert find_hint('```\n<!-- mcp_chunking_hint: {"chunk_by": "file"} -->\n```') == "file"
+    assert (
+        find_hint('<!--mcp_chunking_hint:{"chunk_by":"h1"}--> <!-- mcp_chunking_hint: {"chunk_by": "h3"} -->')
+        == "h1"
+    )
+    # an invalid first hint disables hints for the file
+    assert (
+        find_hint(
+            '<!-- mcp_chunking_hint: {"chunk_by": "h4"} -->\n<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->'
+        )
+        is None
+    )
+    assert find_hint("<!-- mcp_chunking_hint: {not json} -->") is None
+    assert find_hint("no hint") is None
+
+
+def test_front_matter_hint_drops_size_limits_and_beats_the_html_hint() -> None:
+    manifest = parse(
+        {
+            "version": "1",
+            "strategy": {"chunk_by": "h2", "max_chunk_size": 900},
+            "metadata": {"language": "ts"},
+        }
+    )
+    markdown = '<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->'
+    config = resolve(
+        manifest,
+        markdown=markdown,
+        front_matter={"mcp_chunking_hint": "file", "mcp_metadata": {"scope": "g"}},
+    )
+    assert config.strategy == Strategy("file")
+    assert config.metadata == {"language": "ts", "scope": "g"}
+
+
+def test_front_matter_strategy_wins_over_hint() -> None:
+    config = resolve(
+        None,
+        markdown='<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->',
+        front_matter={"mcp_strategy": {"chunk_by": "h1", "max_chunk_size": 100}, "mcp_chunking_hint": "file"},
+    )
+    assert config.strategy == Strategy("h1", 100)
+
+
+def test_front_matter_metadata_then_mcp_metadata() -> None:
+    manifest = parse({"version": "1", "metadata": {"language": "typescript", "product": "sdk"}})
+    config = resolve(
+        manifest,
+        front_matter={
+            "metadata": {"scope": "global-guide", "product": "docs"},
+            "mcp_metadata": {"product": "api"},
+        },
+    )
+    assert config.metadata == {"language": "typescript", "scope": "global-guide", "product": "api"}
+
+
+@pytest.mark.parametrize(
+    ("front_matter", "message"),
+    [
+        ({"mcp_strategy": "h2"}, "mcp_strategy must be an object"),
+        ({"mcp_strategy": {"chunk_by": "h9"}}, "mcp_strategy.chunk_by must be one of"),
+        ({"mcp_chunking_hint": "h5"}, "mcp_chunking_hint must be one of"),
+        ({"mcp_metadata": ["a"]}, "mcp_metadata must be an object"),
+        ({"metadata": {"k": 3}}, "must be a string"),
+        ({"mcp_metadata": {"k": ""}}, "cannot be empty"),
+    ],
+)
+def test_bad_front_matter_is_rejected(front_matter: dict[str, Any], message: str) -> None:
+    with pytest.raises(ManifestError, match=message):
+        resolve(None, front_matter=front_matter)
+
+
+def test_title_prefers_front_matter_then_first_h1() -> None:
+    config = resolve_file_config(
+        "a.md", None, markdown="", front_matter={"title": "  FM Title "}, first_h1="H1", source="a.md"
+    )
+    assert config.title == "FM Title"
+    assert (
+        resolve_file_config("a.md", None, markdown="", front_matter=None, first_h1="H1", source="a.md").title
+        == "H1"
+    )
+
+
+# ── on disk: nearest manifest, relative override paths ──────────────────────────────────────────
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_nearest_manifest_wins_exclusively_and_overrides_are_relative_to_it(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"scope": "global"}}))
+    write(
+        tmp_path,
+        "sdks/ts/.docs-mcp.json",
+        json.dumps(
+            {
+                "version": "1",
+                "metadata": {"language": "typescript"},
+                "overrides": [{"pattern": "auth.md", "metadata": {"scope": "sdk-specific"}}],
+            }
+        ),
+    )
+    write(tmp_path, "sdks/ts/auth.md", "# Auth\n")
+    write(tmp_path, "sdks/ts/deep/other.md", "# Other\n")
+    write(tmp_path, "guide.md", "---\ntitle: Guide\n---\n# G\n")
+    resolver = ManifestResolver(tmp_path)
+    auth = prepare_file(tmp_path, "sdks/ts/auth.md", resolver)
+    assert auth.config.metadata == {"language": "typescript", "scope": "sdk-specific"}  # no "global" merge
+    assert auth.manifest is not None and auth.manifest.path == "sdks/ts/.docs-mcp.json"
+    other = prepare_file(tmp_path, "sdks/ts/deep/other.md", resolver)
+    assert other.config.metadata == {"language": "typescript"}
+    guide = prepare_file(tmp_path, "guide.md", resolver)
+    assert guide.config.metadata == {"scope": "global"} and guide.config.title == "Guide"
+    assert guide.manifest is not None and guide.manifest.base == ""
+
+
+def test_broken_manifest_is_reported_once_per_lookup_with_its_path(tmp_path: Path) -> None:
+    write(tmp_path, "a/.docs-mcp.json", '{"version": "1",\n "strategy": {"chunk_by": "h7"}}')
+    write(tmp_path, "a/x.md", "# X\n")
+    resolver = ManifestResolver(tmp_path)
+    with pytest.raises(FindingError) as info:
+        prepare_file(tmp_path, "a/x.md", resolver)
+    assert info.value.finding.path == "a/.docs-mcp.json"
+    assert "chunk_by must be one of" in info.value.finding.message
+    listed = list(resolver.all_manifests())
+    assert [(p, e is not None) for p, e in listed] == [("a/.docs-mcp.json", True)]
+
+
+def test_front_matter_yaml_error_has_a_line(tmp_path: Path) -> None:
+    write(tmp_path, "bad.md", "---\ntitle: ok\nkey: [unclosed\n---\n# B\n")
+    with pytest.raises(FindingError) as info:
+        prepare_file(tmp_path, "bad.md", ManifestResolver(tmp_path))
+    finding = info.value.finding
+    assert finding.path == "bad.md" and finding.severity == "error"
+    assert finding.message.startswith("front matter is not valid YAML")
+    assert finding.line is not None and 2 <= finding.line <= 4
+
+
+def test_invalid_utf8_reports_the_line(tmp_path: Path) -> None:
+    (tmp_path / "latin.md").write_bytes(b"# Title\n\ncaf\xe9\n")
+    with pytest.raises(FindingError) as info:
+        prepare_file(tmp_path, "latin.md", ManifestResolver(tmp_path))
+    assert info.value.finding.line == 3
+    assert "not valid UTF-8" in info.value.finding.message
+
+
+def test_walk_corpus_order_templates_hidden_and_symlink_loops(tmp_path: Path) -> None:
+    for rel in [
+        "b.md",
+        "A.md",
+        "sub/c.md",
+        ".hidden/x.md",
+        ".dot.md",
+        "p/x.template.md",
+        "p/y.template.yaml",
+        "n.txt",
+    ]:
+        write(tmp_path, rel, "# x\n")
+    os.symlink(tmp_path / "sub", tmp_path / "sub" / "loop")
+    files, templates, findings = walk_corpus(tmp_path)
+    assert files == ["A.md", "b.md", "sub/c.md"]
+    assert templates == ["p/x.template.md", "p/y.template.yaml"]
+    assert [(f.path, f.severity) for f in findings] == [("sub/loop", "warning")]
+    assert "symbolic link loop" in findings[0].message

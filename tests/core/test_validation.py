@@ -1,0 +1,422 @@
+"""validate_corpus: every check, with paths, lines and severities."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from docs_mcp_core.chunking import Strategy
+from docs_mcp_core.corpus import Finding
+from docs_mcp_core.corpus_pool import ChunkedFile
+from docs_mcp_core.metadata import MAX_TAXONOMY_KEYS, MAX_VALUES_PER_KEY
+from docs_mcp_core.validation import (
+    DocsDirError,
+    ValidationReport,
+    _check_metadata_limits,  # pyright: ignore[reportPrivateUsage]
+    directive_findings,
+    validate_corpus,
+)
+
+ROOT_MANIFEST = json.dumps(
+    {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"language": "python"}}
+)
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def triples(report: ValidationReport) -> list[tuple[str, int | None, str]]:
+    return [(f.path, f.line, f.severity) for f in report.findings]
+
+
+def only(report: ValidationReport, path: str) -> list[Finding]:
+    return [f for f in report.findings if f.path == path]
+
+
+def test_clean_corpus(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "a.md", "# A\n\n## One\n\ntext\n\n## Two\n\nmore\n")
+    write(tmp_path, "sub/b.md", "---\ntitle: B\nmcp_metadata:\n  scope: guide\n---\n# B\n\nbody\n")
+    report = validate_corpus(tmp_path)
+    assert report.findings == []
+    assert (report.files, report.errors, report.warnings, report.ok) == (2, 0, 0, True)
+    assert report.chunks == 4
+    assert report.summary() == "validated 2 markdown files, 0 errors, 0 warnings"
+    assert report.to_dict() == {"files": 2, "errors": 0, "warnings": 0, "findings": []}
+
+
+def test_keep_chunks_hands_the_chunks_to_the_caller(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "b.md", "# B\n\n## One\n\ntext\n")
+    write(tmp_path, "a.md", "# A\n")
+    (tmp_path / "bad.md").write_bytes(b"\xff")
+    report = validate_corpus(tmp_path, keep_chunks=True)
+    assert [r.relpath for r in report.results] == ["a.md", "b.md"]
+    assert [c.chunk_id for r in report.results for c in r.chunks] == [
+        "a.md#_preamble",
+        "b.md#_preamble",
+        "b.md#b/one",
+    ]
+    assert report.results[1].metadata == {"language": "python"}
+    assert [r.chunks for r in validate_corpus(tmp_path).results] == [[], []]
+
+
+def test_missing_or_non_directory_docs_dir(tmp_path: Path) -> None:
+    with pytest.raises(DocsDirError, match="not found"):
+        validate_corpus(tmp_path / "nope")
+    write(tmp_path, "file.md", "x")
+    with pytest.raises(DocsDirError, match="not a directory"):
+        validate_corpus(tmp_path / "file.md")
+
+
+def test_empty_docs_dir_is_an_error(tmp_path: Path) -> None:
+    report = validate_corpus(tmp_path)
+    assert [f.render() for f in report.findings] == [f".: error: no markdown files found under {tmp_path}"]
+    assert report.files == 0 and not report.ok
+
+
+def test_files_without_manifest_are_warnings(tmp_path: Path) -> None:
+    write(tmp_path, "a.md", "# A\n")
+    write(tmp_path, "b.md", "---\nmcp_chunking_hint: file\n---\n# B\n")
+    report = validate_corpus(tmp_path)
+    assert [f.render() for f in report.findings] == [
+        "a.md: warning: no manifest found; using default strategy 'h2'",
+        "b.md: warning: no manifest found; using strategy 'file' set in the file",
+    ]
+    assert report.ok
+
+
+def test_invalid_manifest_json_has_a_line_and_files_under_it_are_not_reported_again(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", '{\n  "version": "1",\n  "strategy": {"chunk_by": "h2"},\n}\n')
+    for i in range(3):
+        write(tmp_path, f"f{i}.md", "# x\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [(".docs-mcp.json", 4, "error")]
+    assert "manifest is not valid JSON" in report.findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        ({"version": "2"}, "version must be '1' (got \"2\")"),
+        (
+            {"version": "1", "strategy": {"chunk_by": "h5"}},
+            'strategy.chunk_by must be one of: h1, h2, h3, file (got "h5")',
+        ),
+        ({"version": "1", "metadata": {"language": 3}}, "metadata.language must be a string (got 3)"),
+        ({"version": "1", "metadata": {"language": ""}}, "metadata.language cannot be empty"),
+        ({"version": "1", "overrides": [{"pattern": ""}]}, "overrides[0].pattern"),
+        (
+            {"version": "1", "overrides": [{"pattern": "*.md", "strategy": {"chunk_by": "h0"}}]},
+            "overrides[0].strategy.chunk_by",
+        ),
+    ],
+)
+def test_manifest_schema_errors(tmp_path: Path, manifest: dict[str, object], message: str) -> None:
+    write(tmp_path, "sub/.docs-mcp.json", json.dumps(manifest))
+    write(tmp_path, "sub/a.md", "# A\n")
+    report = validate_corpus(tmp_path)
+    errors = [f for f in report.findings if f.severity == "error"]
+    assert [f.path for f in errors] == ["sub/.docs-mcp.json"]
+    assert message in errors[0].message
+
+
+def test_unknown_manifest_key_is_a_warning_with_line(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", '{\n  "version": "1",\n  "instructions": "x"\n}\n')
+    write(tmp_path, "a.md", "# A\n")
+    report = validate_corpus(tmp_path)
+    assert [f.render() for f in report.findings] == [
+        ".docs-mcp.json:3: warning: unknown manifest key 'instructions' is ignored"
+    ]
+
+
+def test_front_matter_problems(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "yaml.md", "---\ntitle: x\nbad: [1, 2\n---\n# Y\n")
+    write(tmp_path, "strategy.md", "---\nmcp_strategy:\n  chunk_by: h9\n---\n# S\n")
+    write(tmp_path, "meta.md", "---\nmcp_metadata:\n  scope: 5\n---\n# M\n")
+    write(tmp_path, "unknown.md", "---\ntitle: t\nmcp_metdata:\n  a: b\n---\n# U\n")
+    report = validate_corpus(tmp_path)
+    by_path = {f.path: f for f in report.findings}
+    assert by_path["yaml.md"].severity == "error"
+    assert by_path["yaml.md"].message.startswith("front matter is not valid YAML")
+    assert by_path["yaml.md"].line in (3, 4)
+    assert by_path["strategy.md"].severity == "error" and by_path["strategy.md"].line == 1
+    assert "mcp_strategy.chunk_by must be one of" in by_path["strategy.md"].message
+    assert "mcp_metadata.scope must be a string" in by_path["meta.md"].message
+    unknown = by_path["unknown.md"]
+    assert (unknown.severity, unknown.line) == ("warning", 3)
+    assert "unknown front matter key 'mcp_metdata'" in unknown.message
+    assert "did you mean 'mcp_metadata'" in unknown.message
+    assert (report.errors, report.warnings) == (3, 1)
+
+
+def test_invalid_utf8_and_empty_files(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    (tmp_path / "latin1.md").write_bytes(b"# T\n\nline two\ncaf\xe9\n")
+    write(tmp_path, "empty.md", "\n\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("empty.md", None, "warning"), ("latin1.md", 4, "error")]
+    assert "not valid UTF-8" in report.findings[1].message
+
+
+def test_symlink_loop_is_reported(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "sub/a.md", "# A\n")
+    os.symlink(tmp_path / "sub", tmp_path / "sub" / "again")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("sub/again", None, "warning")]
+    assert report.files == 1
+
+
+# ── hint comments and directives ─────────────────────────────────────────────────────────────────
+
+
+def messages(
+    markdown: str, front_matter: dict[str, object] | None = None
+) -> list[tuple[int | None, str, str]]:
+    return [(f.line, f.severity, f.message) for f in directive_findings("d.md", markdown, front_matter)]
+
+
+def test_a_valid_hint_outside_code_is_silent() -> None:
+    assert messages('# T\n\n<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->\n') == []
+
+
+def test_invalid_hint_json_is_an_error_with_line() -> None:
+    got = messages('# T\n\n<!-- mcp_chunking_hint: {"chunk_by": h3} -->\n')
+    assert len(got) == 1
+    line, severity, message = got[0]
+    assert (line, severity) == (3, "error")
+    assert message.startswith("chunking hint is not valid JSON")
+    assert message.endswith("no chunking hint applies to this file")
+
+
+def test_unknown_chunk_by_in_hint_is_an_error() -> None:
+    assert messages('x\n<!-- mcp_chunking_hint: {"chunk_by": "h4"} -->') == [
+        (
+            2,
+            "error",
+            'chunking hint chunk_by must be one of: h1, h2, h3, file (got "h4"); no chunking hint applies to this file',
+        )
+    ]
+    assert messages('<!-- mcp_chunking_hint: {"strategy": "h2"} -->')[0][2].startswith(
+        "chunking hint chunk_by must be one of: h1, h2, h3, file (got nothing)"
+    )
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        '<!-- mcp_chunking_hint {"chunk_by": "h3"} -->',  # no colon
+        "<!-- mcp_chunking_hint: h3 -->",  # not an object
+        '<!-- mcp_chunking_hint: {"chunk_by": "h3"}',  # never closed
+    ],
+)
+def test_malformed_hints_are_errors(comment: str) -> None:
+    got = messages(f"# T\n\n{comment}\n\ntext\n")
+    assert [(line, sev) for line, sev, _m in got] == [(3, "error")]
+    assert got[0][2].startswith("malformed chunking hint")
+
+
+def test_hint_inside_code_block_still_applies_and_is_a_warning() -> None:
+    markdown = '# T\n\n```md\n<!-- mcp_chunking_hint: {"chunk_by": "file"} -->\n```\n'
+    assert messages(markdown) == [
+        (4, "warning", "chunking hint inside code block; it still applies to the whole file (chunk_by file)")
+    ]
+    inline = 'Use `<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->` in a file.\n'
+    assert messages(inline)[0][2].startswith("chunking hint inside inline code")
+
+
+def test_hints_in_code_after_the_first_hint_are_inert_examples() -> None:
+    markdown = (
+        '<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->\n\n'
+        '```\n<!-- mcp_chunking_hint: {"chunk_by": "bogus"} -->\n<!-- mcp_other -->\n```\n'
+        "\n- item\n\n  ```\n  <!-- mcp_nested: x -->\n  ```\n"
+    )
+    assert messages(markdown) == []
+
+
+def test_later_hints_and_hints_overridden_by_front_matter_are_warnings() -> None:
+    markdown = '<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->\n\ntext\n\n<!-- mcp_chunking_hint: {"chunk_by": "h1"} -->\n'
+    assert messages(markdown) == [
+        (5, "warning", "only the first chunking hint of a file applies (line 1); this one is ignored")
+    ]
+    assert messages(
+        '<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->', {"mcp_strategy": {"chunk_by": "h2"}}
+    ) == [(1, "warning", "front matter mcp_strategy overrides this chunking hint; it has no effect")]
+    assert messages('<!-- mcp_chunking_hint: {"chunk_by": "h3", "max_chunk_size": 5} -->') == [
+        (1, "warning", "only chunk_by is read from a chunking hint; ignoring max_chunk_size")
+    ]
+
+
+def test_unknown_directives_are_errors_outside_code() -> None:
+    got = messages('# T\n\n<!-- mcp_metadata: {"language": "go"} -->\n<!-- mcp_chunkinghint: x -->\n')
+    assert [(line, sev) for line, sev, _m in got] == [(3, "error"), (4, "error")]
+    assert got[0][2].startswith("unknown directive 'mcp_metadata' in an HTML comment")
+    assert "front matter or .docs-mcp.json" in got[0][2]
+    assert "did you mean 'mcp_chunking_hint'" in got[1][2]
+    assert messages("```\n<!-- mcp_metadata: x -->\n```\n") == []
+
+
+def test_directive_findings_end_to_end(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "a.md", '# A\n\n<!-- mcp_chunking_hint: {"chunk_by": "h9"} -->\n\n<!-- mcp_foo -->\n')
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("a.md", 3, "error"), ("a.md", 5, "error")]
+    assert report.lines()[-1] == "validated 1 markdown files, 2 errors, 0 warnings"
+
+
+# ── metadata limits ──────────────────────────────────────────────────────────────────────────────
+
+
+def chunked(rel: str, metadata: dict[str, str]) -> ChunkedFile:
+    return ChunkedFile(rel, [], 1, Strategy("h2"), metadata, None, "", None, 0)
+
+
+def test_too_many_values_names_the_file_that_introduced_the_extra_value() -> None:
+    results = [chunked(f"f{i:04}.md", {"sdk": f"v{i}"}) for i in range(MAX_VALUES_PER_KEY + 3)]
+    results.insert(5, chunked("again.md", {"sdk": "v1"}))  # repeated values do not count
+    findings = _check_metadata_limits(results)
+    assert [(f.path, f.severity) for f in findings] == [(f"f{MAX_VALUES_PER_KEY:04}.md", "error")]
+    assert findings[0].message == (
+        f"metadata sdk = 'v{MAX_VALUES_PER_KEY}' is the {MAX_VALUES_PER_KEY + 1}th distinct value of 'sdk' in the "
+        f"corpus; at most {MAX_VALUES_PER_KEY} values per key are allowed"
+    )
+
+
+def test_too_many_keys() -> None:
+    results = [chunked(f"k{i:03}.md", {f"key{i}": "x"}) for i in range(MAX_TAXONOMY_KEYS + 1)]
+    findings = _check_metadata_limits(results)
+    assert [f.path for f in findings] == [f"k{MAX_TAXONOMY_KEYS:03}.md"]
+    assert f"at most {MAX_TAXONOMY_KEYS} taxonomy keys" in findings[0].message
+
+
+def test_long_keys_and_values_are_reported_once_on_the_first_file(tmp_path: Path) -> None:
+    long_value = "v" * 129
+    long_key = "k" * 65
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"language": "go"}}))
+    write(tmp_path, "a.md", f"---\nmcp_metadata:\n  scope: {long_value}\n---\n# A\n")
+    write(tmp_path, "b.md", f"---\nmcp_metadata:\n  scope: {long_value}\n  {long_key}: x\n---\n# B\n")
+    write(tmp_path, "c.md", f"---\nmcp_metadata:\n  {long_key}: y\n---\n# C\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("a.md", None, "error"), ("b.md", None, "error")]
+    assert "129 characters long; at most 128" in report.findings[0].message
+    assert report.findings[1].message.startswith(f"metadata key '{long_key}': key is 65 characters long")
+
+
+def test_value_length_is_counted_in_utf16_units(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"emoji": "😀" * 64}}))
+    write(tmp_path, "a.md", "# A\n")
+    assert validate_corpus(tmp_path).ok
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"emoji": "😀" * 65}}))
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("a.md", None, "error")]
+
+
+# ── manifest usage ───────────────────────────────────────────────────────────────────────────────
+
+
+def test_unused_manifests_overrides_and_taxonomy_are_warnings(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        ".docs-mcp.json",
+        json.dumps(
+            {
+                "version": "1",
+                "metadata": {"language": "python"},
+                "taxonomy": {
+                    "language": {"vector_collapse": True, "properties": {"rust": {"mcp_resource": True}}},
+                    "platform": {"vector_collapse": True},
+                },
+                "overrides": [
+                    {"pattern": "guides/*.md", "metadata": {"scope": "g"}},
+                    {"pattern": "gides/**"},
+                ],
+            },
+            indent=2,
+        ),
+    )
+    write(tmp_path, "guides/a.md", "# A\n")
+    write(tmp_path, "empty/.docs-mcp.json", json.dumps({"version": "1"}))
+    report = validate_corpus(tmp_path)
+    rendered = [f.render() for f in report.findings]
+    assert rendered == [
+        ".docs-mcp.json:10: warning: taxonomy.language.properties: no chunk has language = 'rust'; "
+        "this setting has no effect",
+        ".docs-mcp.json:15: warning: taxonomy key 'platform' does not match any chunk metadata; "
+        "this configuration has no effect",
+        '.docs-mcp.json:27: warning: overrides[1].pattern "gides/**" matches no markdown file governed by this '
+        "manifest (patterns are relative to the manifest's folder)",
+        "empty/.docs-mcp.json: warning: this manifest governs no markdown file (each file uses only its nearest "
+        "manifest); its settings have no effect",
+    ]
+
+
+# ── prompt templates ─────────────────────────────────────────────────────────────────────────────
+
+
+def test_prompt_templates(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "a.md", "# A\n")
+    write(tmp_path, "prompts/good.template.md", "---\ntitle: Good\n---\nHello {{name}}\n")
+    write(tmp_path, "prompts/empty.template.md", "---\ntitle: Empty\n---\n\n")
+    write(
+        tmp_path,
+        "prompts/bad.template.yaml",
+        "title: Bad\nmessages:\n  - role: robot\n    content: {type: text, text: hi}\n",
+    )
+    write(tmp_path, "prompts/both.template.md", "Body\n")
+    write(
+        tmp_path,
+        "prompts/both.template.yaml",
+        "messages:\n  - role: user\n    content: {type: text, text: hi}\n",
+    )
+    report = validate_corpus(tmp_path)
+    rendered = [f.render() for f in report.findings]
+    assert rendered[0].startswith(
+        "prompts/bad.template.yaml:3: error: messages[0].role must be 'user' or 'assistant'"
+    )
+    assert rendered[1:] == [
+        "prompts/both.template.md: warning: Found both markdown and yaml templates for 'prompts/both' "
+        "(prompts/both.template.md and prompts/both.template.yaml); using yaml",
+        "prompts/empty.template.md: error: prompt template body must be a non-empty string",
+    ]
+    assert report.files == 1  # templates are not documentation
+
+
+# ── ordering and real corpora ────────────────────────────────────────────────────────────────────
+
+
+def test_findings_are_sorted_deterministically(tmp_path: Path) -> None:
+    write(tmp_path, "b.md", "<!-- mcp_x -->\n\n<!-- mcp_y -->\n")
+    write(tmp_path, "A.md", "# A\n")
+    write(tmp_path, "a/z.md", "# Z\n")
+    first = validate_corpus(tmp_path)
+    # case-insensitive first ("a.md" < "a/z.md" because "." < "/"), then line
+    assert [(f.path, f.line) for f in first.findings] == [
+        ("A.md", None),
+        ("a/z.md", None),
+        ("b.md", None),
+        ("b.md", 1),
+        ("b.md", 3),
+    ]
+    assert validate_corpus(tmp_path, workers=1).findings == first.findings
+
+
+def test_examples_docs_are_clean(examples_docs: Path) -> None:
+    if not any(examples_docs.rglob("*.md")):
+        pytest.skip("examples/docs has no markdown yet")
+    report = validate_corpus(examples_docs)
+    assert report.errors == 0, report.lines()
+
+
+@pytest.mark.shared
+def test_sdk_docs_is_clean(shared_dir: Path) -> None:
+    report = validate_corpus(shared_dir / "corpora" / "sdk-docs")
+    assert (report.files, report.chunks, report.errors) == (4087, 10_969, 0), report.lines()[:20]
