@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import typer
-from docs_mcp_cli.validate_cmd import validate
 from typer.testing import CliRunner
+
+from docs_mcp_cli.validate_cmd import validate
 
 runner = CliRunner()
 WIDE = {"COLUMNS": "400"}  # keep typer's error box from wrapping long tmp paths

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks, embedding_input, slugify
 from docs_mcp_core.markdown import utf16_len
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+
 from docs_mcp_core.embedding import (
     EmbeddingProvider,
     EmbedProgress,
@@ -27,7 +28,6 @@ from docs_mcp_core.embedding import (
 )
 from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.tokens import count_tokens
-
 from tests.fakes.openai_server import FakeOpenAI, Fault, fake_vector
 
 MODEL = "text-embedding-3-small"

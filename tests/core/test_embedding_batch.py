@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from typing import Literal
 
 import pytest
+
 from docs_mcp_core.embedding import EmbedProgress, OpenAIEmbeddingProvider
 from docs_mcp_core.errors import EmbeddingError
-
 from tests.fakes.openai_server import FakeOpenAI, Fault, fake_vector
 
 MODEL = "text-embedding-3-small"

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+
 from docs_mcp_core.embedding import (
     EmbedProgress,
     HashEmbeddingProvider,
@@ -31,7 +32,6 @@ from docs_mcp_core.embedding_cache import (
     save_embedding_cache,
 )
 from docs_mcp_core.errors import EmbeddingError
-
 from tests.fakes.openai_server import FakeOpenAI
 
 CHUNKS = [

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from docs_mcp_core.corpus import ManifestResolver, prepare_file
 from docs_mcp_core.errors import ManifestError
 from docs_mcp_core.fix import (

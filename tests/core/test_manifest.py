@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from docs_mcp_core.chunking import Strategy
 from docs_mcp_core.corpus import FindingError, ManifestResolver, prepare_file, walk_corpus
 from docs_mcp_core.errors import ManifestError

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from docs_mcp_core.errors import IndexNotFoundError, MetadataError
 from docs_mcp_core.metadata import (
     MAX_KEY_LENGTH,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from docs_mcp_core.mustache import MustacheError, parse, render
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from docs_mcp_core.errors import PromptTemplateError
 from docs_mcp_core.prompts import (
     InvalidPrompt,

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from docs_mcp_core import tokens
 from docs_mcp_core.tokens import (
     ENCODING_SHA256,

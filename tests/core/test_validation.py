@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from docs_mcp_core.chunking import Strategy
 from docs_mcp_core.corpus import Finding
 from docs_mcp_core.corpus_pool import ChunkedFile

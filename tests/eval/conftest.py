@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from docs_mcp_eval.cli import main
 
 HERE = Path(__file__).parent

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from docs_mcp_eval.formatting import to_fixed
 
 from .conftest import FAKE_CASES, CliRunner, fake_build_command, fake_server_command

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from docs_mcp_eval.cases import DEFAULT_LIMIT, DEFAULT_MAX_ROUNDS, EvalCase, load_cases, parse_cases
 from docs_mcp_eval.errors import CaseFileError
 

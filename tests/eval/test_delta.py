@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from docs_mcp_eval.delta import (
     DeltaInput,
     load_baseline,

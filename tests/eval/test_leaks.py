@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from docs_mcp_eval.leaks import hit_violates_filters
 
 TS_SDK = {"language": "typescript", "scope": "sdk-specific"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from docs_mcp_eval.formatting import format_size, round_metric, signed_fixed, to_fixed
 from docs_mcp_eval.metrics import (
     avg_rounds_to_right_doc,

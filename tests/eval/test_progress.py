@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
+
 from docs_mcp_eval.progress import Progress
 
 

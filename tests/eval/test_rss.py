@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+
 from docs_mcp_eval.rss import RssSampler, child_pids, find_new_child, tree_rss_kb
 
 BALLAST_MB = 48

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from docs_mcp_eval.formatting import round_metric
 from docs_mcp_eval.metrics import percentile
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fix import plan_fixes
 

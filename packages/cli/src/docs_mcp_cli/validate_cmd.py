@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.validation import validate_corpus
 

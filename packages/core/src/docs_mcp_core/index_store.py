@@ -49,8 +49,12 @@ def quote_identifier(name: str) -> str:
 
 
 def quote_string(value: str) -> str:
-    """Quote a string literal for a LanceDB SQL filter (backslashes doubled, NUL dropped)."""
-    return "'" + value.replace("\\", "\\\\").replace("\0", "").replace("'", "''") + "'"
+    """Quote a string literal for a LanceDB SQL filter (quotes doubled, NUL dropped).
+
+    LanceDB's SQL dialect has no backslash escapes: a backslash is an ordinary character, so it is
+    kept as is (doubling it, as the original does, makes values containing one unmatchable).
+    """
+    return "'" + value.replace("\0", "").replace("'", "''") + "'"
 
 
 def table_schema(metadata_keys: Sequence[str], vector_dimensions: int | None) -> pa.Schema:

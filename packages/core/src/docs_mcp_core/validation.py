@@ -177,11 +177,10 @@ def validate_corpus(
                 reused[rel] = hit
     todo = [rel for rel in files if rel not in reused]
     fresh: dict[str, ChunkedFile] = {}
-    done = 0
-    for rel, result in chunk_corpus_parallel(
-        docs_dir, todo, workers, keep_chunks=keep_chunks, inspect=inspect_prepared_file
+    for done, (rel, result) in enumerate(
+        chunk_corpus_parallel(docs_dir, todo, workers, keep_chunks=keep_chunks, inspect=inspect_prepared_file),
+        start=1,
     ):
-        done += 1
         if progress is not None and (done % 64 == 0 or done == len(todo)):
             progress(done, len(todo))
         if isinstance(result, FindingError):
