@@ -9,6 +9,7 @@ that is what the original's JavaScript writer produces; readers accept any numer
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,6 +38,7 @@ BASE_COLUMNS = (
 # original way.
 SEARCH_TEXT_COLUMNS = ("search_heading", "search_text", "search_path")
 PRIOR_COLUMN = "search_prior"
+DEDUP_COLUMN = "search_dedup"  # hash of content_text: byte-identical chunks collapse into one hit
 # Exact search is fast enough below this many vectors; above it an ANN index is built.
 ANN_INDEX_MIN_ROWS = 50_000
 
@@ -75,6 +77,7 @@ def table_schema(metadata_keys: Sequence[str], vector_dimensions: int | None) ->
     fields.append(pa.field("file_fingerprint", pa.string()))
     fields.extend(pa.field(c, pa.string()) for c in SEARCH_TEXT_COLUMNS)
     fields.append(pa.field(PRIOR_COLUMN, pa.float32()))
+    fields.append(pa.field(DEDUP_COLUMN, pa.string()))
     if vector_dimensions:
         fields.append(pa.field("vector", pa.list_(pa.float32(), vector_dimensions)))
     return pa.schema(fields)
@@ -112,6 +115,7 @@ def chunks_to_arrow(
     cols["search_text"] = [expand_identifiers(c.content_text) for c in chunks]
     cols["search_path"] = [path_words(c.filepath, c.breadcrumb) for c in chunks]
     cols[PRIOR_COLUMN] = [static_prior(c.filepath, c.heading, c.content, generic) for c in chunks]
+    cols[DEDUP_COLUMN] = [hashlib.blake2b(c.content_text.encode("utf-8"), digest_size=8).hexdigest() for c in chunks]
     if vector_dimensions:
         vecs = vectors or {}
         cols["vector"] = [list(vecs[c.chunk_id]) if c.chunk_id in vecs else None for c in chunks]

@@ -87,10 +87,12 @@ def expand_identifiers(text: str) -> str:
 def path_words(filepath: str, breadcrumb: str) -> str:
     """The path (without extension) and ancestor headings of a chunk, as plain words."""
     stem = filepath.rsplit(".", 1)[0]
-    words = re.sub(r"[/_\-.]+", " ", stem)
+    words = re.sub(r"[/_\-]+", " ", stem)
     crumbs = breadcrumb.split(" > ")
     ancestors = " ".join(crumbs[1:-1]) if len(crumbs) > 2 else ""
-    return f"{words} {expand_identifiers(ancestors)}".strip()
+    # Ancestors are kept as written: splitting "Beta.Libraries.Documents" into words made every
+    # method of a resource match the resource's words and drowned the method that was asked for.
+    return f"{words} {ancestors}".strip()
 
 
 def nav_ratio(content: str) -> float:

@@ -36,7 +36,13 @@ from typing import TYPE_CHECKING, Any
 from docs_mcp_core.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.errors import IndexNotFoundError, SearchError
 from docs_mcp_core.filters import matches_filters, where_clause
-from docs_mcp_core.index_store import PRIOR_COLUMN, SEARCH_TEXT_COLUMNS, TABLE_NAME, quote_string
+from docs_mcp_core.index_store import (
+    DEDUP_COLUMN,
+    PRIOR_COLUMN,
+    SEARCH_TEXT_COLUMNS,
+    TABLE_NAME,
+    quote_string,
+)
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, collapse_keys, read_metadata
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.ranking import RankingWeights, cue_factor, expand_identifiers, query_cues
@@ -160,6 +166,7 @@ class SearchEngine:
         self._columns = set(table.schema.names)
         self._has_vectors = "vector" in self._columns and query_embedder is not None
         self._ranked_columns = all(c in self._columns for c in (*SEARCH_TEXT_COLUMNS, PRIOR_COLUMN))
+        self._dedup = DEDUP_COLUMN in self._columns
         if options.ranking not in RANKINGS:
             raise ValueError(f"unknown ranking '{options.ranking}'. Valid rankings: {', '.join(RANKINGS)}")
         self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
@@ -348,7 +355,7 @@ class SearchEngine:
         w = self._weights
         text = _lexical_query_text(query)
         slop = max(0, min(5, int(self.options.phrase_slop)))
-        more = [*self._taxonomy_keys, PRIOR_COLUMN]
+        more = [*self._taxonomy_keys, PRIOR_COLUMN, *([DEDUP_COLUMN] if self._dedup else [])]
         match_q = MultiMatchQuery(
             expand_identifiers(text),
             list(SEARCH_TEXT_COLUMNS),
@@ -391,6 +398,17 @@ class SearchEngine:
             cand.depth = cand.filepath.count("/")
             out.append(cand)
         out.sort(key=lambda c: (-c.score, c.depth, sort_key(c.chunk_id)))
+        if self._dedup:
+            # byte-identical text (a model documented again in a sub-package) is one answer
+            seen: set[str] = set()
+            unique: list[_Candidate] = []
+            for cand in out:
+                digest = rows[cand.chunk_id].get(DEDUP_COLUMN) or cand.chunk_id
+                if digest in seen:
+                    continue
+                seen.add(digest)
+                unique.append(cand)
+            out = unique
         return out
 
     def _rows_by_id(self, ids: Sequence[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -36,15 +36,20 @@ def make_snippet(text: str, query: str, length: int = SNIPPET_LENGTH) -> str:
             start = i + len(term)
     anchor = 0
     if positions:
+        # slide a window over the sorted matches; keep the one covering the most distinct terms
         positions.sort()
-        best = (-1, 0)
-        for i, _t in positions:
-            window_start = max(0, i - _LEAD)
-            window_end = window_start + length
-            covered = {t for j, t in positions if window_start <= j and j + len(t) <= window_end}
-            if len(covered) > best[0]:
-                best = (len(covered), i)
-        anchor = best[1]
+        best_count, lo = -1, 0
+        counts: dict[str, int] = {}
+        for pos, term in positions:
+            counts[term] = counts.get(term, 0) + 1
+            while positions[lo][0] < pos + len(term) - length + _LEAD:
+                old = positions[lo][1]
+                counts[old] -= 1
+                if not counts[old]:
+                    del counts[old]
+                lo += 1
+            if len(counts) > best_count:
+                best_count, anchor = len(counts), positions[lo][0]
     start = max(0, anchor - _LEAD)
     end = min(len(normal), start + length)
     if end == len(normal):
