@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+# ``__version__`` is the installed distribution's version (pyproject.toml is the only place it is
+# written), read on first access by ``__getattr__`` so that importlib.metadata stays off the start-up path.
 
 __all__ = [
     "BootError",
@@ -49,6 +50,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    __version__: str
+
     from docs_mcp_server.app import DocsMcpApp, create_app, create_server
     from docs_mcp_server.boot import BootError
     from docs_mcp_server.http import run_http, serve_http
@@ -57,6 +60,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("docs-mcp-server")
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module 'docs_mcp_server' has no attribute {name!r}")

@@ -1,0 +1,340 @@
+"""The MCP surface of a docs-mcp index: tools, resources and prompts on a low-level MCP ``Server``.
+
+``search_docs`` and ``get_doc`` (optionally prefixed) answer with the search engine's results; files
+under taxonomy values marked ``mcp_resource`` are readable as ``docs:///<filepath>`` resources; the
+prompt templates compiled into the index are served as MCP prompts. Tool schemas are built at
+start-up from ``metadata.json``; the engine itself is opened lazily (see :mod:`.engine`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import unquote, urlsplit
+
+import anyio
+import mcp.types as types
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from docs_mcp_server import prompts as prompt_support
+from docs_mcp_server.arguments import (
+    ArgumentError,
+    ToolArguments,
+    check_custom_arguments,
+    parse_get_doc_request,
+    parse_search_request,
+)
+from docs_mcp_server.boot import load_index_metadata
+from docs_mcp_server.engine import IndexUnavailableError, LazyEngine
+from docs_mcp_server.logs import log
+from docs_mcp_server.metadata_view import MetadataView
+from docs_mcp_server.options import BuildInfo, CustomTool, OptionsError, ServerOptions
+from docs_mcp_server.schemas import (
+    get_doc_description,
+    get_doc_schema,
+    search_docs_description,
+    search_docs_schema,
+)
+from docs_mcp_server.strings import file_title
+
+RESOURCE_SCHEME = "docs"
+RESOURCE_NOT_FOUND = -32002
+MIME_MARKDOWN = "text/markdown"
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def _text_result(text: str, structured: dict[str, Any] | None = None) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=False
+    )
+
+
+def vector_search_available(metadata: MetadataView, api_key: str | None) -> bool:
+    """Whether queries are embedded (decides the search description's guidance, as in the original)."""
+    provider = metadata.embedding_provider
+    if provider in (None, "", "none", "hash"):
+        return False
+    if provider == "openai":
+        return bool(api_key or os.environ.get("OPENAI_API_KEY"))
+    return True
+
+
+class DocsMcpApp:
+    """One index served over MCP: owns the ``Server``, the lazily opened engine and the build info."""
+
+    def __init__(
+        self, options: ServerOptions, metadata: MetadataView, *, engine: LazyEngine | None = None
+    ) -> None:
+        self.options = options
+        self.metadata = metadata
+        self.build_info: BuildInfo = options.build_info()
+        self.engine = engine or LazyEngine(
+            options.index_dir,
+            search_options={
+                "proximity_weight": options.proximity_weight,
+                "phrase_slop": options.phrase_slop,
+                "vector_weight": options.vector_weight,
+                "cursor_secret": options.cursor_secret,
+                "ranking": options.ranking,
+                "query_embedding_api_key": options.query_embedding_api_key,
+                "query_embedding_base_url": options.query_embedding_base_url,
+            },
+        )
+        self.search_tool = options.search_tool_name
+        self.get_doc_tool = options.get_doc_tool_name
+        self._search_args = ToolArguments(self.search_tool, search_docs_schema(metadata))
+        self._get_doc_args = ToolArguments(self.get_doc_tool, get_doc_schema())
+        self._custom: dict[str, tuple[CustomTool, Draft202012Validator]] = {}
+        for tool in options.custom_tools:
+            try:
+                Draft202012Validator.check_schema(dict(tool.input_schema))
+            except SchemaError as exc:
+                raise OptionsError(
+                    f"Custom tool '{tool.name}' has an invalid inputSchema: {exc.message}"
+                ) from exc
+            self._custom[tool.name] = (tool, Draft202012Validator(dict(tool.input_schema)))
+        available = vector_search_available(metadata, options.query_embedding_api_key)
+        self.tools: list[types.Tool] = [
+            types.Tool(
+                name=self.search_tool,
+                description=search_docs_description(metadata, vector_search_available=available),
+                input_schema=dict(self._search_args.schema),
+            ),
+            types.Tool(
+                name=self.get_doc_tool,
+                description=get_doc_description(metadata),
+                input_schema=dict(self._get_doc_args.schema),
+            ),
+            *(
+                types.Tool(name=tool.name, description=tool.description, input_schema=dict(tool.input_schema))
+                for tool, _ in self._custom.values()
+            ),
+        ]
+        self._schemas = {tool.name: tool.input_schema for tool in self.tools}
+        self._resources: list[types.Resource] | None = None
+        self._resource_lock = threading.Lock()
+        self.server: Server[Any] = Server(
+            self.build_info.name,
+            version=self.build_info.version,
+            instructions=metadata.instructions,
+            get_tool_input_schema=self._schemas.get,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+        )
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(self.tools))
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return await self.call_tool(params.name, params.arguments)
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
+        """Run one tool call and shape its ``CallToolResult`` (errors become ``isError`` results)."""
+        log(logging.DEBUG, "tool call", tool=name)
+        if name == self.search_tool:
+            return await self._search_docs(arguments)
+        if name == self.get_doc_tool:
+            return await self._get_doc(arguments)
+        if name in self._custom:
+            return await self._run_custom(name, arguments)
+        return _error_result(f"Unknown tool '{name}'.")
+
+    async def _search_docs(self, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
+        try:
+            request = parse_search_request(self._search_args, arguments, list(self.metadata.taxonomy))
+        except ArgumentError as exc:
+            return _error_result(str(exc))
+
+        def run() -> dict[str, Any]:
+            engine = self.engine.get()
+            result = engine.search(
+                request.query, limit=request.limit, filters=request.filters, cursor=request.cursor
+            )
+            return result.to_dict()
+
+        try:
+            data = await anyio.to_thread.run_sync(run)
+        except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
+            return self._engine_failure(self.search_tool, exc)
+        return _text_result(json.dumps(data, indent=2, ensure_ascii=False), data)
+
+    async def _get_doc(self, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
+        try:
+            request = parse_get_doc_request(self._get_doc_args, arguments)
+        except ArgumentError as exc:
+            return _error_result(str(exc))
+        try:
+            text = await anyio.to_thread.run_sync(
+                lambda: self.engine.get().get_doc(request.chunk_id, request.context)
+            )
+        except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
+            return self._engine_failure(self.get_doc_tool, exc)
+        return _text_result(text)
+
+    def _engine_failure(self, tool: str, exc: Exception) -> types.CallToolResult:
+        from docs_mcp_core.errors import DocsMcpError
+
+        if isinstance(exc, DocsMcpError | IndexUnavailableError):
+            return _error_result(str(exc))
+        log(logging.ERROR, f"{tool} failed", error=f"{type(exc).__name__}: {exc}")
+        return _error_result(f"{tool} failed: {exc}" if str(exc) else f"{tool} failed")
+
+    async def _run_custom(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
+        tool, validator = self._custom[name]
+        try:
+            args = check_custom_arguments(name, validator, arguments)
+            handler = tool.handler
+            if handler is None:
+                from docs_mcp_server.custom_tools import echo_arguments
+
+                handler = echo_arguments
+            if inspect.iscoroutinefunction(handler):
+                output = await cast(Any, handler)(args)
+            else:
+                output = await anyio.to_thread.run_sync(handler, args)
+        except Exception as exc:  # noqa: BLE001 - a custom tool's failure is reported to the caller
+            return _error_result(str(exc) or f"{name} failed")
+        if isinstance(output, types.CallToolResult):
+            return output
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        return _text_result(text)
+
+    # -- resources -----------------------------------------------------------------------------
+
+    async def resources(self) -> list[types.Resource]:
+        """Files under taxonomy values marked ``mcp_resource`` (listed once; the index is immutable)."""
+        if self._resources is None:
+            return await anyio.to_thread.run_sync(self._collect_resources)
+        return self._resources
+
+    def _collect_resources(self) -> list[types.Resource]:
+        with self._resource_lock:
+            if self._resources is None:
+                self._resources = self._list_resource_files()
+            return self._resources
+
+    def _list_resource_files(self) -> list[types.Resource]:
+        from docs_mcp_core.ordering import sort_key
+
+        wanted = [
+            (key, value) for key, spec in self.metadata.taxonomy.items() for value in spec.resource_values
+        ]
+        if not wanted:
+            return []
+        engine = self.engine.get()
+        paths: set[str] = set()
+        for key, value in wanted:
+            paths.update(engine.list_filepaths({key: value}))
+        return [
+            types.Resource(
+                uri=f"{RESOURCE_SCHEME}:///{path}",
+                name=path,
+                title=file_title(path, self.metadata.file_titles.get(path)),
+                description=path,
+                mime_type=MIME_MARKDOWN,
+            )
+            for path in sorted(paths, key=sort_key)
+        ]
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        try:
+            return types.ListResourcesResult(resources=await self.resources())
+        except IndexUnavailableError as exc:
+            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        filepath = resource_filepath(uri)
+        try:
+            listed = {resource.name for resource in await self.resources()}
+            if filepath not in listed:
+                raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
+            text = await anyio.to_thread.run_sync(lambda: self.engine.get().file_content(filepath))
+        except IndexUnavailableError as exc:
+            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type=MIME_MARKDOWN, text=text)]
+        )
+
+    # -- prompts -------------------------------------------------------------------------------
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=prompt_support.list_prompts(self.metadata.prompts))
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        try:
+            return prompt_support.get_prompt(self.metadata.prompts, params.name, params.arguments or {})
+        except prompt_support.PromptRequestError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from exc
+
+
+def resource_filepath(uri: str) -> str:
+    """The corpus file a ``docs:///<filepath>`` URI names (percent-decoded), or a JSON-RPC error."""
+    parts = urlsplit(uri)
+    if not parts.scheme:
+        raise MCPError(
+            code=types.INVALID_PARAMS, message=f"Invalid URI: '{uri}'. Expected docs:///<filepath>"
+        )
+    if parts.scheme.lower() != RESOURCE_SCHEME:
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message=f"Invalid URI scheme: {parts.scheme}:. Expected '{RESOURCE_SCHEME}:'",
+        )
+    path = parts.path[1:] if parts.path.startswith("/") else parts.path
+    path = unquote(path)
+    if not path:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid URI: missing filepath in '{uri}'")
+    return path
+
+
+def create_app(index_dir: str | Path, **options: Any) -> DocsMcpApp:
+    """Check ``index_dir`` (metadata.json, ``.lancedb``) and build the MCP app serving it.
+
+    ``options`` are the fields of :class:`~docs_mcp_server.options.ServerOptions`. Raises
+    :class:`~docs_mcp_server.boot.BootError` for an unusable index directory and
+    :class:`~docs_mcp_server.options.OptionsError` for invalid options.
+    """
+    server_options = ServerOptions(index_dir=Path(index_dir), **options)
+    metadata = load_index_metadata(server_options.index_dir)
+    return DocsMcpApp(server_options, metadata)
+
+
+def create_server(index_dir: str | Path, **options: Any) -> Server[Any]:
+    """An MCP ``Server`` for the index in ``index_dir`` (see :func:`create_app` for the options)."""
+    return create_app(index_dir, **options).server

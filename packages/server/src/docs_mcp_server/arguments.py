@@ -1,0 +1,140 @@
+"""Checking tool-call arguments and explaining what is wrong in the original server's words.
+
+Every call is validated against the tool's published JSON schema (``jsonschema``, draft 2020-12). The
+first failure, in the original's order of checks (not an object → unexpected field → each field in
+schema order), becomes the exact ``isError`` text the original returns, e.g. ``Unexpected field
+'x'``, ``limit must be between 1 and 50`` or ``Invalid taxonomy value for 'language': 'cobol'.
+Allowed values: go, python, typescript``. String values are trimmed first, as the original does, and
+blank strings are rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from docs_mcp_server.schemas import CONTEXT_DEFAULT, LIMIT_DEFAULT
+
+
+class ArgumentError(ValueError):
+    """Arguments a tool cannot accept; the message is the ``isError`` text returned to the client."""
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    limit: int
+    cursor: str | None
+    filters: dict[str, str]
+
+
+@dataclass(frozen=True)
+class GetDocRequest:
+    chunk_id: str
+    context: int
+
+
+class ToolArguments:
+    """Validator for one built-in tool: its schema, its string fields and its field order."""
+
+    def __init__(self, tool: str, schema: Mapping[str, Any]) -> None:
+        self.tool = tool
+        self.schema = schema
+        self.validator = Draft202012Validator(schema)
+        self.properties: dict[str, Any] = dict(schema.get("properties", {}))
+        self.order = list(self.properties)
+
+    def _normalise(self, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """Trim string values of string-typed fields; return the copy and the fields left blank."""
+        normalised = dict(arguments)
+        blank: list[str] = []
+        for key, value in arguments.items():
+            spec = self.properties.get(key)
+            if isinstance(spec, Mapping) and spec.get("type") == "string" and isinstance(value, str):
+                normalised[key] = value.strip()
+                if not normalised[key]:
+                    blank.append(key)
+        return normalised, blank
+
+    def _rank(self, field: str, presence: bool) -> tuple[int, int]:
+        """Order of the original's checks: per field in schema order, presence/type before value."""
+        return (
+            2 + (self.order.index(field) if field in self.order else len(self.order)),
+            0 if presence else 1,
+        )
+
+    def _message(self, error: ValidationError, arguments: Mapping[str, Any]) -> tuple[tuple[int, int], str]:
+        path = list(error.absolute_path)
+        if not path:
+            if error.validator == "type":
+                return (0, 0), f"{self.tool} input must be an object"
+            if error.validator == "additionalProperties":
+                unexpected = next(key for key in arguments if key not in self.properties)
+                return (1, 0), f"Unexpected field '{unexpected}'"
+            if error.validator == "required":
+                required = self.schema.get("required", [])
+                missing = next((f for f in required if f not in arguments), self.order[0])
+                return self._rank(missing, True), f"{missing} must be a non-empty string"
+            return (1, 1), f"Invalid {self.tool} input: {error.message}"
+        field = str(path[0])
+        return self._rank(field, error.validator == "type"), self._field_message(field, error)
+
+    def _field_message(self, field: str, error: ValidationError) -> str:
+        spec = self.properties.get(field, {})
+        if spec.get("type") == "integer":
+            if error.validator == "type":
+                return f"{field} must be an integer"
+            return f"{field} must be between {spec.get('minimum')} and {spec.get('maximum')}"
+        if error.validator == "enum":
+            allowed = ", ".join(str(v) for v in spec.get("enum", []))
+            return f"Invalid taxonomy value for '{field}': '{error.instance}'. Allowed values: {allowed}"
+        if spec.get("type") == "string":
+            return f"{field} must be a non-empty string"
+        return f"Invalid value for '{field}': {error.message}"
+
+    def check(self, arguments: Any) -> dict[str, Any]:
+        """Return the trimmed arguments, or raise :class:`ArgumentError` with the first problem."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            raise ArgumentError(f"{self.tool} input must be an object")
+        normalised, blank = self._normalise(arguments)
+        problems = [self._message(error, normalised) for error in self.validator.iter_errors(normalised)]
+        problems += [(self._rank(field, True), f"{field} must be a non-empty string") for field in blank]
+        if problems:
+            raise ArgumentError(min(problems, key=lambda problem: problem[0])[1])
+        return normalised
+
+
+def parse_search_request(
+    checker: ToolArguments, arguments: Any, taxonomy_keys: Sequence[str]
+) -> SearchRequest:
+    args = checker.check(arguments)
+    limit = args.get("limit", LIMIT_DEFAULT)
+    filters = {key: args[key] for key in taxonomy_keys if key in args}
+    return SearchRequest(query=args["query"], limit=int(limit), cursor=args.get("cursor"), filters=filters)
+
+
+def parse_get_doc_request(checker: ToolArguments, arguments: Any) -> GetDocRequest:
+    args = checker.check(arguments)
+    context = args.get("context", CONTEXT_DEFAULT)
+    return GetDocRequest(chunk_id=args["chunk_id"], context=int(context))
+
+
+def check_custom_arguments(tool: str, validator: Draft202012Validator, arguments: Any) -> dict[str, Any]:
+    """Validate a custom tool's arguments against its declared schema."""
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise ArgumentError(f"{tool} input must be an object")
+    error = best_match(validator.iter_errors(arguments))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        raise ArgumentError(
+            f"Invalid arguments for '{tool}'{f' at {where!r}' if where else ''}: {error.message}"
+        )
+    return dict(arguments)

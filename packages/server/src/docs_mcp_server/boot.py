@@ -1,0 +1,63 @@
+"""Start-up checks of an index directory: fail fast, with one clear line, before serving anything.
+
+An index directory is what ``docs-mcp build --out DIR`` writes: ``metadata.json`` plus the LanceDB
+table under ``.lancedb/``. Reading metadata is cheap (no LanceDB import), so a missing directory, a
+missing or invalid ``metadata.json``, an unsupported ``metadata_version`` or a missing table is
+reported at start-up instead of on the first search.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docs_mcp_server.metadata_view import MetadataView
+
+
+class BootError(Exception):
+    """The index directory cannot be served; the message is one line naming the path and the fix."""
+
+
+def _one_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return "; ".join(lines)
+
+
+def load_index_metadata(index_dir: Path) -> MetadataView:
+    """Validate ``index_dir`` and return the view of its ``metadata.json`` (raises :class:`BootError`)."""
+    if not index_dir.exists():
+        raise BootError(
+            f"index directory does not exist: '{index_dir}'. Pass the --out directory of docs-mcp build."
+        )
+    if not index_dir.is_dir():
+        raise BootError(f"index directory is not a directory: '{index_dir}'")
+    metadata_path = index_dir / "metadata.json"
+    if not metadata_path.is_file():
+        raise BootError(
+            f"metadata.json not found in index directory: '{metadata_path}'. "
+            f"Run docs-mcp build --out {index_dir} to create the index."
+        )
+    from docs_mcp_core.errors import MetadataError
+    from docs_mcp_core.metadata import read_metadata
+
+    try:
+        metadata = read_metadata(index_dir)
+    except MetadataError as exc:
+        detail = _one_line(str(exc))
+        if str(metadata_path) not in detail and "metadata.json" not in detail:
+            detail = f"Invalid metadata.json at '{metadata_path}': {detail}"
+        raise BootError(detail) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BootError(f"cannot read '{metadata_path}': {exc}") from exc
+    view = MetadataView.from_metadata(metadata)
+    lancedb_dir = (index_dir / view.index_path).resolve()
+    if not lancedb_dir.is_dir():
+        raise BootError(
+            f"LanceDB index not found at '{lancedb_dir}'. Re-run docs-mcp build to generate the index."
+        )
+    table_dir = lancedb_dir / f"{view.index_table}.lance"
+    if not table_dir.is_dir():
+        raise BootError(
+            f"LanceDB table '{view.index_table}' not found in '{lancedb_dir}'. "
+            "Re-run docs-mcp build to generate the index."
+        )
+    return view

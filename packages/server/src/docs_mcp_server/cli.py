@@ -1,0 +1,268 @@
+"""``docs-mcp-server``: serve a docs-mcp index to AI agents over MCP (stdio or streamable HTTP).
+
+Start-up is tuned for stdio clients that spawn the server on demand: arguments and ``metadata.json``
+are checked with light imports, the client's opening request is answered while the MCP SDK is still
+importing, and the search index (LanceDB) is opened in the background.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import NoReturn
+
+from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, PACKAGE_NAME, PACKAGE_VERSION
+
+EXIT_OK, EXIT_BOOT_FAILED, EXIT_USAGE = 0, 1, 2
+TRANSPORTS = ("stdio", "http")
+
+EPILOG = """\
+environment variables:
+  SERVER_NAME, SERVER_VERSION  defaults for --name / --version
+  STATELESS=true               same as --stateless
+  LOG_LEVEL, LOG_PRETTY=true   defaults for --log-level / --log-pretty
+  GIT_COMMIT, BUILD_DATE       defaults for --git-commit / --build-date
+  DOCS_MCP_AUTH_TOKEN          default for --auth-token
+  DOCS_MCP_CURSOR_SECRET       default for --cursor-secret
+  OPENAI_API_KEY               default for --query-embedding-api-key
+
+--version sets the version the server reports to MCP clients (as in the original server);
+use --about to print this program's own version.
+"""
+
+
+def _number(kind: type[float] | type[int]):
+    def parse(value: str) -> float | int:
+        try:
+            return kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"invalid {'integer' if kind is int else 'numeric'} value {value!r}"
+            ) from None
+
+    return parse
+
+
+def _port(value: str) -> int:
+    port = _number(int)(value)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be between 0 and 65535, got {value!r}")
+    return int(port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    env = os.environ
+    parser = argparse.ArgumentParser(
+        prog=PACKAGE_NAME,
+        description="Serve a docs-mcp index (search_docs, get_doc, resources, prompts) over MCP.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--index-dir",
+        type=Path,
+        help="directory written by `docs-mcp build --out` (metadata.json + .lancedb/)",
+    )
+    parser.add_argument("--about", action="store_true", help="print the program version and exit")
+    transport = parser.add_argument_group("transport")
+    transport.add_argument("--transport", choices=TRANSPORTS, default="stdio", help="stdio (default) or http")
+    transport.add_argument(
+        "--host", default=DEFAULT_HTTP_HOST, help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})"
+    )
+    transport.add_argument(
+        "--port",
+        type=_port,
+        default=DEFAULT_HTTP_PORT,
+        help=f"HTTP port (default {DEFAULT_HTTP_PORT}; 0 picks a free port)",
+    )
+    transport.add_argument(
+        "--stateless",
+        action="store_true",
+        default=env.get("STATELESS", "").strip().lower() == "true",
+        help="HTTP without sessions: every POST is served on its own (for load-balanced replicas)",
+    )
+    transport.add_argument(
+        "--auth-token",
+        default=env.get("DOCS_MCP_AUTH_TOKEN") or None,
+        help="require `Authorization: Bearer <token>` on /mcp (HTTP)",
+    )
+    identity = parser.add_argument_group("identity")
+    identity.add_argument("--name", help="server name reported to clients")
+    identity.add_argument(
+        "--version", dest="server_version", metavar="VERSION", help="server version reported to clients"
+    )
+    identity.add_argument(
+        "--tool-prefix", help="prefix for the built-in tools, e.g. 'acme' gives acme_search_docs"
+    )
+    identity.add_argument(
+        "--git-commit", default=None, help="git commit shown by /healthz and the DOCS-MCP header"
+    )
+    identity.add_argument(
+        "--build-date", default=None, help="build date shown by /healthz and the DOCS-MCP header"
+    )
+    identity.add_argument(
+        "--custom-tools-json",
+        metavar="JSON",
+        help="extra echo tools: JSON array of {name, description, inputSchema} (or @file)",
+    )
+    search = parser.add_argument_group("search")
+    search.add_argument(
+        "--proximity-weight",
+        type=_number(float),
+        help="weight of exact-phrase matches in rank fusion (default 1.25)",
+    )
+    search.add_argument(
+        "--phrase-slop", type=_number(int), help="words allowed between phrase terms, 0-5 (default 0)"
+    )
+    search.add_argument(
+        "--vector-weight", type=_number(float), help="weight of the vector ranking in rank fusion (default 1)"
+    )
+    search.add_argument(
+        "--ranking", choices=("default", "original"), help="ranking recipe (default: the engine's)"
+    )
+    search.add_argument(
+        "--query-embedding-api-key", help="API key for embedding queries (else OPENAI_API_KEY)"
+    )
+    search.add_argument("--query-embedding-base-url", help="base URL of an OpenAI-compatible embeddings API")
+    search.add_argument(
+        "--cursor-secret",
+        default=env.get("DOCS_MCP_CURSOR_SECRET") or None,
+        help="key for signing pagination cursors (share it across replicas)",
+    )
+    logs = parser.add_argument_group("logging")
+    logs.add_argument(
+        "--log-level",
+        default=env.get("LOG_LEVEL") or "info",
+        help="trace, debug, info (default), warning, error or fatal",
+    )
+    logs.add_argument(
+        "--log-pretty",
+        action="store_true",
+        default=env.get("LOG_PRETTY", "").strip().lower() == "true",
+        help="human-readable logs instead of JSON lines (stderr)",
+    )
+    return parser
+
+
+class _Interrupted(Exception):
+    """SIGINT/SIGTERM arrived before the protocol loop took over signal handling."""
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
+    raise _Interrupted(signal.Signals(signum).name)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"{PACKAGE_NAME}: error: {message}", file=sys.stderr, flush=True)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("LANCEDB_LOG", "error")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.about:
+        print(f"{PACKAGE_NAME} {PACKAGE_VERSION}")
+        return EXIT_OK
+    if args.index_dir is None:
+        parser.error("the following arguments are required: --index-dir")
+
+    from docs_mcp_server.logs import configure_logging, log, parse_level
+
+    try:
+        level = parse_level(
+            args.log_level, "--log-level" if "--log-level" in (argv or sys.argv) else "LOG_LEVEL"
+        )
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    configure_logging(level, pretty=args.log_pretty)
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
+    try:
+        return _serve(args)
+    except _Interrupted as exc:
+        log(logging.INFO, "interrupted during start-up", signal=str(exc))
+        return EXIT_OK
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from docs_mcp_server.boot import BootError, load_index_metadata
+    from docs_mcp_server.logs import log
+    from docs_mcp_server.options import OptionsError, ServerOptions
+
+    try:
+        custom_tools = []
+        if args.custom_tools_json:
+            from docs_mcp_server.custom_tools import parse_custom_tools_json
+
+            custom_tools = parse_custom_tools_json(args.custom_tools_json)
+        options = ServerOptions(
+            index_dir=args.index_dir,
+            name=args.name,
+            version=args.server_version,
+            tool_prefix=args.tool_prefix,
+            proximity_weight=args.proximity_weight,
+            phrase_slop=args.phrase_slop,
+            vector_weight=args.vector_weight,
+            ranking=args.ranking,
+            query_embedding_api_key=args.query_embedding_api_key,
+            query_embedding_base_url=args.query_embedding_base_url,
+            cursor_secret=args.cursor_secret,
+            custom_tools=custom_tools,
+            git_commit=args.git_commit,
+            build_date=args.build_date,
+        )
+    except OptionsError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    try:
+        metadata = load_index_metadata(options.index_dir)
+    except BootError as exc:
+        return _fail(str(exc), EXIT_BOOT_FAILED)
+
+    wire = None
+    if args.transport == "stdio":
+        from docs_mcp_server.handshake import EarlyHandshake
+        from docs_mcp_server.stdio import StdioWire
+
+        if args.auth_token:
+            log(logging.WARNING, "--auth-token only applies to --transport http; ignored for stdio")
+        build = options.build_info()
+        wire = StdioWire(EarlyHandshake(build.name, build.version, metadata.instructions))
+        wire.start()
+
+    from docs_mcp_server.app import DocsMcpApp
+
+    try:
+        app = DocsMcpApp(options, metadata)
+    except OptionsError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+
+    if args.transport == "http":
+        from docs_mcp_server.http import run_http
+
+        try:
+            run_http(
+                app, host=args.host, port=args.port, stateless=args.stateless, auth_token=args.auth_token
+            )
+        except OSError as exc:
+            return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_BOOT_FAILED)
+        return EXIT_OK
+
+    import anyio
+
+    assert wire is not None
+    log(logging.INFO, "started mcp server", transport="stdio", index_dir=str(options.index_dir))
+    app.engine.start_warm_up()
+    anyio.run(lambda: wire.serve(app.server))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Custom tools declared on the command line (``--custom-tools-json``).
+
+Each entry is ``{"name", "description", "inputSchema"}``. Like the original server, such tools are
+answered by an echo handler that returns the call's arguments as compact JSON; agent evaluations use
+this to collect structured feedback (for example a ``docs_feedback`` tool) through the same server.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from docs_mcp_server.options import CustomTool, OptionsError
+
+
+def echo_arguments(arguments: dict[str, Any]) -> str:
+    """The default custom-tool handler: the arguments as compact JSON."""
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_custom_tools_json(value: str) -> list[CustomTool]:
+    """Parse the ``--custom-tools-json`` value (JSON text, or ``@path`` to read it from a file)."""
+    source = "--custom-tools-json"
+    text = value
+    if value.startswith("@"):
+        path = Path(value[1:]).expanduser()
+        source = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise OptionsError(f"cannot read custom tools file '{path}': {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OptionsError(
+            f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from exc
+    if not isinstance(data, list):
+        raise OptionsError(f"{source} must be a JSON array of {{name, description, inputSchema}} objects")
+    tools: list[CustomTool] = []
+    for index, entry in enumerate(data):
+        if not isinstance(entry, dict):
+            raise OptionsError(f"{source}[{index}] must be an object with name, description and inputSchema")
+        name = entry.get("name")
+        description = entry.get("description")
+        schema = entry.get("inputSchema")
+        if not isinstance(name, str):
+            raise OptionsError(f"{source}[{index}].name must be a string")
+        if not isinstance(description, str) or not description.strip():
+            raise OptionsError(f"{source}[{index}].description must be a non-empty string")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            raise OptionsError(f'{source}[{index}].inputSchema must be an object with "type": "object"')
+        tools.append(
+            CustomTool(name=name, description=description, input_schema=schema, handler=echo_arguments)
+        )
+    return tools

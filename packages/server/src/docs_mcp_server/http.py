@@ -1,0 +1,378 @@
+"""Serving an index over MCP streamable HTTP (``POST /mcp``), with health checks, CORS and auth.
+
+The MCP SDK's Starlette app handles ``/mcp`` (stateful sessions by default, one throw-away transport
+per request with ``stateless=True``, Host/Origin checks against DNS rebinding when bound to
+loopback, a request body limit). :class:`DocsHttpMiddleware` wraps it with what the original server
+adds around it: ``GET /healthz`` with build info, a ``DOCS-MCP`` header on every response, permissive
+CORS (preflight answered with 204), 404 for other paths, optional bearer-token auth on ``/mcp``,
+request logs, and a JSON-RPC 500 body for unexpected failures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hmac
+import json
+import logging
+import signal
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import uvicorn
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from docs_mcp_server.app import DocsMcpApp
+from docs_mcp_server.logs import log
+from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
+
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/healthz"
+DOCS_MCP_HEADER = "DOCS-MCP"
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+PORT_ATTEMPTS = 10
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _json_response_parts(status: int, body: dict[str, Any], extra: list[tuple[bytes, bytes]] | None = None):
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    return status, headers + (extra or []), payload
+
+
+def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": None}
+
+
+class _Drain:
+    """Graceful shutdown of SSE-framed responses.
+
+    sse-starlette normally cuts every open event stream as soon as uvicorn starts shutting down,
+    which would truncate answers still being computed. The server disables that and instead lets
+    in-flight ``POST /mcp`` requests finish; once none is left, the remaining long-lived streams
+    (``GET /mcp``) are released.
+    """
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.stopping = False
+
+    def begin(self) -> None:
+        self.in_flight += 1
+
+    def end(self) -> None:
+        self.in_flight -= 1
+        self._release_if_idle()
+
+    def stop(self) -> None:
+        self.stopping = True
+        self._release_if_idle()
+
+    def _release_if_idle(self) -> None:
+        if self.stopping and self.in_flight == 0:
+            from sse_starlette.sse import AppStatus
+
+            AppStatus.should_exit = True
+
+
+class DocsHttpMiddleware:
+    """ASGI wrapper adding health, headers, CORS, auth, routing and logs around the MCP app."""
+
+    def __init__(self, inner: ASGIApp, app: DocsMcpApp, *, auth_token: str | None = None) -> None:
+        self.inner = inner
+        self.app = app
+        self.auth_token = auth_token or None
+        self.header_value = app.build_info.header_value().encode("latin-1", errors="replace")
+        self.drain = _Drain()
+
+    def _common_headers(self) -> list[tuple[bytes, bytes]]:
+        return [
+            (b"docs-mcp", self.header_value),
+            (b"access-control-allow-origin", b"*"),
+            (b"access-control-expose-headers", b"DOCS-MCP, Mcp-Session-Id"),
+        ]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        method: str = scope["method"]
+        path: str = scope["path"]
+        started = time.perf_counter()
+        status_seen: list[int] = []
+        log(logging.DEBUG, "request", method=method, path=path)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_seen.append(message["status"])
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"docs-mcp"]
+                message = {**message, "headers": headers + self._common_headers()}
+            await send(message)
+
+        try:
+            await self._route(scope, receive, send_with_headers, method, path)
+        except Exception as exc:  # noqa: BLE001 - last-resort handler: answer 500 instead of dropping the connection
+            log(
+                logging.ERROR,
+                "unhandled error",
+                method=method,
+                path=path,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            if not status_seen:
+                await self._respond(
+                    send_with_headers,
+                    *_json_response_parts(500, _jsonrpc_error(-32603, "Internal server error")),
+                )
+        finally:
+            log(
+                logging.INFO,
+                "response",
+                method=method,
+                path=path,
+                status=status_seen[0] if status_seen else None,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            )
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send, method: str, path: str) -> None:
+        if method == "OPTIONS":
+            await self._preflight(scope, send)
+        elif path == HEALTH_PATH:
+            if method in ("GET", "HEAD"):
+                await self._respond(send, *_json_response_parts(200, self.health()))
+            else:
+                await self._respond(
+                    send, *_json_response_parts(405, {"error": "Method Not Allowed"}, [(b"allow", b"GET")])
+                )
+        elif path == MCP_PATH:
+            if self.auth_token is not None and not self._authorized(scope):
+                await self._respond(
+                    send,
+                    *_json_response_parts(
+                        401, _jsonrpc_error(-32000, "Unauthorized"), [(b"www-authenticate", b"Bearer")]
+                    ),
+                )
+                return
+            if method != "POST":
+                await self.inner(scope, receive, send)
+                return
+            self.drain.begin()
+            try:
+                await self.inner(scope, receive, send)
+            finally:
+                self.drain.end()
+        else:
+            await self._respond(send, *_json_response_parts(404, {"error": "Not Found", "path": path}))
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "build": self.app.build_info.to_dict(),
+            "index": {"status": self.app.engine.state, "stats": self.app.metadata.stats},
+        }
+
+    def _authorized(self, scope: Scope) -> bool:
+        assert self.auth_token is not None
+        for key, value in scope.get("headers", []):
+            if key == b"authorization":
+                scheme, _, token = value.decode("latin-1").partition(" ")
+                if scheme.lower() == "bearer" and hmac.compare_digest(
+                    token.strip().encode(), self.auth_token.encode()
+                ):
+                    return True
+        return False
+
+    async def _preflight(self, scope: Scope, send: Send) -> None:
+        requested = next(
+            (v for k, v in scope.get("headers", []) if k == b"access-control-request-headers"), b"*"
+        )
+        headers = [
+            (b"access-control-allow-methods", b"GET, POST, DELETE, OPTIONS"),
+            (b"access-control-allow-headers", requested or b"*"),
+            (b"access-control-max-age", b"86400"),
+            (b"content-length", b"0"),
+        ]
+        await self._respond(send, 204, headers, b"")
+
+    @staticmethod
+    async def _respond(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def build_asgi_app(
+    app: DocsMcpApp,
+    *,
+    stateless: bool = False,
+    auth_token: str | None = None,
+    host: str = DEFAULT_HTTP_HOST,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> DocsHttpMiddleware:
+    """The complete ASGI application serving ``app`` (its lifespan starts the MCP session manager)."""
+    inner = app.server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=stateless,
+        json_response=False,
+        host=host,
+        max_request_body_size=max_body_bytes,
+    )
+    return DocsHttpMiddleware(inner, app, auth_token=auth_token)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``; port 0 picks a free port, a busy port tries the next 9."""
+    family = socket.getaddrinfo(host, port or None, type=socket.SOCK_STREAM)[0][0]
+    attempts = 1 if port == 0 else PORT_ATTEMPTS
+    last_error: OSError | None = None
+    for offset in range(attempts):
+        try:
+            sock = socket.create_server((host, port + offset if port else 0), family=family, backlog=512)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            last_error = exc
+            log(logging.WARNING, "port in use, trying the next one", port=port + offset)
+            continue
+        sock.setblocking(False)
+        return sock
+    raise OSError(
+        errno.EADDRINUSE, f"ports {port}-{port + attempts - 1} on {host} are all in use"
+    ) from last_error
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{MCP_PATH}"
+
+
+class _UvicornServer(uvicorn.Server):
+    """uvicorn that shuts down gracefully on SIGINT/SIGTERM and then exits normally (no re-raise)."""
+
+    def __init__(self, config: uvicorn.Config, drain: _Drain, *, handle_signals: bool) -> None:
+        super().__init__(config)
+        self.handle_signals = handle_signals
+        self.drain = drain
+        from sse_starlette.sse import AppStatus
+
+        AppStatus.disable_automatic_graceful_drain()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        from sse_starlette.sse import AppStatus
+
+        self.drain.stop()
+        try:
+            await super().shutdown(sockets)
+        finally:
+            AppStatus.should_exit = False
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if not self.handle_signals or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_signal(signum: int, frame: object) -> None:
+            log(logging.INFO, "shutting down http server", signal=signal.Signals(signum).name)
+            self.handle_exit(signum, None)
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+@dataclass
+class HttpServer:
+    """A running HTTP server: its URL (``http://host:port/mcp``) and a way to stop it."""
+
+    url: str
+    port: int
+    uvicorn_server: uvicorn.Server
+
+    def stop(self) -> None:
+        self.uvicorn_server.should_exit = True
+
+
+def _uvicorn_config(asgi: DocsHttpMiddleware, graceful_timeout: float) -> uvicorn.Config:
+    return uvicorn.Config(
+        asgi,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=max(1, round(graceful_timeout)),
+        server_header=False,
+    )
+
+
+def run_http(
+    app: DocsMcpApp,
+    *,
+    host: str = DEFAULT_HTTP_HOST,
+    port: int = DEFAULT_HTTP_PORT,
+    stateless: bool = False,
+    auth_token: str | None = None,
+    graceful_timeout: float = 10.0,
+    warm_up: bool = True,
+) -> None:
+    """Serve ``app`` over HTTP until SIGINT/SIGTERM (blocking); in-flight requests finish first."""
+    asgi = build_asgi_app(app, stateless=stateless, auth_token=auth_token, host=host)
+    sock = bind_socket(host, port)
+    server = _UvicornServer(_uvicorn_config(asgi, graceful_timeout), asgi.drain, handle_signals=True)
+    log(
+        logging.INFO,
+        "started mcp server",
+        url=_url(sock),
+        port=sock.getsockname()[1],
+        stateless=stateless,
+        auth=auth_token is not None,
+    )
+    if warm_up:
+        app.engine.start_warm_up()
+    try:
+        anyio.run(lambda: server.serve(sockets=[sock]))
+    finally:
+        sock.close()
+    log(logging.INFO, "http server stopped")
+
+
+@contextlib.asynccontextmanager
+async def serve_http(
+    app: DocsMcpApp,
+    *,
+    host: str = DEFAULT_HTTP_HOST,
+    port: int = 0,
+    stateless: bool = False,
+    auth_token: str | None = None,
+    graceful_timeout: float = 5.0,
+    warm_up: bool = True,
+) -> AsyncIterator[HttpServer]:
+    """Run the HTTP server in the current event loop for the duration of the ``async with`` block.
+
+    Example::
+
+        async with serve_http(create_app("dist/index")) as http:
+            async with Client(http.url) as client:
+                print(await client.call_tool("search_docs", {"query": "retry"}))
+    """
+    asgi = build_asgi_app(app, stateless=stateless, auth_token=auth_token, host=host)
+    sock = bind_socket(host, port)
+    server = _UvicornServer(_uvicorn_config(asgi, graceful_timeout), asgi.drain, handle_signals=False)
+    handle = HttpServer(url=_url(sock), port=sock.getsockname()[1], uvicorn_server=server)
+    if warm_up:
+        app.engine.start_warm_up()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: server.serve(sockets=[sock]))
+            try:
+                yield handle
+            finally:
+                handle.stop()
+    finally:
+        sock.close()

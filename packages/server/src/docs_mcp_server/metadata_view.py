@@ -1,0 +1,78 @@
+"""The parts of an index's ``metadata.json`` the server uses, in one read-only object.
+
+:func:`docs_mcp_core.metadata.read_metadata` validates the file; this view turns the validated model
+into the few plain values the MCP surface needs (taxonomy enums and descriptions, which values are
+published as resources, tool description overrides, server instructions, prompts, file titles,
+stats) so the rest of the server never depends on the model's internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from docs_mcp_core.metadata import IndexMetadata
+    from docs_mcp_core.prompts import PromptDefinition
+
+
+@dataclass(frozen=True)
+class TaxonomyFieldView:
+    description: str | None
+    values: tuple[str, ...]
+    resource_values: tuple[str, ...]
+    """Values marked ``mcp_resource: true``: their files are published as MCP resources."""
+
+
+@dataclass(frozen=True)
+class MetadataView:
+    corpus_description: str
+    taxonomy: dict[str, TaxonomyFieldView]
+    instructions: str | None = None
+    tool_descriptions: dict[str, str] = field(default_factory=dict)
+    file_titles: dict[str, str] = field(default_factory=dict)
+    prompts: tuple[PromptDefinition, ...] = ()
+    stats: dict[str, Any] = field(default_factory=dict)
+    embedding_provider: str | None = None
+    index_path: str = ".lancedb"
+    index_table: str = "chunks"
+
+    def tool_description(self, tool: str) -> str | None:
+        return self.tool_descriptions.get(tool) or None
+
+    @classmethod
+    def from_metadata(cls, metadata: IndexMetadata) -> MetadataView:
+        """Build the view from a validated :class:`~docs_mcp_core.metadata.IndexMetadata`."""
+        taxonomy = {
+            key: TaxonomyFieldView(
+                description=spec.description or None,
+                values=tuple(spec.values),
+                resource_values=tuple(
+                    value for value, props in spec.properties.items() if props.mcp_resource
+                ),
+            )
+            for key, spec in metadata.taxonomy.items()
+        }
+        tool_descriptions: dict[str, str] = {}
+        if metadata.tool_descriptions is not None:
+            for tool, text in metadata.tool_descriptions.model_dump().items():
+                if isinstance(text, str) and text.strip():
+                    tool_descriptions[tool] = text
+        file_titles = {
+            path: entry["title"]
+            for path, entry in metadata.files.items()
+            if isinstance(entry.get("title"), str) and entry["title"].strip()
+        }
+        instructions = metadata.mcpServerInstructions
+        return cls(
+            corpus_description=metadata.corpus_description,
+            taxonomy=taxonomy,
+            instructions=instructions if instructions and instructions.strip() else None,
+            tool_descriptions=tool_descriptions,
+            file_titles=file_titles,
+            prompts=tuple(metadata.prompts or ()),
+            stats=metadata.stats.model_dump(mode="json"),
+            embedding_provider=metadata.embedding.provider.strip().lower() if metadata.embedding else None,
+            index_path=metadata.index.path.strip() or ".lancedb",
+            index_table=metadata.index.table.strip() or "chunks",
+        )

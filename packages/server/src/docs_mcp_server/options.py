@@ -1,0 +1,179 @@
+"""Server configuration: what a deployment can tune, and how defaults are resolved.
+
+Everything here is plain data and standard library only, so the command line can resolve and check
+its options before any of the heavier MCP or search machinery is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PACKAGE_NAME = "docs-mcp-server"
+PACKAGE_VERSION = "0.1.0"
+DEFAULT_HTTP_PORT = 20310
+DEFAULT_HTTP_HOST = "127.0.0.1"
+SEARCH_TOOL = "search_docs"
+GET_DOC_TOOL = "get_doc"
+
+_TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_TOOL_PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+ToolHandler = Callable[[dict[str, Any]], Any]
+"""A custom tool body: receives the validated arguments, returns text (or JSON-able data)."""
+
+
+class OptionsError(ValueError):
+    """A server option has a value the server cannot run with; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class CustomTool:
+    """An extra MCP tool listed after ``search_docs``/``get_doc``.
+
+    ``handler`` defaults to the echo handler of the original server: it answers with the call's
+    arguments as compact JSON, which is what ``--custom-tools-json`` tools do (handy as feedback
+    sinks in agent evaluations).
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    handler: ToolHandler | None = None
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """Identity of a running server, reported by ``/healthz`` and the ``DOCS-MCP`` header."""
+
+    name: str
+    version: str
+    git_commit: str | None = None
+    build_date: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        data = {"name": self.name, "version": self.version}
+        if self.git_commit:
+            data["gitCommit"] = self.git_commit
+        if self.build_date:
+            data["buildDate"] = self.build_date
+        return data
+
+    def header_value(self) -> str:
+        parts = [f"name={self.name}", f"version={self.version}"]
+        if self.git_commit:
+            parts.append(f"git={self.git_commit}")
+        if self.build_date:
+            parts.append(f"date={self.build_date}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Options of :func:`docs_mcp_server.create_server` (the command-line flags map onto these).
+
+    ``None`` means "use the default": name and version fall back to ``SERVER_NAME`` /
+    ``SERVER_VERSION`` and then to built-in defaults, git commit and build date to ``GIT_COMMIT`` /
+    ``BUILD_DATE``; ranking knobs fall back to the search engine's defaults.
+    """
+
+    index_dir: Path
+    name: str | None = None
+    version: str | None = None
+    tool_prefix: str | None = None
+    proximity_weight: float | None = None
+    phrase_slop: int | None = None
+    vector_weight: float | None = None
+    ranking: str | None = None
+    query_embedding_api_key: str | None = None
+    query_embedding_base_url: str | None = None
+    cursor_secret: str | None = None
+    custom_tools: Sequence[CustomTool] = field(default_factory=tuple)
+    git_commit: str | None = None
+    build_date: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index_dir", Path(self.index_dir).expanduser().resolve())
+        object.__setattr__(self, "custom_tools", tuple(self.custom_tools))
+        validate_options(self)
+
+    @property
+    def search_tool_name(self) -> str:
+        return f"{self.tool_prefix}_{SEARCH_TOOL}" if self.tool_prefix else SEARCH_TOOL
+
+    @property
+    def get_doc_tool_name(self) -> str:
+        return f"{self.tool_prefix}_{GET_DOC_TOOL}" if self.tool_prefix else GET_DOC_TOOL
+
+    def resolved_name(self, env: Mapping[str, str] | None = None) -> str:
+        """Server name: option, else ``SERVER_NAME``, else ``<prefix>-docs-server``, else the package name."""
+        env = os.environ if env is None else env
+        if self.name:
+            return self.name
+        from_env = env.get("SERVER_NAME", "").strip()
+        if from_env:
+            return from_env
+        return f"{self.tool_prefix}-docs-server" if self.tool_prefix else PACKAGE_NAME
+
+    def resolved_version(self, env: Mapping[str, str] | None = None) -> str:
+        """Server version: option, else ``SERVER_VERSION``, else this package's version."""
+        env = os.environ if env is None else env
+        if self.version:
+            return self.version
+        return env.get("SERVER_VERSION", "").strip() or PACKAGE_VERSION
+
+    def build_info(self, env: Mapping[str, str] | None = None) -> BuildInfo:
+        env = os.environ if env is None else env
+        return BuildInfo(
+            name=self.resolved_name(env),
+            version=self.resolved_version(env),
+            git_commit=self.git_commit or env.get("GIT_COMMIT", "").strip() or None,
+            build_date=self.build_date or env.get("BUILD_DATE", "").strip() or None,
+        )
+
+
+def validate_options(options: ServerOptions) -> None:
+    """Reject option values the server cannot run with (raises :class:`OptionsError`)."""
+    if options.tool_prefix is not None and not _TOOL_PREFIX_RE.match(options.tool_prefix):
+        raise OptionsError(
+            f"tool prefix {options.tool_prefix!r} is invalid: use only letters, digits, '-' and '_'"
+        )
+    for name in (options.search_tool_name, options.get_doc_tool_name):
+        if not _TOOL_NAME_RE.match(name):
+            raise OptionsError(
+                f"Built-in tool name '{name}' exceeds 64 characters or contains invalid characters. "
+                "Use a shorter toolPrefix."
+            )
+    if options.proximity_weight is not None and not options.proximity_weight > 0:
+        raise OptionsError(f"proximity weight must be a positive number, got {options.proximity_weight!r}")
+    if options.vector_weight is not None and not options.vector_weight > 0:
+        raise OptionsError(f"vector weight must be a positive number, got {options.vector_weight!r}")
+    if options.phrase_slop is not None and not 0 <= options.phrase_slop <= 5:
+        raise OptionsError(f"phrase slop must be an integer from 0 to 5, got {options.phrase_slop!r}")
+    if options.ranking is not None and options.ranking not in ("default", "original"):
+        raise OptionsError(f"ranking must be one of: default, original (got {options.ranking!r})")
+    validate_custom_tools(options.custom_tools, {options.search_tool_name, options.get_doc_tool_name})
+
+
+def validate_custom_tools(tools: Sequence[CustomTool], builtin_names: set[str]) -> None:
+    """Apply the original server's naming rules to custom tools, plus basic schema sanity."""
+    seen: set[str] = set()
+    for tool in tools:
+        if not isinstance(tool.name, str) or not _TOOL_NAME_RE.match(tool.name):
+            raise OptionsError(
+                f"Custom tool name '{tool.name}' must match MCP spec: alphanumeric/dash/underscore, 1-64 chars."
+            )
+        if tool.name in builtin_names:
+            raise OptionsError(f"Custom tool name '{tool.name}' collides with a built-in tool name.")
+        if tool.name in seen:
+            raise OptionsError(f"Duplicate custom tool name '{tool.name}'.")
+        seen.add(tool.name)
+        if not isinstance(tool.description, str) or not tool.description.strip():
+            raise OptionsError(f"Custom tool '{tool.name}' needs a non-empty description.")
+        schema = tool.input_schema
+        if not isinstance(schema, Mapping) or schema.get("type") != "object":
+            raise OptionsError(f'Custom tool \'{tool.name}\' needs an inputSchema with "type": "object".')

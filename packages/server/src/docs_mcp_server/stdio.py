@@ -1,0 +1,296 @@
+"""Serving an index over MCP stdio: JSON-RPC lines on stdin/stdout.
+
+:class:`StdioWire` takes over file descriptors 0 and 1 for the protocol (stray output from libraries
+is redirected to stderr so it can never corrupt the stream), reads lines in a background thread and
+feeds them to the MCP SDK. It can be started *before* the SDK is imported: with an
+:class:`~docs_mcp_server.handshake.EarlyHandshake` it answers the client's opening request at once,
+then replays it into the SDK once that is running and drops the SDK's duplicate answer.
+
+At end of input, and on SIGINT/SIGTERM, requests already received are answered first (bounded by
+a grace period); then the SDK winds down and the process exits with status 0.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import re
+import signal
+import threading
+from typing import IO, TYPE_CHECKING, Any, cast
+
+from docs_mcp_server.handshake import EarlyHandshake
+from docs_mcp_server.logs import log
+
+if TYPE_CHECKING:
+    from docs_mcp_server.app import DocsMcpApp
+
+_EOF = None
+
+
+_RESPONSE_PREFIX = re.compile(r'^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
+
+
+def _id_key(value: Any) -> tuple[str, Any]:
+    return (type(value).__name__, value)
+
+
+def _response_id(text: str) -> tuple[str, Any] | None:
+    """The id of a JSON-RPC response (``None`` for requests and notifications), read cheaply."""
+    match = _RESPONSE_PREFIX.match(text)
+    if match is not None:
+        return _id_key(json.loads(match.group(1)))
+    if '"id"' not in text:
+        return None
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and "id" in message and ("result" in message or "error" in message):
+        return _id_key(message["id"])
+    return None
+
+
+class StdioWire:
+    """The protocol's ownership of stdin/stdout for one stdio server."""
+
+    def __init__(self, early: EarlyHandshake | None = None, *, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
+        self._early = early
+        self._stdin_fd = stdin_fd
+        self._stdout_fd = stdout_fd
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._write_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._opening_seen = False
+        self._swallow: dict[tuple[str, Any], dict[str, Any]] = {}
+        self._in_flight: set[tuple[str, Any]] = set()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._saved: dict[int, int] = {}
+        self._reader: threading.Thread | None = None
+        self._in: IO[bytes] | None = None
+        self._out: IO[bytes] | None = None
+        self.early_answered = False
+        self.grace_seconds = 10.0
+
+    # -- fd plumbing ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Claim the descriptors and start reading (idempotent)."""
+        if self._reader is not None:
+            return
+        in_fd = os.dup(self._stdin_fd)
+        out_fd = os.dup(self._stdout_fd)
+        self._saved = {self._stdin_fd: os.dup(self._stdin_fd), self._stdout_fd: os.dup(self._stdout_fd)}
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(devnull, self._stdin_fd)
+        finally:
+            os.close(devnull)
+        os.dup2(2, self._stdout_fd)
+        self._in = os.fdopen(in_fd, "rb")
+        self._out = os.fdopen(out_fd, "wb")
+        self._reader = threading.Thread(target=self._read_loop, name="docs-mcp-stdin", daemon=True)
+        self._reader.start()
+
+    def restore(self) -> None:
+        """Give fds 0 and 1 back to whoever had them (for servers run inside a larger process)."""
+        for fd, saved in self._saved.items():
+            try:
+                os.dup2(saved, fd)
+            finally:
+                os.close(saved)
+        self._saved = {}
+
+    def stop_input(self) -> None:
+        """Behave as if stdin reached end of file (used on SIGINT/SIGTERM)."""
+        self._lines.put(_EOF)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        assert self._in is not None
+        try:
+            for raw in iter(self._in.readline, b""):
+                if not raw.strip():
+                    continue
+                if not self._opening_seen:
+                    self._consider_opening(raw)
+                self._lines.put(raw)
+        except (OSError, ValueError) as exc:
+            log(logging.WARNING, "stdin read failed", error=str(exc))
+        self._lines.put(_EOF)
+
+    def _consider_opening(self, raw: bytes) -> None:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or "method" not in message or "id" not in message:
+            return  # notifications and junk do not open a connection
+        self._opening_seen = True
+        if self._early is None:
+            return
+        response = self._early.answer(message)
+        if response is None:
+            return
+        with self._state_lock:
+            self._swallow[_id_key(message["id"])] = response
+        self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
+        self.early_answered = True
+
+    def next_line(self) -> bytes | None:
+        """Blocking: the next input line, or ``None`` at end of input."""
+        return self._lines.get()
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _write_line(self, text: str) -> None:
+        assert self._out is not None
+        with self._write_lock:
+            self._out.write(text.encode("utf-8") + b"\n")
+            self._out.flush()
+
+    def send(self, text: str) -> None:
+        """Write one serialised message, unless it duplicates an answer given early."""
+        response_id = _response_id(text)
+        if response_id is not None:
+            self._answered(response_id)
+            with self._state_lock:
+                early = self._swallow.pop(response_id, None)
+            if early is not None:
+                message = json.loads(text)
+                if message != early:
+                    log(
+                        logging.WARNING,
+                        "early handshake answer differs from the MCP SDK's",
+                        early=early,
+                        sdk=message,
+                    )
+                return
+        self._write_line(text)
+
+    # -- in-flight requests (for a graceful stop) ----------------------------------------------
+
+    def _forwarded(self, raw: bytes) -> None:
+        """Note a request handed to the SDK; its answer is awaited before the server stops."""
+        if b'"method"' not in raw:
+            return
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(message, dict):
+            return
+        if "id" in message and "method" in message:
+            with self._state_lock:
+                self._in_flight.add(_id_key(message["id"]))
+                self._idle.clear()
+        elif message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and "requestId" in params:
+                self._answered(_id_key(params["requestId"]))  # a cancelled request gets no answer
+
+    def _answered(self, key: tuple[str, Any]) -> None:
+        with self._state_lock:
+            self._in_flight.discard(key)
+            if not self._in_flight:
+                self._idle.set()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until every forwarded request has been answered (or ``timeout``); True when idle."""
+        return self._idle.wait(timeout)
+
+    # -- serving -------------------------------------------------------------------------------
+
+    async def serve(self, server: Any, *, grace_seconds: float = 10.0, handle_signals: bool = True) -> None:
+        """Run ``server`` (an MCP ``Server``) on the wire until end of input or a signal."""
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        self.start()
+        self.grace_seconds = grace_seconds
+        lines = _QueueLines(self)
+        writer = _WireWriter(self)
+        async with anyio.create_task_group() as tg:
+            if handle_signals and threading.current_thread() is threading.main_thread():
+                tg.start_soon(self._watch_signals, tg.cancel_scope, grace_seconds)
+            async with stdio_server(stdin=cast(Any, lines), stdout=cast(Any, writer)) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            tg.cancel_scope.cancel()
+
+    async def _watch_signals(self, scope: Any, grace_seconds: float) -> None:
+        import anyio
+
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                log(logging.INFO, "shutting down stdio server", signal=signal.Signals(signum).name)
+                break
+        # Let requests already received finish (bounded), then behave as if stdin had closed.
+        if not await anyio.to_thread.run_sync(self.wait_idle, grace_seconds, abandon_on_cancel=True):
+            log(
+                logging.WARNING,
+                "requests still running at shutdown were cancelled",
+                grace_seconds=grace_seconds,
+            )
+        self.stop_input()
+        with anyio.move_on_after(grace_seconds):
+            await anyio.sleep_forever()
+        scope.cancel()
+
+
+class _QueueLines:
+    """Async iterator of input lines for the SDK's stdio transport."""
+
+    def __init__(self, wire: StdioWire) -> None:
+        self._wire = wire
+        self._done = False
+
+    def __aiter__(self) -> _QueueLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        if self._done:
+            raise StopAsyncIteration
+        raw = await anyio.to_thread.run_sync(self._wire.next_line, abandon_on_cancel=True)
+        if raw is None:
+            # End of input: answer what was already asked (bounded), then let the SDK wind down.
+            await anyio.to_thread.run_sync(
+                self._wire.wait_idle, self._wire.grace_seconds, abandon_on_cancel=True
+            )
+            self._done = True
+            raise StopAsyncIteration
+        self._wire._forwarded(raw)
+        return raw.decode("utf-8", errors="replace")
+
+
+class _WireWriter:
+    """Async text sink for the SDK's stdio transport (one JSON message per ``write``)."""
+
+    def __init__(self, wire: StdioWire) -> None:
+        self._wire = wire
+
+    async def write(self, text: str) -> None:
+        import anyio
+
+        await anyio.to_thread.run_sync(self._wire.send, text.rstrip("\n"))
+
+    async def flush(self) -> None:
+        return None
+
+
+def run_stdio(app: DocsMcpApp, *, warm_up: bool = True) -> None:
+    """Serve ``app`` on this process's stdin/stdout until end of input or SIGINT/SIGTERM (blocking)."""
+    import anyio
+
+    wire = StdioWire()
+    if warm_up:
+        app.engine.start_warm_up()
+    try:
+        anyio.run(lambda: wire.serve(app.server))
+    finally:
+        wire.restore()

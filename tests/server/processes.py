@@ -1,0 +1,110 @@
+"""Running ``docs-mcp-server`` as a real subprocess with bounded waits on its output."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from .conftest import SERVER_COMMAND, server_env
+
+WAIT_SECONDS = 30.0
+
+
+class ServerProcess:
+    """A server subprocess whose stdout and stderr lines are collected by background threads."""
+
+    def __init__(
+        self, args: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> None:
+        self.proc = subprocess.Popen(
+            [SERVER_COMMAND, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env or server_env(),
+            cwd=cwd,
+        )
+        self.stdout_lines: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr_lines: list[str] = []
+        self._stderr_queue: queue.Queue[str | None] = queue.Queue()
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.stdout_lines), daemon=True).start()
+        threading.Thread(target=self._pump_stderr, args=(self.proc.stderr,), daemon=True).start()
+
+    @staticmethod
+    def _pump(stream: IO[bytes], sink: queue.Queue[bytes | None]) -> None:
+        for line in iter(stream.readline, b""):
+            sink.put(line)
+        sink.put(None)
+
+    def _pump_stderr(self, stream: IO[bytes]) -> None:
+        for line in iter(stream.readline, b""):
+            text = line.decode("utf-8", errors="replace").rstrip("\n")
+            self.stderr_lines.append(text)
+            self._stderr_queue.put(text)
+        self._stderr_queue.put(None)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = WAIT_SECONDS) -> dict[str, Any]:
+        line = self.stdout_lines.get(timeout=timeout)
+        assert line is not None, f"server closed stdout; stderr:\n{self.stderr_text()}"
+        return json.loads(line)
+
+    def wait_for_log(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = WAIT_SECONDS
+    ) -> dict[str, Any]:
+        """The first JSON log record on stderr matching ``predicate`` (bounded by ``timeout``)."""
+        while True:
+            text = self._stderr_queue.get(timeout=timeout)
+            if text is None:
+                raise AssertionError(
+                    f"server exited before the expected log line; stderr:\n{self.stderr_text()}"
+                )
+            try:
+                record = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and predicate(record):
+                return record
+
+    def close_stdin(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+
+    def wait(self, timeout: float = WAIT_SECONDS) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def stderr_text(self) -> str:
+        return "\n".join(self.stderr_lines)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=WAIT_SECONDS)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def run_server(
+    args: Sequence[str], *, timeout: float = WAIT_SECONDS, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """Run the command to completion (for start-up failures and --about)."""
+    return subprocess.run(
+        [SERVER_COMMAND, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env=kwargs.pop("env", None) or server_env(),
+        **kwargs,
+    )

@@ -1,0 +1,273 @@
+"""The MCP surface over a real index of ``examples/docs``, driven by the real MCP client in memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from docs_mcp_server import CustomTool, DocsMcpApp, create_app
+
+from .conftest import text
+
+pytestmark = pytest.mark.anyio
+
+INSTRUCTIONS_START = "Tidewater Payments documentation"
+
+
+@pytest.fixture(params=["auto", "legacy"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def text_of(result: Any) -> str:
+    assert len(result.content) == 1
+    return text(result.content[0])
+
+
+async def search(client: Client, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool("search_docs", arguments)
+    assert not result.is_error, text_of(result)
+    return result.structured_content
+
+
+async def test_handshake_identity_and_instructions(built_app: DocsMcpApp, mode: str) -> None:
+    async with Client(built_app.server, mode=mode) as client:
+        assert client.server_info is not None
+        assert (client.server_info.name, client.server_info.version) == ("test-server", "0.1.0")
+        assert client.instructions is not None and client.instructions.startswith(INSTRUCTIONS_START)
+        capabilities = client.server_capabilities
+        assert capabilities.tools is not None
+        assert capabilities.resources is not None
+        assert capabilities.prompts is not None
+
+
+async def test_tools_list_has_taxonomy_enums(built_app: DocsMcpApp, mode: str) -> None:
+    async with Client(built_app.server, mode=mode) as client:
+        tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == ["search_docs", "get_doc"]
+    search_tool, get_doc_tool = tools
+    properties = search_tool.input_schema["properties"]
+    assert list(properties) == ["query", "limit", "cursor", *built_app.metadata.taxonomy]
+    assert {"language", "scope"} <= set(properties)
+    assert properties["language"]["enum"] == ["go", "python", "typescript"]
+    assert properties["language"]["description"] == "Filter results by language."
+    assert properties["scope"]["enum"] == ["global-guide", "sdk-specific"]
+    assert search_tool.input_schema["additionalProperties"] is False
+    assert search_tool.description is not None
+    assert search_tool.description.startswith(
+        f"Search the pre-indexed {built_app.metadata.corpus_description} — "
+    )
+    assert "Use exact identifiers and method names." in search_tool.description
+    assert get_doc_tool.input_schema["required"] == ["chunk_id"]
+
+
+async def test_search_returns_json_text_and_structured_content(built_app: DocsMcpApp, mode: str) -> None:
+    async with Client(built_app.server, mode=mode) as client:
+        result = await client.call_tool("search_docs", {"query": "retry backoff", "language": "python"})
+    assert result.is_error is False
+    data = result.structured_content
+    assert data is not None
+    assert text_of(result) == json.dumps(data, indent=2, ensure_ascii=False)
+    assert list(data) == ["hits", "next_cursor", "hint"]
+    assert data["hits"], "expected hits for 'retry backoff'"
+    for hit in data["hits"]:
+        assert list(hit) == ["chunk_id", "heading", "breadcrumb", "snippet", "filepath", "metadata", "score"]
+        # auto-include: python SDK pages plus global guides, never another SDK's pages
+        assert hit["metadata"].get("language") in (None, "", "python"), hit
+    assert data["hint"] is None
+
+
+async def test_search_pages_with_cursor(built_app: DocsMcpApp) -> None:
+    async with Client(built_app.server) as client:
+        first = await search(client, query="payment", limit=2)
+        assert len(first["hits"]) == 2
+        assert first["next_cursor"]
+        second = await search(client, query="payment", limit=2, cursor=first["next_cursor"])
+        first_ids = {hit["chunk_id"] for hit in first["hits"]}
+        assert second["hits"] and first_ids.isdisjoint(hit["chunk_id"] for hit in second["hits"])
+        other_query = await client.call_tool(
+            "search_docs", {"query": "refund", "cursor": first["next_cursor"]}
+        )
+        bad = await client.call_tool("search_docs", {"query": "payment", "cursor": "bad-cursor"})
+    assert other_query.is_error and "Invalid cursor" in text_of(other_query)
+    assert bad.is_error and "Invalid cursor" in text_of(bad)
+
+
+async def test_zero_results_come_with_a_hint(built_app: DocsMcpApp) -> None:
+    async with Client(built_app.server) as client:
+        data = await search(client, query="zyxwvutsrq")
+    assert data["hits"] == []
+    assert data["next_cursor"] is None
+    assert data["hint"] is not None and data["hint"]["message"].startswith("0 results found")
+
+
+async def test_get_doc_returns_the_chunk_text(built_app: DocsMcpApp, mode: str) -> None:
+    async with Client(built_app.server, mode=mode) as client:
+        hit = (await search(client, query="idempotency keys"))["hits"][0]
+        result = await client.call_tool("get_doc", {"chunk_id": hit["chunk_id"]})
+        wider = await client.call_tool("get_doc", {"chunk_id": hit["chunk_id"], "context": 1})
+    assert result.is_error is False
+    assert result.structured_content is None
+    assert text_of(result).startswith(f"--- Chunk: {hit['chunk_id']} (Chunk ")
+    assert "(Target) ---" in text_of(result).splitlines()[0]
+    assert len(text_of(wider)) > len(text_of(result))
+    assert "Context: " in text_of(wider)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("search_docs", {"query": "retry", "unsupported": "x"}, "Unexpected field 'unsupported'"),
+        ("search_docs", {"query": "retry", "limit": 0}, "limit must be between 1 and 50"),
+        ("search_docs", {"query": " "}, "query must be a non-empty string"),
+        (
+            "search_docs",
+            {"query": "retry", "language": "cobol"},
+            "Invalid taxonomy value for 'language': 'cobol'. Allowed values: go, python, typescript",
+        ),
+        ("get_doc", {"chunk_id": "guides/retries.md", "context": 6}, "context must be between 0 and 5"),
+        ("get_doc", {"chunk_id": "guides/missing.md#nothing"}, "Chunk ID 'guides/missing.md#nothing' not found. "
+         "Use search_docs to discover valid chunk IDs."),
+        ("get_doc", {"chunk_id": "a#b#c"}, "Chunk ID 'a#b#c' has invalid format. "
+         "Expected {filepath} or {filepath}#{heading-path}."),
+        ("nope", {}, "Unknown tool 'nope'."),
+    ],
+)  # fmt: skip
+async def test_tool_errors_are_is_error_results(
+    built_app: DocsMcpApp, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    async with Client(built_app.server) as client:
+        result = await client.call_tool(tool, arguments)
+    assert result.is_error is True
+    assert text_of(result) == message
+
+
+async def test_tool_prefix_routes_and_hides_unprefixed_names(built_index: Path) -> None:
+    app = create_app(built_index, tool_prefix="acme")
+    async with Client(app.server) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        prefixed = await client.call_tool("acme_search_docs", {"query": "refund", "language": "go"})
+        plain = await client.call_tool("search_docs", {"query": "refund"})
+    assert names == ["acme_search_docs", "acme_get_doc"]
+    assert prefixed.is_error is False and prefixed.structured_content["hits"]
+    assert plain.is_error is True and text_of(plain) == "Unknown tool 'search_docs'."
+    assert app.build_info.name == "acme-docs-server"
+
+
+async def test_custom_tools_echo_validate_and_report_failures(built_index: Path) -> None:
+    def explode(arguments: dict[str, Any]) -> str:
+        raise RuntimeError("feedback store offline")
+
+    schema = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}
+    app = create_app(
+        built_index,
+        custom_tools=[
+            CustomTool("docs_feedback", "Rate the docs", schema),
+            CustomTool("broken", "Always fails", {"type": "object"}, handler=explode),
+        ],
+    )
+    async with Client(app.server) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        echoed = await client.call_tool("docs_feedback", {"score": 90})
+        invalid = await client.call_tool("docs_feedback", {"score": "high"})
+        failed = await client.call_tool("broken", {})
+    assert names == ["search_docs", "get_doc", "docs_feedback", "broken"]
+    assert echoed.is_error is False and text_of(echoed) == '{"score":90}'
+    assert invalid.is_error is True and "Invalid arguments for 'docs_feedback'" in text_of(invalid)
+    assert failed.is_error is True and text_of(failed) == "feedback store offline"
+
+
+async def test_resources_list_global_guides_with_titles(built_app: DocsMcpApp, mode: str) -> None:
+    async with Client(built_app.server, mode=mode) as client:
+        resources = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resource_templates
+    names = [resource.name for resource in resources]
+    assert names, "scope=global-guide is marked mcp_resource in examples/docs"
+    assert all(name.startswith("guides/") for name in names)
+    assert names == sorted(names, key=lambda n: (n.casefold(), n))
+    retries = next(resource for resource in resources if resource.name == "guides/retries.md")
+    assert str(retries.uri) == "docs:///guides/retries.md"
+    assert retries.title == "Guides / Retries and idempotency"
+    assert retries.description == "guides/retries.md"
+    assert retries.mime_type == "text/markdown"
+    environments = next(resource for resource in resources if resource.name == "guides/environments.md")
+    assert environments.title == "Guides / Sandbox and live environments"  # front matter title wins
+    assert templates == []
+
+
+async def test_read_resource_returns_the_whole_file(built_app: DocsMcpApp, examples_docs: Path) -> None:
+    async with Client(built_app.server) as client:
+        result = await client.read_resource("docs:///guides/retries.md")
+        encoded = await client.read_resource("docs:///guides/retries%2Emd")
+    (content,) = result.contents
+    assert content.mime_type == "text/markdown"
+    body = text(content)
+    source = (examples_docs / "guides" / "retries.md").read_text(encoding="utf-8")
+    for heading in ("# Retries and idempotency", "## Idempotency keys", "## Designing your own retries"):
+        assert heading in body and heading in source
+    assert text(encoded.contents[0]) == body
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("docs:///sdks/python/README.md", "Resource not found: docs:///sdks/python/README.md"),
+        ("docs:///guides/nothing.md", "Resource not found: docs:///guides/nothing.md"),
+        ("invalid://uri", "Invalid URI scheme: invalid:. Expected 'docs:'"),
+        ("docs:///", "Invalid URI: missing filepath in 'docs:///'"),
+    ],
+)
+async def test_read_resource_errors(built_app: DocsMcpApp, uri: str, message: str) -> None:
+    async with Client(built_app.server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.read_resource(uri)
+    assert info.value.message == message
+
+
+async def test_prompts_list_and_render(built_app: DocsMcpApp, mode: str) -> None:
+    async with Client(built_app.server, mode=mode) as client:
+        prompts = (await client.list_prompts()).prompts
+        rendered = await client.get_prompt(
+            "prompts/integrate-payments", {"language": "go", "framework": "chi"}
+        )
+        yaml_prompt = await client.get_prompt("prompts/debug-webhook", {"event_type": "payment.failed"})
+    by_name = {prompt.name: prompt for prompt in prompts}
+    assert set(by_name) == {"prompts/debug-webhook", "prompts/integrate-payments"}
+    integrate = by_name["prompts/integrate-payments"]
+    assert integrate.title == "Integrate Tidewater payments"
+    assert integrate.arguments is not None
+    assert [(a.name, a.required) for a in integrate.arguments] == [
+        ("language", True),
+        ("framework", None),
+        ("capture_mode", None),
+    ]
+    assert rendered.description == integrate.description
+    (message,) = rendered.messages
+    assert message.role == "user"
+    body = text(message.content)
+    assert "my go application built with chi." in body
+    assert "captured immediately" in body  # inverted section for the missing capture_mode
+    assert [m.role for m in yaml_prompt.messages] == ["user", "assistant", "user"]
+    assert "`payment.failed`" in text(yaml_prompt.messages[0].content)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("prompts/integrate-payments", {}, "Missing required prompt argument 'language'"),
+        ("prompts/integrate-payments", {"language": "  "}, "Missing required prompt argument 'language'"),
+        ("prompts/nothing", {}, "Prompt 'prompts/nothing' not found"),
+    ],
+)
+async def test_prompt_errors(
+    built_app: DocsMcpApp, name: str, arguments: dict[str, str], message: str
+) -> None:
+    async with Client(built_app.server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.get_prompt(name, arguments)
+    assert info.value.message == message

@@ -1,0 +1,65 @@
+"""An unusable index directory is reported at start-up with one clear line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_server.boot import BootError, load_index_metadata
+
+from .conftest import metadata_document, write_index_stub
+
+
+def boot_error(index_dir: Path) -> str:
+    with pytest.raises(BootError) as info:
+        load_index_metadata(index_dir)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    assert boot_error(tmp_path / "nope").startswith(f"index directory does not exist: '{tmp_path / 'nope'}'")
+
+
+def test_missing_metadata(tmp_path: Path) -> None:
+    message = boot_error(tmp_path)
+    assert message.startswith(f"metadata.json not found in index directory: '{tmp_path / 'metadata.json'}'")
+    assert "docs-mcp build --out" in message
+
+
+def test_metadata_that_is_not_json(tmp_path: Path) -> None:
+    message = boot_error(write_index_stub(tmp_path, "{not json"))
+    assert message.startswith(f"Invalid metadata.json at '{tmp_path / 'metadata.json'}': not valid JSON")
+
+
+def test_metadata_with_an_invalid_field(tmp_path: Path) -> None:
+    message = boot_error(write_index_stub(tmp_path, metadata_document(corpus_description="")))
+    assert "Invalid metadata.json" in message
+    assert "corpus_description" in message
+
+
+def test_unsupported_metadata_major(tmp_path: Path) -> None:
+    message = boot_error(write_index_stub(tmp_path, metadata_document(metadata_version="2.0.0")))
+    assert "Unsupported metadata_version major: expected 1.x.x, got 2.0.0" in message
+
+
+def test_missing_lancedb(tmp_path: Path) -> None:
+    message = boot_error(write_index_stub(tmp_path, table=False))
+    assert message == (
+        f"LanceDB index not found at '{tmp_path / '.lancedb'}'. Re-run docs-mcp build to generate the index."
+    )
+
+
+def test_missing_table(tmp_path: Path) -> None:
+    write_index_stub(tmp_path, table=False)
+    (tmp_path / ".lancedb").mkdir()
+    assert boot_error(tmp_path).startswith(f"LanceDB table 'chunks' not found in '{tmp_path / '.lancedb'}'")
+
+
+def test_valid_stub_gives_a_view(tmp_path: Path) -> None:
+    view = load_index_metadata(write_index_stub(tmp_path))
+    assert list(view.taxonomy) == ["language", "scope"]
+    assert view.taxonomy["scope"].resource_values == ("global-guide",)
+    assert view.stats["total_chunks"] == 2

@@ -1,0 +1,245 @@
+"""The ``docs-mcp-server`` command: argument checks, start-up failures and the stdio transport."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from .conftest import SERVER_COMMAND, metadata_document, server_env, text, write_index_stub
+from .processes import ServerProcess, run_server
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def one_error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("docs-mcp-server: error: ")
+    return lines[0].removeprefix("docs-mcp-server: error: ")
+
+
+def test_about_prints_the_program_version() -> None:
+    result = run_server(["--about"])
+    assert result.returncode == 0
+    assert result.stdout.strip() == "docs-mcp-server 0.1.0"
+
+
+def test_help_documents_version_and_environment() -> None:
+    result = run_server(["--help"])
+    assert result.returncode == 0
+    assert "--about" in result.stdout and "--version VERSION" in result.stdout
+    for name in ("SERVER_NAME", "STATELESS", "LOG_LEVEL", "DOCS_MCP_AUTH_TOKEN", "DOCS_MCP_CURSOR_SECRET"):
+        assert name in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--transport", "sse"], "argument --transport: invalid choice: 'sse' (choose from 'stdio', 'http')"),
+        (["--log-level", "verbose"], "--log-level must be one of: trace, debug, info, warning, error, fatal"),
+        (["--proximity-weight", "abc"], "invalid numeric value 'abc'"),
+        (["--phrase-slop", "1.5"], "invalid integer value '1.5'"),
+        (["--port", "70000"], "port must be between 0 and 65535"),
+        (["--phrase-slop", "9"], "phrase slop must be an integer from 0 to 5"),
+        (["--tool-prefix", "a b"], "tool prefix 'a b' is invalid"),
+        (["--custom-tools-json", "[{]"], "--custom-tools-json is not valid JSON"),
+    ],
+)
+def test_invalid_arguments_exit_with_usage_error(tmp_path: Path, args: list[str], message: str) -> None:
+    result = run_server(["--index-dir", str(write_index_stub(tmp_path / "idx")), *args])
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_index_dir_is_required() -> None:
+    result = run_server([])
+    assert result.returncode == 2
+    assert "the following arguments are required: --index-dir" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("missing-dir", "index directory does not exist: "),
+        ("missing-metadata", "metadata.json not found in index directory: "),
+        ("not-json", "Invalid metadata.json at "),
+        ("major-2", "Unsupported metadata_version major: expected 1.x.x, got 2.0.0"),
+        ("no-lancedb", "LanceDB index not found at "),
+    ],
+)
+def test_unusable_index_fails_fast_with_one_line(tmp_path: Path, case: str, expected: str) -> None:
+    index = tmp_path / "idx"
+    if case == "missing-metadata":
+        index.mkdir()
+    elif case == "not-json":
+        write_index_stub(index, '{"metadata_version": "1.1.0",')
+    elif case == "major-2":
+        write_index_stub(index, metadata_document(metadata_version="2.0.0"))
+    elif case == "no-lancedb":
+        write_index_stub(index, table=False)
+    result = run_server(["--index-dir", str(index)])
+    assert result.returncode == 1
+    assert expected in one_error_line(result.stderr)
+    assert result.stdout == ""
+
+
+def test_corrupt_table_is_reported_on_first_use(tmp_path: Path) -> None:
+    index = write_index_stub(tmp_path / "idx")
+    (index / ".lancedb" / "chunks.lance" / "_versions").mkdir()
+    (index / ".lancedb" / "chunks.lance" / "_versions" / "1.manifest").write_bytes(b"garbage")
+    server = ServerProcess(["--index-dir", str(index)])
+    try:
+        server.send(INITIALIZE)
+        assert server.receive()["result"]["serverInfo"]["name"] == "docs-mcp-server"
+        server.send(INITIALIZED)
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "search_docs", "arguments": {"query": "retry"}}})  # fmt: skip
+        reply = server.receive(timeout=60)
+        assert reply["result"]["isError"] is True
+        text = reply["result"]["content"][0]["text"]
+        assert "LanceDB" in text or "could not be opened" in text, text
+        server.close_stdin()
+        assert server.wait() == 0
+        assert any('"search index unavailable"' in line for line in server.stderr_lines)
+    finally:
+        server.stop()
+
+
+def test_stdio_answers_initialize_then_serves_until_eof(built_index: Path) -> None:
+    server = ServerProcess(["--index-dir", str(built_index), "--name", "stdio-test", "--version", "1.2.3"])
+    try:
+        server.send(INITIALIZE)
+        init = server.receive()
+        assert init["id"] == 1
+        assert init["result"]["serverInfo"] == {"name": "stdio-test", "version": "1.2.3"}
+        assert init["result"]["protocolVersion"] == "2025-06-18"
+        assert init["result"]["instructions"].startswith("Tidewater Payments documentation")
+        server.send(INITIALIZED)
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        tools = server.receive()
+        assert tools["id"] == 2, "the SDK's duplicate initialize answer must not reach the client"
+        assert [tool["name"] for tool in tools["result"]["tools"]] == ["search_docs", "get_doc"]
+        server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "search_docs", "arguments": {"query": "webhook signature"}}})  # fmt: skip
+        found = server.receive(timeout=60)
+        assert found["id"] == 3 and found["result"]["isError"] is False
+        assert json.loads(found["result"]["content"][0]["text"])["hits"]
+        server.close_stdin()
+        assert server.wait() == 0
+        for line in server.stderr_lines:  # stderr carries JSON log lines only
+            assert json.loads(line)["logger"] == "app"
+        assert not any("differs" in line for line in server.stderr_lines)
+    finally:
+        server.stop()
+
+
+def test_stdio_sigterm_finishes_the_request_in_flight(built_index: Path) -> None:
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "debug"])
+    try:
+        server.send(INITIALIZE)
+        server.receive()
+        server.send(INITIALIZED)
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert server.receive()["id"] == 2
+        server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "search_docs", "arguments": {"query": "list customers"}}})  # fmt: skip
+        server.wait_for_log(lambda r: r.get("message") == "tool call")
+        server.proc.send_signal(signal.SIGTERM)
+        reply = server.receive(timeout=60)
+        assert reply["id"] == 3 and reply["result"]["isError"] is False
+        assert server.wait() == 0
+        assert any('"shutting down stdio server"' in line for line in server.stderr_lines)
+    finally:
+        server.stop()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_stdio_with_the_sdk_client(built_index: Path, mode: str) -> None:
+    params = StdioServerParameters(
+        command=SERVER_COMMAND,
+        args=["--index-dir", str(built_index), "--tool-prefix", "tide", "--log-level", "warning"],
+        env=server_env(),
+    )
+    async with Client(params, mode=mode) as client:
+        assert client.server_info is not None and client.server_info.name == "tide-docs-server"
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        result = await client.call_tool(
+            "tide_search_docs", {"query": "refund a payment", "language": "typescript"}
+        )
+        assert not result.is_error
+        hit = result.structured_content["hits"][0]
+        doc = await client.call_tool("tide_get_doc", {"chunk_id": hit["chunk_id"]})
+        resources = (await client.list_resources()).resources
+        prompts = (await client.list_prompts()).prompts
+    assert tools == ["tide_search_docs", "tide_get_doc"]
+    assert text(doc.content[0]).startswith(f"--- Chunk: {hit['chunk_id']}")
+    assert resources and prompts
+
+
+def test_start_up_imports_stay_lean() -> None:
+    """The command line and the early-handshake path must not import the MCP SDK, uvicorn or LanceDB."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, docs_mcp_server, docs_mcp_server.cli, docs_mcp_server.boot, docs_mcp_server.handshake, "
+        "docs_mcp_server.stdio; print(sorted(m for m in ('mcp', 'uvicorn', 'lancedb', 'starlette') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_stdio_answers_requests_sent_before_end_of_input(built_index: Path) -> None:
+    """A client that writes its requests and closes stdin at once still gets every answer."""
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "warning"])
+    try:
+        server.send(INITIALIZE)
+        server.send(INITIALIZED)
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "resources/list"})
+        server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "get_doc", "arguments": {"chunk_id": "guides/retries.md"}}})  # fmt: skip
+        server.close_stdin()
+        replies = {reply["id"]: reply for reply in (server.receive(timeout=60) for _ in range(3))}
+        assert set(replies) == {1, 2, 3}
+        assert replies[2]["result"]["resources"]
+        assert "result" in replies[3]
+        assert server.wait() == 0
+    finally:
+        server.stop()
+
+
+def test_environment_supplies_identity_and_logging(built_index: Path) -> None:
+    env = server_env(SERVER_NAME="env-docs", SERVER_VERSION="9.9.9", LOG_LEVEL="debug", LOG_PRETTY="true")
+    server = ServerProcess(["--index-dir", str(built_index)], env=env)
+    try:
+        server.send(INITIALIZE)
+        assert server.receive()["result"]["serverInfo"] == {"name": "env-docs", "version": "9.9.9"}
+        server.send(INITIALIZED)
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "get_doc", "arguments": {"chunk_id": "guides/retries.md"}}})  # fmt: skip
+        assert server.receive(timeout=60)["id"] == 2
+        server.close_stdin()
+        assert server.wait() == 0
+        started = next(line for line in server.stderr_lines if "started mcp server" in line)
+        assert not started.startswith("{") and " INFO  app: started mcp server" in started
+        assert any(' DEBUG app: tool call tool="get_doc"' in line for line in server.stderr_lines)
+    finally:
+        server.stop()

@@ -1,0 +1,291 @@
+"""Streamable HTTP on 127.0.0.1 (a free port), stateful and stateless, against real server processes."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from .conftest import server_env, text
+from .processes import ServerProcess
+
+HEADER = "name=test-server version=0.1.0 git=abc1234 date=2026-01-02"
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+PROTOCOL = {"MCP-Protocol-Version": "2025-06-18"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+IDENTITY_FLAGS = [
+    "--name",
+    "test-server",
+    "--version",
+    "0.1.0",
+    "--git-commit",
+    "abc1234",
+    "--build-date",
+    "2026-01-02",
+]
+IDENTITY_ENV = {
+    "SERVER_NAME": "test-server",
+    "SERVER_VERSION": "0.1.0",
+    "GIT_COMMIT": "abc1234",
+    "BUILD_DATE": "2026-01-02",
+}
+
+
+def start_http(index: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[ServerProcess, int]:
+    """Start an HTTP server on a free port; identity comes from flags, or from ``env`` when given."""
+    identity = [] if env else IDENTITY_FLAGS
+    server = ServerProcess(
+        ["--index-dir", str(index), "--transport", "http", "--port", "0", *identity, *extra],
+        env=server_env(**env) if env else None,
+    )
+    try:
+        started = server.wait_for_log(lambda record: record.get("message") == "started mcp server")
+    except BaseException:
+        server.stop()
+        raise
+    return server, int(started["properties"]["port"])
+
+
+def request(
+    port: int, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, http.client.HTTPMessage, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        conn.close()
+
+
+def rpc_messages(body: bytes, content_type: str) -> list[dict[str, Any]]:
+    """JSON-RPC messages from a JSON or SSE (``data:`` lines) response body."""
+    if content_type.startswith("application/json"):
+        return [json.loads(body)]
+    return [
+        json.loads(line[5:])
+        for line in body.decode().splitlines()
+        if line.startswith("data:") and line[5:].strip()
+    ]
+
+
+def post_mcp(port: int, message: dict[str, Any], headers: dict[str, str] | None = None):
+    status, response_headers, body = request(
+        port, "POST", "/mcp", json.dumps(message).encode(), {**MCP_HEADERS, **(headers or {})}
+    )
+    return (
+        status,
+        response_headers,
+        rpc_messages(body, response_headers.get("content-type", "")) if body else [],
+    )
+
+
+@pytest.fixture(scope="module", params=["stateful", "stateless"])
+def http_server(request: pytest.FixtureRequest, built_index: Path) -> Iterator[tuple[str, int]]:
+    extra = ["--stateless"] if request.param == "stateless" else []
+    server, port = start_http(built_index, *extra)
+    try:
+        yield request.param, port
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.wait() == 0, server.stderr_text()
+        server.stop()
+
+
+def test_healthz_reports_build_and_index(http_server: tuple[str, int]) -> None:
+    _, port = http_server
+    status, headers, body = request(port, "GET", "/healthz")
+    assert status == 200
+    assert headers["DOCS-MCP"] == HEADER
+    health = json.loads(body)
+    assert health["build"] == {
+        "name": "test-server",
+        "version": "0.1.0",
+        "gitCommit": "abc1234",
+        "buildDate": "2026-01-02",
+    }
+    assert health["index"]["stats"]["total_files"] > 0
+    assert health["index"]["status"] in ("loading", "ready")
+
+
+def test_unknown_paths_are_404_with_header(http_server: tuple[str, int]) -> None:
+    _, port = http_server
+    status, headers, _ = request(port, "GET", "/nope")
+    assert status == 404
+    assert headers["DOCS-MCP"] == HEADER
+    assert headers["Access-Control-Allow-Origin"] == "*"
+
+
+def test_cors_preflight(http_server: tuple[str, int]) -> None:
+    _, port = http_server
+    status, headers, body = request(
+        port,
+        "OPTIONS",
+        "/mcp",
+        headers={"Origin": "http://localhost:3001", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "content-type, mcp-session-id"},
+    )  # fmt: skip
+    assert status == 204 and body == b""
+    assert headers["Access-Control-Allow-Origin"] == "*"
+    assert (
+        "POST" in headers["Access-Control-Allow-Methods"]
+        and "DELETE" in headers["Access-Control-Allow-Methods"]
+    )
+    assert headers["Access-Control-Allow-Headers"] == "content-type, mcp-session-id"
+    assert headers["Access-Control-Max-Age"] == "86400"
+    assert "DOCS-MCP" in headers["Access-Control-Expose-Headers"]
+    assert headers["DOCS-MCP"] == HEADER
+
+
+def test_malformed_body_is_400_parse_error(http_server: tuple[str, int]) -> None:
+    _, port = http_server
+    status, headers, body = request(port, "POST", "/mcp", b"{not json", MCP_HEADERS)
+    assert status == 400
+    assert headers["DOCS-MCP"] == HEADER
+    assert json.loads(body)["error"]["code"] == -32700
+
+
+def test_oversized_body_is_rejected(http_server: tuple[str, int]) -> None:
+    _, port = http_server
+    status, _, _ = request(port, "POST", "/mcp", b" " * (5 * 1024 * 1024), MCP_HEADERS)
+    assert status == 413
+
+
+def test_sessions_per_mode(http_server: tuple[str, int]) -> None:
+    mode, port = http_server
+    status, headers, messages = post_mcp(port, INITIALIZE)
+    assert status == 200
+    assert messages[0]["result"]["serverInfo"]["name"] == "test-server"
+    session = headers.get("mcp-session-id")
+    if mode == "stateful":
+        assert session
+        delete_status, _, _ = request(port, "DELETE", "/mcp", headers={"mcp-session-id": session, **PROTOCOL})
+        assert delete_status == 200
+        gone, _, _ = post_mcp(port, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                              {"mcp-session-id": session, **PROTOCOL})  # fmt: skip
+        assert gone == 404
+    else:
+        assert session is None
+        delete_status, _, _ = request(port, "DELETE", "/mcp", headers=PROTOCOL)
+        assert delete_status == 405
+        # no session: any request stands on its own
+        status, _, messages = post_mcp(port, {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, PROTOCOL)
+        assert status == 200 and messages[0]["id"] == 7
+        assert [tool["name"] for tool in messages[0]["result"]["tools"]] == ["search_docs", "get_doc"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("client_mode", ["auto", "legacy"])
+async def test_mcp_client_over_http(http_server: tuple[str, int], client_mode: str) -> None:
+    _, port = http_server
+    async with Client(f"http://127.0.0.1:{port}/mcp", mode=client_mode) as client:
+        assert client.server_info is not None and client.server_info.name == "test-server"
+        tools = (await client.list_tools()).tools
+        assert tools[0].input_schema["properties"]["language"]["enum"] == ["go", "python", "typescript"]
+        found = await client.call_tool("search_docs", {"query": "create a customer", "language": "go"})
+        assert not found.is_error, found.content
+        hit = found.structured_content["hits"][0]
+        doc = await client.call_tool("get_doc", {"chunk_id": hit["chunk_id"]})
+        assert text(doc.content[0]).startswith(f"--- Chunk: {hit['chunk_id']}")
+        bad = await client.call_tool("search_docs", {"query": "x", "limit": 99})
+        assert bad.is_error and text(bad.content[0]) == "limit must be between 1 and 50"
+        prompts = (await client.list_prompts()).prompts
+        assert {prompt.name for prompt in prompts} == {"prompts/debug-webhook", "prompts/integrate-payments"}
+        resources = (await client.list_resources()).resources
+        read = await client.read_resource(str(resources[0].uri))
+        assert text(read.contents[0])
+
+
+def test_dns_rebinding_protection_on_loopback(http_server: tuple[str, int]) -> None:
+    _, port = http_server
+    status, _, _ = request(port, "POST", "/mcp", json.dumps(INITIALIZE).encode(),
+                           {**MCP_HEADERS, "Host": "evil.example:80"})  # fmt: skip
+    assert status == 421
+    status, _, _ = request(port, "POST", "/mcp", json.dumps(INITIALIZE).encode(),
+                           {**MCP_HEADERS, "Origin": "http://evil.example"})  # fmt: skip
+    assert status == 403
+
+
+@pytest.fixture(scope="module")
+def auth_server(built_index: Path) -> Iterator[int]:
+    # identity, stateless mode and the token all from the environment this time
+    env = {**IDENTITY_ENV, "STATELESS": "true", "DOCS_MCP_AUTH_TOKEN": "s3cret"}
+    server, port = start_http(built_index, env=env)
+    try:
+        yield port
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.wait() == 0
+        server.stop()
+
+
+def test_auth_token_required_on_mcp(auth_server: int) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret"}):
+        status, response_headers, messages = post_mcp(auth_server, INITIALIZE, headers)
+        assert status == 401
+        assert response_headers["WWW-Authenticate"] == "Bearer"
+        assert response_headers["DOCS-MCP"] == HEADER
+        assert messages[0]["error"] == {"code": -32000, "message": "Unauthorized"}
+    status, _, messages = post_mcp(auth_server, INITIALIZE, {"Authorization": "Bearer s3cret"})
+    assert status == 200 and messages[0]["result"]["serverInfo"]["name"] == "test-server"
+    assert request(auth_server, "GET", "/healthz")[0] == 200  # health checks stay open
+    assert "mcp-session-id" not in {
+        k.lower() for k in post_mcp(auth_server, INITIALIZE, {"Authorization": "Bearer s3cret"})[1]
+    }
+
+
+@pytest.mark.anyio
+async def test_auth_token_with_the_sdk_client(auth_server: int) -> None:
+    import httpx2
+
+    async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}) as http:
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with Client(
+            streamable_http_client(f"http://127.0.0.1:{auth_server}/mcp", http_client=http)
+        ) as client:
+            result = await client.call_tool("search_docs", {"query": "webhook"})
+    assert not result.is_error
+
+
+def test_sigterm_lets_the_in_flight_request_finish(built_index: Path) -> None:
+    server, port = start_http(built_index, "--stateless", "--log-level", "debug")
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        search = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                  "params": {"name": "search_docs", "arguments": {"query": "pagination cursor"}}}  # fmt: skip
+        outcome["reply"] = post_mcp(port, search, PROTOCOL)
+
+    try:
+        caller = threading.Thread(target=call)
+        caller.start()
+        server.wait_for_log(lambda r: r.get("message") == "request" and r["properties"].get("path") == "/mcp")
+        server.proc.send_signal(signal.SIGTERM)
+        caller.join(timeout=60)
+        assert not caller.is_alive()
+        status, _, messages = outcome["reply"]
+        assert status == 200
+        assert messages[0]["id"] == 9 and messages[0]["result"]["isError"] is False
+        assert server.wait() == 0
+        assert any('"shutting down http server"' in line for line in server.stderr_lines)
+    finally:
+        server.stop()

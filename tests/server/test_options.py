@@ -1,0 +1,124 @@
+"""Server options: defaults from the environment, tool naming rules, custom tools from JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_server.custom_tools import echo_arguments, parse_custom_tools_json
+from docs_mcp_server.options import BuildInfo, CustomTool, OptionsError, ServerOptions
+
+
+def test_name_and_version_resolution(tmp_path: Path) -> None:
+    base = ServerOptions(index_dir=tmp_path)
+    assert base.resolved_name({}) == "docs-mcp-server"
+    assert base.resolved_version({}) == "0.1.0"
+    assert base.resolved_name({"SERVER_NAME": "cisco-docs"}) == "cisco-docs"
+    assert base.resolved_name({"SERVER_NAME": "   "}) == "docs-mcp-server"  # blank env = unset
+    assert base.resolved_version({"SERVER_VERSION": "2.0.0"}) == "2.0.0"
+    prefixed = ServerOptions(index_dir=tmp_path, tool_prefix="cisco")
+    assert prefixed.resolved_name({}) == "cisco-docs-server"
+    assert prefixed.search_tool_name == "cisco_search_docs"
+    assert prefixed.get_doc_tool_name == "cisco_get_doc"
+    explicit = ServerOptions(index_dir=tmp_path, name="n", version="v", tool_prefix="cisco")
+    assert (
+        explicit.resolved_name({"SERVER_NAME": "x"}),
+        explicit.resolved_version({"SERVER_VERSION": "y"}),
+    ) == (
+        "n",
+        "v",
+    )
+
+
+def test_build_info_header_and_health_shape(tmp_path: Path) -> None:
+    info = ServerOptions(index_dir=tmp_path, name="test-server", version="0.1.0").build_info(
+        {"GIT_COMMIT": "abc123", "BUILD_DATE": "2026-01-01"}
+    )
+    assert info.header_value() == "name=test-server version=0.1.0 git=abc123 date=2026-01-01"
+    assert info.to_dict() == {
+        "name": "test-server",
+        "version": "0.1.0",
+        "gitCommit": "abc123",
+        "buildDate": "2026-01-01",
+    }
+    assert BuildInfo("a", "1").header_value() == "name=a version=1"
+    assert BuildInfo("a", "1").to_dict() == {"name": "a", "version": "1"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tool_prefix": "bad prefix"}, "tool prefix 'bad prefix' is invalid"),
+        (
+            {"tool_prefix": "x" * 60},
+            "Built-in tool name '" + "x" * 60 + "_search_docs' exceeds 64 characters",
+        ),
+        ({"proximity_weight": 0.0}, "proximity weight must be a positive number"),
+        ({"vector_weight": -1.0}, "vector weight must be a positive number"),
+        ({"phrase_slop": 6}, "phrase slop must be an integer from 0 to 5"),
+        ({"ranking": "fancy"}, "ranking must be one of: default, original"),
+    ],
+)
+def test_invalid_options_are_rejected(tmp_path: Path, kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(OptionsError, match=message.replace("(", r"\(")):
+        ServerOptions(index_dir=tmp_path, **kwargs)  # type: ignore[arg-type]
+
+
+SCHEMA = {"type": "object", "properties": {}}
+
+
+@pytest.mark.parametrize(
+    ("tools", "message"),
+    [
+        ([CustomTool("bad name", "d", SCHEMA)], "Custom tool name 'bad name' must match MCP spec"),
+        (
+            [CustomTool("x" * 65, "d", SCHEMA)],
+            "must match MCP spec: alphanumeric/dash/underscore, 1-64 chars.",
+        ),
+        ([CustomTool("search_docs", "d", SCHEMA)], "Custom tool name 'search_docs' collides with a built-in"),
+        ([CustomTool("t", "d", SCHEMA), CustomTool("t", "d", SCHEMA)], "Duplicate custom tool name 't'."),
+        ([CustomTool("t", " ", SCHEMA)], "Custom tool 't' needs a non-empty description."),
+        ([CustomTool("t", "d", {"type": "array"})], 'needs an inputSchema with "type": "object"'),
+    ],
+)
+def test_custom_tool_rules(tmp_path: Path, tools: list[CustomTool], message: str) -> None:
+    with pytest.raises(OptionsError, match=message.replace("(", r"\(")):
+        ServerOptions(index_dir=tmp_path, custom_tools=tools)
+
+
+def test_custom_tools_json_parsing(tmp_path: Path) -> None:
+    spec = [{"name": "docs_feedback", "description": "Rate the docs", "inputSchema": SCHEMA}]
+    tools = parse_custom_tools_json(json.dumps(spec))
+    assert [(t.name, t.description, dict(t.input_schema)) for t in tools] == [
+        ("docs_feedback", "Rate the docs", SCHEMA)
+    ]
+    assert tools[0].handler is echo_arguments
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    assert [t.name for t in parse_custom_tools_json(f"@{path}")] == ["docs_feedback"]
+    assert echo_arguments({"b": 1, "a": "é"}) == '{"b":1,"a":"é"}'
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("[", "--custom-tools-json is not valid JSON"),
+        ("{}", "must be a JSON array"),
+        ("[1]", r"--custom-tools-json\[0\] must be an object"),
+        (
+            '[{"name": 1, "description": "d", "inputSchema": {"type": "object"}}]',
+            r"\[0\].name must be a string",
+        ),
+        (
+            '[{"name": "t", "inputSchema": {"type": "object"}}]',
+            r"\[0\].description must be a non-empty string",
+        ),
+        ('[{"name": "t", "description": "d"}]', r"\[0\].inputSchema must be an object"),
+        ("@/nonexistent/tools.json", "cannot read custom tools file"),
+    ],
+)
+def test_custom_tools_json_errors(value: str, message: str) -> None:
+    with pytest.raises(OptionsError, match=message):
+        parse_custom_tools_json(value)
