@@ -14,11 +14,11 @@ from docs_mcp_core.build import BuildReporter
 
 def human_bytes(n: int) -> str:
     size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
             return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
         size /= 1024
-    return f"{size:.1f} GB"
+    return f"{size:.1f} GiB"
 
 
 class ConsoleReporter(BuildReporter):

@@ -61,6 +61,7 @@ class BuildOptions:
     embedding_batch_size: int | None = None
     embedding_concurrency: int | None = None
     embedding_max_retries: int | None = None
+    embedding_batch_api_threshold: int | None = None  # misses from which the Batch API is used (0: never)
     cache_dir: Path | None = None
     rebuild_cache: bool = False
     tool_description_search: str | None = None
@@ -192,11 +193,18 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
         warnings_list.append(message)
         rep.warn(message)
 
-    # 1. Embedding provider preflight, before anything is written.
+    # 1. Embedding provider preflight, before anything is written: a missing key fails here; a bad
+    #    key, an unknown model or a dimension mismatch fail on one tiny request. When an embedding
+    #    cache written for this exact configuration exists, that request waits until some chunk
+    #    actually misses the cache (see _embed), so a rebuild with nothing new calls no API at all.
     provider = None
+    preflight_pending = False
     if options.embedding_provider.strip().lower() != "none":
-        from docs_mcp_core.embedding import check_embedding_provider, create_embedding_provider
+        from docs_mcp_core.embedding import create_embedding_provider
 
+        extra: dict[str, Any] = {}
+        if options.embedding_batch_api_threshold is not None:
+            extra["batch_api_threshold"] = options.embedding_batch_api_threshold
         provider = create_embedding_provider(
             options.embedding_provider,
             model=options.embedding_model,
@@ -207,9 +215,13 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
             concurrency=options.embedding_concurrency,
             max_retries=options.embedding_max_retries,
             on_warning=warn,
+            **extra,
         )
-        rep.step(f"checking embedding provider {provider.name}/{provider.model}")
-        check_embedding_provider(provider)
+        cache_parent = (options.cache_dir or out_dir).resolve()
+        if not options.rebuild_cache and _embedding_cache_matches(cache_parent, provider.config_fingerprint()):
+            preflight_pending = True
+        else:
+            _preflight(provider, rep)
 
     if out_dir.exists() and not out_dir.is_dir():
         raise BuildError(f"--out '{options.out_dir}' exists and is not a directory")
@@ -259,7 +271,7 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
     vectors: dict[str, list[float]] | None = None
     hits = misses = 0
     if provider is not None:
-        vectors, hits, misses = _embed(provider, chunks, options, out_dir, rep, warn)
+        vectors, hits, misses = _embed(provider, chunks, options, out_dir, rep, warn, preflight=preflight_pending)
 
     # 5. Metadata.
     from docs_mcp_core.prompts import load_prompt_templates
@@ -287,8 +299,7 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
             yield chunks_to_arrow(chunks[i : i + step], keys, fingerprints, vectors, dims, generic)
 
     write_table(tmp_db, batches(), metadata_keys=keys, vector_dimensions=dims, on_step=lambda s: rep.step(f"index: {s}"))
-    chunks_text = json.dumps([c.to_dict() for c in chunks], indent=2, ensure_ascii=False)
-    _write_text(out_dir / f"{CHUNKS_FILENAME}.tmp", chunks_text)
+    _write_json(out_dir / f"{CHUNKS_FILENAME}.tmp", [c.to_dict() for c in chunks])
     _write_text(out_dir / f"{METADATA_FILENAME}.tmp", metadata_text)
     _swap(out_dir)
     elapsed = time.perf_counter() - started
@@ -305,6 +316,14 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
         embedding_misses=misses,
         warnings=warnings_list,
     )
+
+
+def _write_json(path: Path, value: Any) -> None:
+    """Stream ``value`` as ``JSON.stringify(value, null, 2)`` (never the whole text in memory)."""
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        json.dump(value, fh, indent=2, ensure_ascii=False)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -334,6 +353,38 @@ def _previous_titles(out_dir: Path) -> dict[str, str]:
         return {}
 
 
+def _preflight(provider: Any, rep: BuildReporter) -> None:
+    from docs_mcp_core.embedding import check_embedding_provider
+
+    rep.step(f"checking embedding provider {provider.name}/{provider.model}")
+    check_embedding_provider(provider)
+
+
+def _embedding_cache_matches(cache_parent: Path, config_fingerprint: str) -> bool:
+    """Whether ``<cache_parent>/.embedding-cache`` was written for this provider configuration.
+
+    Read-only (unlike loading the cache, which deletes a cache of another configuration): the
+    preflight must come before anything on disk changes.
+    """
+    from docs_mcp_core.embedding_cache import (
+        CACHE_DIRNAME,
+        CACHE_META_FILE,
+        CACHE_VERSION,
+        EMBEDDING_FORMAT_VERSION,
+    )
+
+    try:
+        meta = json.loads((cache_parent / CACHE_DIRNAME / CACHE_META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(meta, dict)
+        and str(meta.get("cache_version", "")).split(".")[0] == CACHE_VERSION.split(".")[0]
+        and meta.get("format_version") == EMBEDDING_FORMAT_VERSION
+        and meta.get("config_fingerprint") == config_fingerprint
+    )
+
+
 def _embed(
     provider: Any,
     chunks: Sequence[Chunk],
@@ -341,10 +392,18 @@ def _embed(
     out_dir: Path,
     rep: BuildReporter,
     warn: Callable[[str], None],
+    *,
+    preflight: bool = False,
 ) -> tuple[dict[str, list[float]], int, int]:
+    """Vectors for every chunk through the embedding cache; only cache misses reach the provider.
+
+    With ``preflight`` the provider is checked first, and only if at least one chunk misses the
+    cache (a fully cached rebuild makes no request at all).
+    """
     from docs_mcp_core.chunking import embedding_input
     from docs_mcp_core.embedding_cache import (
         embed_with_cache,
+        embedding_fingerprint,
         format_cache_summary,
         format_embed_summary,
         load_embedding_cache,
@@ -352,7 +411,6 @@ def _embed(
     )
 
     cache_parent = (options.cache_dir or out_dir).resolve()
-    cache_parent.mkdir(parents=True, exist_ok=True)
     fingerprint = provider.config_fingerprint()
     cache = None
     if not options.rebuild_cache:
@@ -360,6 +418,11 @@ def _embed(
         for w in cache.warnings:
             warn(w)
     items = [(c.chunk_id, embedding_input(c)) for c in chunks]
+    if preflight:
+        cached = cache.entries if cache is not None else {}
+        dims = provider.dimensions
+        if any(len(cached.get(embedding_fingerprint(fingerprint, text)) or ()) != dims for _, text in items):
+            _preflight(provider, rep)
     rep.step(f"embedding {len(items):,} chunks with {provider.name}/{provider.model}")
 
     def progress(p: Any) -> None:

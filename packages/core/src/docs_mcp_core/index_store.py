@@ -41,6 +41,10 @@ PRIOR_COLUMN = "search_prior"
 DEDUP_COLUMN = "search_dedup"  # hash of content_text: byte-identical chunks collapse into one hit
 # Exact search is fast enough below this many vectors; above it an ANN index is built.
 ANN_INDEX_MIN_ROWS = 50_000
+# Query-time parameters of the ANN index (see benchmarks/ann_recall.py).
+ANN_QUERY_EF = 300
+ANN_QUERY_NPROBES = 20
+ANN_QUERY_REFINE_FACTOR = 2
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -179,6 +183,31 @@ def write_table(
     except Exception:  # noqa: BLE001 - compaction only saves space
         pass
     return rows
+
+
+def vector_index_type(table: Any) -> str | None:
+    """The type of the ANN index on ``vector`` (``IvfHnswSq``, ``IvfPq``, ...), ``None`` when search is flat."""
+    try:
+        for index in table.list_indices():
+            if list(index.columns) == ["vector"]:
+                return str(index.index_type)
+    except Exception:  # noqa: BLE001 - no index information: query flat, with no tuning
+        return None
+    return None
+
+
+def tune_vector_query(builder: Any, index_type: str | None, fetch: int) -> Any:
+    """Apply the measured query-time parameters for ``index_type`` to a vector query builder."""
+    if not index_type:
+        return builder
+    kind = index_type.upper().replace("_", "")
+    if "HNSW" in kind:
+        builder = builder.ef(max(ANN_QUERY_EF, fetch))
+    if kind.startswith("IVF"):
+        builder = builder.nprobes(ANN_QUERY_NPROBES)
+    if ANN_QUERY_REFINE_FACTOR > 1 and ("PQ" in kind or "SQ" in kind):
+        builder = builder.refine_factor(ANN_QUERY_REFINE_FACTOR)
+    return builder
 
 
 def read_cached_chunks(db_path: Path) -> dict[str, tuple[str, list[Chunk]]]:

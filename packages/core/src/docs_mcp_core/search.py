@@ -23,6 +23,7 @@ when that key is not filtered, and the page is cut from the fused list.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
@@ -42,6 +43,8 @@ from docs_mcp_core.index_store import (
     SEARCH_TEXT_COLUMNS,
     TABLE_NAME,
     quote_string,
+    tune_vector_query,
+    vector_index_type,
 )
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, collapse_keys, read_metadata
 from docs_mcp_core.ordering import sort_key
@@ -54,11 +57,15 @@ if TYPE_CHECKING:
 RRF_K = 60
 RANKINGS = ("default", "original")
 MAX_FETCH = 5000
+DEFAULT_POOL = 500
 MAX_QUERY_TERMS = 64
 VECTOR_COOLDOWN_SECONDS = 60.0
+QUERY_EMBEDDING_TIMEOUT_SECONDS = 5.0  # per request; a query never waits on a slow embedding API for long
+QUERY_EMBEDDING_MAX_RETRIES = 1
 _CHUNK_ID_RE = re.compile(r"^(?!\s)([^#\s]+)(#[^#\s]+)?$")
 _PART_RE = re.compile(r"-part-(\d+)$")
 _HIT_COLUMNS = ("chunk_id", "heading", "breadcrumb", "content_text", "filepath", "metadata_json")
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,7 @@ class SearchOptions:
     query_embedding_api_key: str | None = None
     query_embedding_base_url: str | None = None
     vector_cooldown_seconds: float = VECTOR_COOLDOWN_SECONDS
+    query_embedding_timeout_seconds: float = QUERY_EMBEDDING_TIMEOUT_SECONDS
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,7 @@ class _Candidate:
     ranks: dict[str, int] = field(default_factory=dict)
     score: float = 0.0
     depth: int = 0
+    row_id: int | None = None  # LanceDB ``_rowid``: the page's display columns are taken by it
 
 
 def clamp_limit(limit: Any) -> int:
@@ -174,6 +183,8 @@ class SearchEngine:
         self._vector_lock = threading.Lock()
         self._vector_down_until = 0.0
         self._vector_warned = False
+        self._vector_probing = False
+        self._ann_index = vector_index_type(table) if self._has_vectors else None
 
     # ── opening ──────────────────────────────────────────────────────────────────────────────
 
@@ -237,14 +248,15 @@ class SearchEngine:
             raise SearchError("query is required")
         page_size = clamp_limit(limit)
         active = {k: v for k, v in (filters or {}).items() if v}
+        active = {k: v.replace("\0", "") for k, v in active.items()}
         for key in active:
-            if key not in self._columns:
+            if key not in self._taxonomy_keys or key not in self._columns:
                 raise SearchError(f"Unknown filter '{key}'. Valid filters: {', '.join(self._taxonomy_keys) or 'none'}")
         offset = 0
         if cursor:
             offset = decode_cursor(cursor, query=q, filters=active, secret=self._secret).offset
         where = where_clause(active, self._taxonomy_keys)
-        fetch = min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
+        fetch = self._fetch_depth(offset, page_size)
         if self.options.ranking == "default" and self._ranked_columns:
             ranked = self._rank_default(q, active, where, fetch)
         else:
@@ -263,12 +275,24 @@ class SearchEngine:
         hint = None if hits else self._hint(q, active)
         return SearchResult(hits, next_cursor, hint)
 
+    def _fetch_depth(self, offset: int, page_size: int) -> int:
+        """How many rows each retriever returns for a page.
+
+        The original recipe fetches ``max(offset + limit + 200, 5 * limit)``, as the original does.
+        The default ranking re-scores the pool with priors and cues, which can lift a row from deep in
+        BM25 order to the top; a pool that grew with the offset would then let pages repeat or skip
+        hits. It therefore fetches a fixed depth for the first pages and the maximum beyond it.
+        """
+        if self.options.ranking == "original" or not self._ranked_columns:
+            return min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
+        return DEFAULT_POOL if offset + page_size <= DEFAULT_POOL else MAX_FETCH
+
     def _select(self, extra: str, more: Sequence[str] = ()) -> list[str]:
         cols = ["chunk_id", "filepath", "heading", *[k for k in self._collapse_keys if k in self._columns], *more]
         return [*dict.fromkeys(cols), extra]
 
     def _fts(self, query: Any, where: str | None, fetch: int, more: Sequence[str] = ()) -> list[dict[str, Any]]:
-        builder = self._table.search(query, query_type="fts")
+        builder = self._table.search(query, query_type="fts").with_row_id(True)
         if where:
             builder = builder.where(where, prefilter=True)
         try:
@@ -279,34 +303,49 @@ class SearchEngine:
             raise
 
     def _vector(self, query: str, where: str | None, fetch: int, more: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """The vector leg: embed the query, nearest neighbours under the same prefilter.
+
+        It never fails a search. When embedding or the vector query fails, this query gets no vector
+        rows, one warning is logged for the whole outage, and the leg rests for
+        ``vector_cooldown_seconds``: queries in that window do not call the embedding API at all, so
+        an outage never costs every query the API timeout. After the rest, one query at a time probes
+        the API (the others stay lexical) until a probe succeeds, which ends the outage.
+        """
         embedder = self._embedder
         if embedder is None or not self._has_vectors:
             return []
-        now = time.monotonic()
-        if now < self._vector_down_until:
-            return []
+        with self._vector_lock:
+            if self._vector_probing or time.monotonic() < self._vector_down_until:
+                return []
+            self._vector_probing = self._vector_warned  # degraded: this query is the only probe
         try:
             vector = embedder.embed([query])[0]
             if not vector:
-                return []
-            builder = self._table.search(list(vector), vector_column_name="vector")
-            if where:
-                builder = builder.where(where, prefilter=True)
-            rows = builder.select(self._select("_distance", more)).limit(fetch).to_arrow().to_pylist()
+                rows: list[dict[str, Any]] = []
+            else:
+                builder = self._table.search(list(vector), vector_column_name="vector").with_row_id(True)
+                builder = tune_vector_query(builder, self._ann_index, fetch)
+                if where:
+                    builder = builder.where(where, prefilter=True)
+                rows = builder.select(self._select("_distance", more)).limit(fetch).to_arrow().to_pylist()
         except Exception as exc:  # noqa: BLE001 - degrade to lexical search
+            cooldown = self.options.vector_cooldown_seconds
             with self._vector_lock:
-                self._vector_down_until = time.monotonic() + self.options.vector_cooldown_seconds
-                if not self._vector_warned:
-                    self._vector_warned = True
-                    self._warn(
-                        f"vector search degraded to lexical-only: {exc}; retrying after "
-                        f"{self.options.vector_cooldown_seconds:g}s"
-                    )
+                self._vector_probing = False
+                self._vector_down_until = time.monotonic() + cooldown
+                first = not self._vector_warned
+                self._vector_warned = True
+            if first:
+                self._warn(f"vector search degraded to lexical-only: {exc}; retrying after {cooldown:g}s")
+            else:
+                _log.debug("vector search still unavailable: %s", exc)
             return []
         with self._vector_lock:
-            if self._vector_warned:
-                self._vector_warned = False
-                self._warn("vector search recovered")
+            self._vector_probing = False
+            recovered = self._vector_warned
+            self._vector_warned = False
+        if recovered:
+            _log.info("vector search recovered")
         return rows
 
     def _rank(self, query: str, where: str | None, fetch: int) -> list[_Candidate]:
@@ -334,7 +373,9 @@ class SearchEngine:
                 cand = by_id.get(cid)
                 if cand is None:
                     values = {k: row.get(k) or "" for k in self._collapse_keys}
-                    cand = by_id[cid] = _Candidate(cid, row["filepath"], row["heading"] or "", values)
+                    cand = by_id[cid] = _Candidate(
+                        cid, row["filepath"], row["heading"] or "", values, row_id=row.get("_rowid")
+                    )
                 if name not in cand.ranks or rank < cand.ranks[name]:
                     cand.ranks[name] = rank
         for cand in by_id.values():
@@ -394,7 +435,9 @@ class SearchEngine:
             if cues:
                 score *= cue_factor(r, cues, w.cue)
             values = {k: r.get(k) or "" for k in self._collapse_keys}
-            cand = _Candidate(cid, r["filepath"], r.get("heading") or "", values, score=round(score, 6))
+            cand = _Candidate(
+                cid, r["filepath"], r.get("heading") or "", values, score=round(score, 6), row_id=r.get("_rowid")
+            )
             cand.depth = cand.filepath.count("/")
             out.append(cand)
         out.sort(key=lambda c: (-c.score, c.depth, sort_key(c.chunk_id)))
@@ -419,6 +462,15 @@ class SearchEngine:
         rows = self._table.search().where(f"chunk_id IN ({in_list})").select(cols).limit(len(ids)).to_arrow()
         return {r["chunk_id"]: r for r in rows.to_pylist()}
 
+    def _page_rows(self, page: Sequence[_Candidate]) -> dict[str, dict[str, Any]]:
+        """Display columns of a page of hits, taken by row id (much cheaper than a filtered scan)."""
+        row_ids = [c.row_id for c in page]
+        if not page or None in row_ids:
+            return self._rows_by_id([c.chunk_id for c in page], _HIT_COLUMNS)
+        cols = [c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns]
+        rows = self._table.take_row_ids([int(r) for r in row_ids if r is not None]).select(cols).to_arrow()
+        return {r["chunk_id"]: r for r in rows.to_pylist()}
+
     def _hit_metadata(self, row: Mapping[str, Any]) -> dict[str, str]:
         raw = row.get("metadata_json")
         if isinstance(raw, str) and raw.strip():
@@ -431,7 +483,7 @@ class SearchEngine:
         return {k: row[k] for k in self._taxonomy_keys if isinstance(row.get(k), str) and row.get(k)}
 
     def _hits(self, page: Sequence[_Candidate], query: str) -> list[SearchHit]:
-        rows = self._rows_by_id([c.chunk_id for c in page], _HIT_COLUMNS)
+        rows = self._page_rows(page)
         hits: list[SearchHit] = []
         for cand in page:
             row = rows.get(cand.chunk_id)
@@ -589,21 +641,48 @@ def _collapse(ranked: list[_Candidate], keys: Sequence[str]) -> list[_Candidate]
 def _query_embedder(
     metadata: IndexMetadata, options: SearchOptions, warn: Callable[[str], None]
 ) -> EmbeddingProvider | None:
+    """The provider that embeds queries: the index's own provider, model and dimensions.
+
+    Queries use a short request timeout and at most one retry (with a short back-off), so one slow
+    or failing API call costs a search little; the vector leg's cool-down (see ``_vector``) keeps an
+    outage from costing every search. Returns ``None``, after saying why once, when the index has no
+    vectors that can be searched: an unknown provider, or ``openai`` without an API key (from
+    ``query_embedding_api_key`` or ``OPENAI_API_KEY``).
+    """
     info = metadata.embedding
-    if info is None or info.provider == "none":
+    name = info.provider.strip().lower() if info is not None else "none"
+    if info is None or name == "none":
         return None
-    from docs_mcp_core.embedding import create_embedding_provider
+    from docs_mcp_core.embedding import PROVIDER_NAMES, create_embedding_provider
     from docs_mcp_core.errors import EmbeddingError
 
+    label = f"{info.provider}/{info.model} ({info.dimensions} dimensions)"
+    if name not in PROVIDER_NAMES:
+        warn(
+            f"embedding provider '{info.provider}' is not supported at runtime; falling back to FTS-only search"
+        )
+        return None
+    key = (options.query_embedding_api_key or "").strip() or os.environ.get("OPENAI_API_KEY", "").strip()
+    if name == "openai" and not key:
+        warn(
+            f"query embedding disabled: the index holds {label} vectors but no API key was given "
+            "(set --query-embedding-api-key or OPENAI_API_KEY); searching lexically only"
+        )
+        return None
     try:
         return create_embedding_provider(
-            info.provider,
+            name,
             model=info.model,
             dimensions=info.dimensions,
-            api_key=options.query_embedding_api_key,
+            api_key=key or None,
             base_url=options.query_embedding_base_url,
-            max_retries=1,
+            max_retries=QUERY_EMBEDDING_MAX_RETRIES,
+            concurrency=1,
+            timeout=options.query_embedding_timeout_seconds,
+            retry_base_delay=0.2,
+            retry_max_delay=1.0,
+            batch_api_threshold=0,
         )
     except EmbeddingError as exc:
-        warn(f"query embedding disabled, searching lexically only: {exc}")
+        warn(f"query embedding disabled ({label}), searching lexically only: {exc}")
         return None

@@ -1,0 +1,102 @@
+"""In-process search latency: ``uv run python benchmarks/search_inprocess.py --index-dir DIR --cases FILE``.
+
+Opens the index with :class:`~docs_mcp_core.search.SearchEngine` (no MCP, no JSON-RPC), warms it
+up with ``--warmup`` queries (the original eval's warm-up: ``cases[i % n]`` at ``limit min(5,
+limit)``), then times ``engine.search(query, limit=, filters=)`` once per case, ``--passes`` times
+over the whole case file, and ``engine.get_doc(expected_chunk_id)`` once per case. Prints p50/p95
+(nearest rank, as the eval computes them) per pass, then the best and the median over passes.
+``--profile`` runs one more pass under cProfile and prints the functions where the time goes.
+
+Targets (issue 3): p50 <= 4 ms, p95 <= 12 ms on sdk-docs with the 60 dev cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from docs_mcp_core.search import RANKINGS, SearchEngine, SearchOptions
+from docs_mcp_eval.cases import EvalCase, load_cases
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(len(ordered) * p) - 1))]
+
+
+def timed_pass(engine: SearchEngine, cases: list[EvalCase]) -> list[float]:
+    samples: list[float] = []
+    for case in cases:
+        started = time.perf_counter()
+        engine.search(case.query, limit=case.limit, filters=dict(case.filters))
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Measure in-process search latency over an eval case file.")
+    parser.add_argument("--index-dir", type=Path, required=True, help="folder written by docs-mcp build")
+    parser.add_argument("--cases", type=Path, required=True, help="eval cases (cases.json format)")
+    parser.add_argument("--warmup", type=int, default=10, help="warm-up queries before timing (default 10)")
+    parser.add_argument("--passes", type=int, default=3, help="timed passes over the cases (default 3)")
+    parser.add_argument(
+        "--ranking", choices=RANKINGS, default="default", help="ranking recipe (default: default)"
+    )
+    parser.add_argument("--profile", action="store_true", help="profile one extra pass with cProfile")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    engine = SearchEngine.open(args.index_dir, options=SearchOptions(ranking=args.ranking))
+    open_ms = (time.perf_counter() - started) * 1000
+    cases = load_cases(args.cases)
+    if not cases:
+        print("error: no cases", file=sys.stderr)
+        return 2
+    for i in range(args.warmup):
+        case = cases[i % len(cases)]
+        engine.search(case.query, limit=min(5, case.limit), filters=dict(case.filters))
+
+    print(f"index: {args.index_dir} ({engine.metadata.stats.total_chunks:,} chunks), ranking {args.ranking}")
+    print(f"open: {open_ms:.0f} ms (imports included); {len(cases)} cases, warm-up {args.warmup}")
+    p50s: list[float] = []
+    p95s: list[float] = []
+    for n in range(1, args.passes + 1):
+        samples = timed_pass(engine, cases)
+        p50s.append(percentile(samples, 0.5))
+        p95s.append(percentile(samples, 0.95))
+        print(f"pass {n}: search p50 {p50s[-1]:.2f} ms, p95 {p95s[-1]:.2f} ms, max {max(samples):.2f} ms")
+    doc_ms: list[float] = []
+    for case in cases:
+        started = time.perf_counter()
+        engine.get_doc(case.expected_chunk_id)
+        doc_ms.append((time.perf_counter() - started) * 1000)
+    print(
+        f"search p50: best {min(p50s):.2f} ms, median {statistics.median(p50s):.2f} ms; "
+        f"p95: best {min(p95s):.2f} ms, median {statistics.median(p95s):.2f} ms"
+    )
+    print(f"get_doc p50: {percentile(doc_ms, 0.5):.2f} ms")
+
+    if args.profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        timed_pass(engine, cases)
+        profiler.disable()
+        print("\nprofile of one pass (cumulative; worker threads' own time is not attributed):")
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+        print("\nprofile of one pass (self time):")
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
+    engine.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

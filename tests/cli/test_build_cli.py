@@ -1,0 +1,215 @@
+"""``docs-mcp build`` as a child process: output, exit codes, refusal of bad corpora, and a build
+killed with SIGKILL midway leaving the previous index servable."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.search import SearchEngine
+
+from .conftest import cli_env, docs_mcp_command, run_docs_mcp
+
+OLD_QUERY = "lighthouse"
+OLD_HIT = "alpha.md#alpha/lighthouse"
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _snapshot(out: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _search_ids(out: Path, query: str) -> list[str]:
+    return [h.chunk_id for h in SearchEngine.open(out).search(query, limit=50).hits]
+
+
+@pytest.fixture
+def old_index(tmp_path: Path) -> Path:
+    """An output folder with a small working index, built by the CLI."""
+    docs = _write(
+        tmp_path / "old-docs",
+        {
+            ".docs-mcp.json": json.dumps(
+                {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"scope": "guide"}}
+            ),
+            "alpha.md": "# Alpha\n\n## Lighthouse\n\nThe lighthouse keeper trims the wick.\n",
+        },
+    )
+    out = tmp_path / "out"
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert _search_ids(out, OLD_QUERY) == [OLD_HIT]
+    return out
+
+
+def test_build_reports_steps_and_a_summary(cli_index: Path, examples_docs: Path) -> None:
+    chunks = json.loads((cli_index / "chunks.json").read_text(encoding="utf-8"))
+    assert sorted(p.name for p in cli_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
+    # a rebuild reuses the unchanged files and says so
+    done = run_docs_mcp("build", "--docs-dir", examples_docs, "--out", cli_index)
+    assert done.returncode == 0, done.stderr
+    m = re.fullmatch(
+        rf"wrote {len(chunks)} chunks from 20 files to (.+) \((\d+) files unchanged, [\d.]+ [KM]i?B, [\d.]+s\)\n",
+        done.stdout,
+    )
+    assert m, done.stdout
+    assert Path(m.group(1)) == cli_index.resolve() and int(m.group(2)) >= 15
+    assert "validating" in done.stderr and "index: writing table" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_docs_dir_exits_2(tmp_path: Path) -> None:
+    done = run_docs_mcp("build", "--docs-dir", tmp_path / "nope", "--out", tmp_path / "out")
+    assert done.returncode == 2
+    assert "--docs-dir" in done.stderr and "nope" in done.stderr and "does not exist" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_empty_corpus_exits_1_and_keeps_the_old_index(tmp_path: Path, old_index: Path) -> None:
+    before = _snapshot(old_index)
+    empty = _write(tmp_path / "empty", {})
+    done = run_docs_mcp("build", "--docs-dir", empty, "--out", old_index)
+    assert done.returncode == 1
+    assert "no markdown files" in done.stderr and "untouched" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert _snapshot(old_index) == before
+    assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
+
+
+def test_broken_corpus_exits_1_with_findings_and_keeps_the_old_index(tmp_path: Path, old_index: Path) -> None:
+    before = _snapshot(old_index)
+    broken = _write(
+        tmp_path / "broken",
+        {
+            ".docs-mcp.json": '{"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"scope": "guide"}}',
+            "ok.md": "# Ok\n\n## Fine\n\ntext\n",
+            "bad/.docs-mcp.json": "{ not json",
+            "bad/page.md": "# Page\n\n## Section\n\ntext\n",
+        },
+    )
+    done = run_docs_mcp("build", "--docs-dir", broken, "--out", old_index)
+    assert done.returncode == 1
+    assert "bad/.docs-mcp.json" in done.stderr
+    assert "build refused" in done.stderr and "Traceback" not in done.stderr
+    assert _snapshot(old_index) == before
+    assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
+
+
+def test_bad_option_values_exit_2(tmp_path: Path, examples_docs: Path) -> None:
+    done = run_docs_mcp("build", "--docs-dir", examples_docs, "--out", tmp_path / "o", "--workers", "0")
+    assert done.returncode == 2
+    assert "--workers expects a positive integer, got '0'" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+# ── a build killed midway ──────────────────────────────────────────────────────────────────────
+
+_WORDS = [
+    *("anchor", "beacon", "cobalt", "dune", "ember", "fjord", "glacier", "harbor", "islet", "jetty"),
+    *("kelp", "lagoon", "marsh", "nebula", "oasis", "prairie", "quartz", "reef", "summit", "tundra"),
+    *("upland", "valley", "wharf", "yonder", "zenith"),
+]
+
+
+def _big_corpus(root: Path, files: int = 600, sections: int = 4) -> Path:
+    """A generated corpus large enough that chunking and indexing take a noticeable time."""
+    for i in range(files):
+        parts = [f"# Topic {i}\n"]
+        for s in range(sections):
+            words = " ".join(_WORDS[(i * 7 + s * 3 + k) % len(_WORDS)] for k in range(60))
+            parts.append(f"## Section {s} of topic {i}\n\n{words}.\n\n- item {i}-{s}\n- {words[:40]}\n")
+        path = root / f"area{i % 12}" / f"page{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(parts), encoding="utf-8")
+    (root / ".docs-mcp.json").write_text(
+        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"scope": "generated"}}),
+        encoding="utf-8",
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def big_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _big_corpus(tmp_path_factory.mktemp("big-corpus"))
+
+
+def _read_lines(stream: object, sink: queue.Queue[str | None]) -> None:
+    assert hasattr(stream, "readline")
+    for line in iter(stream.readline, ""):  # type: ignore[attr-defined]
+        sink.put(line)
+    sink.put(None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill_after", ["chunking: ", "index: full-text index"])
+def test_build_killed_midway_leaves_the_old_index_working(
+    tmp_path: Path, old_index: Path, big_corpus: Path, kill_after: str
+) -> None:
+    before = _snapshot(old_index)
+    proc = subprocess.Popen(
+        [*docs_mcp_command(), "build", "--docs-dir", str(big_corpus), "--out", str(old_index)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+        start_new_session=True,  # its own process group: the kill reaches chunking workers too
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+    reader = threading.Thread(target=_read_lines, args=(proc.stderr, lines), daemon=True)
+    reader.start()
+    seen: list[str] = []
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line is None:
+                pytest.fail(f"build ended before printing {kill_after!r}: {''.join(seen)}")
+            seen.append(line)
+            if kill_after in line:
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # no-op after the kill above; cleanup on failure
+        proc.wait(timeout=30)
+        reader.join(timeout=30)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL, "the build finished before it could be killed"
+
+    # the live index is still the old one, whole and searchable
+    for name in (".lancedb", "chunks.json", "metadata.json"):
+        assert (old_index / name).exists()
+    assert {k: v for k, v in _snapshot(old_index).items() if not k.startswith(".lancedb.")} == before
+    assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
+
+    # the next build cleans up the leftovers and replaces the index
+    docs = _write(tmp_path / "next", {"beta.md": "# Beta\n\n## Harbor\n\nThe harbor master logs the tide.\n"})
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", old_index)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in old_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
+    assert _search_ids(old_index, OLD_QUERY) == []
+    assert _search_ids(old_index, "harbor") == ["beta.md#beta/harbor"]

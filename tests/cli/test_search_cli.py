@@ -1,0 +1,157 @@
+"""``docs-mcp search`` and ``docs-mcp get`` against an index built by ``docs-mcp build``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from docs_mcp_cli.app import app
+from docs_mcp_core.search import SearchEngine
+
+from .conftest import run_docs_mcp
+
+runner = CliRunner(env={"COLUMNS": "400"})
+DELIMITER = re.compile(
+    r"^--- Chunk: (\S.*) \(Chunk (\d+) of (\d+)\) \((Target|Context: [+-]\d+)\) ---$", re.M
+)
+
+
+def _invoke(*args: str | Path) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_search_prints_hits_as_a_child_process(cli_index: Path) -> None:
+    done = run_docs_mcp(
+        "search", "--index-dir", cli_index, "retry configuration", "--filter", "language=python"
+    )
+    assert done.returncode == 0, done.stderr
+    ids = re.findall(r"^\s*\d+\. (\S+)$", done.stdout, re.M)
+    assert len(ids) == 10
+    assert "sdks/python/README.md#tidewater/retries" in ids[:2]
+    assert not [i for i in ids if i.startswith(("sdks/go/", "sdks/typescript/"))]
+    assert "more: --cursor " in done.stdout
+    assert "score " in done.stdout and "language=python" in done.stdout
+
+
+def test_json_output_is_exactly_the_search_result(cli_index: Path) -> None:
+    engine = SearchEngine.open(cli_index)
+    code, out, err = _invoke(
+        "search", "--index-dir", cli_index, "webhook signature", "--limit", "4", "--json"
+    )
+    assert code == 0, err
+    expected = engine.search("webhook signature", limit=4).to_dict()
+    assert json.loads(out) == expected
+    # the cursor it printed leads to the engine's second page
+    code, out, err = _invoke(
+        "search",
+        "--index-dir",
+        cli_index,
+        "webhook signature",
+        "--limit",
+        "4",
+        "--json",
+        "--cursor",
+        expected["next_cursor"],
+    )
+    assert code == 0, err
+    assert (
+        json.loads(out)
+        == engine.search("webhook signature", limit=4, cursor=expected["next_cursor"]).to_dict()
+    )
+
+
+def test_json_of_a_zero_result_search_carries_the_hint(cli_index: Path) -> None:
+    code, out, _ = _invoke(
+        "search", "--index-dir", cli_index, "goroutines", "--filter", "language=python", "--json"
+    )
+    assert code == 0
+    assert json.loads(out) == {
+        "hits": [],
+        "next_cursor": None,
+        "hint": {
+            "message": "0 results found for query 'goroutines' with filters language='python'.",
+            "suggested_filters": {"language": ["go"]},
+        },
+    }
+
+
+def test_zero_results_print_the_hint(cli_index: Path) -> None:
+    code, out, _ = _invoke("search", "--index-dir", cli_index, "goroutines", "--filter", "language=python")
+    assert code == 0
+    assert out == (
+        "0 results found for query 'goroutines' with filters language='python'.\n  try --filter language=go\n"
+    )
+
+
+def test_unknown_filter_key_exits_2_with_the_valid_keys(cli_index: Path) -> None:
+    code, out, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", "platform=ios")
+    assert (code, out) == (2, "")
+    assert err == "error: unknown filter 'platform'. Valid filters: scope, topic, language\n"
+
+
+def test_unknown_filter_value_exits_2_with_the_valid_values(cli_index: Path) -> None:
+    code, _, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", "language=rust")
+    assert code == 2
+    assert err == "error: invalid value 'rust' for 'language'. Valid values: go, python, typescript\n"
+
+
+@pytest.mark.parametrize("item", ["language", "=python", "language="])
+def test_malformed_filter_exits_2(cli_index: Path, item: str) -> None:
+    code, _, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", item)
+    assert code == 2
+    assert err == f"error: --filter expects KEY=VALUE, got '{item}'\n"
+
+
+def test_bad_cursor_exits_1(cli_index: Path) -> None:
+    code, _, err = _invoke("search", "--index-dir", cli_index, "payment", "--cursor", "bad-cursor")
+    assert code == 1
+    assert err.startswith("error: Invalid cursor")
+
+
+@pytest.mark.parametrize("limit", ["0", "51"])
+def test_limit_out_of_range_exits_2(cli_index: Path, limit: str) -> None:
+    code, _, _ = _invoke("search", "--index-dir", cli_index, "payment", "--limit", limit)
+    assert code == 2
+
+
+def test_missing_index_exits_1(tmp_path: Path) -> None:
+    code, _, err = _invoke("search", "--index-dir", tmp_path / "nope", "payment")
+    assert code == 1
+    assert "nope" in err and err.startswith("error: ")
+
+
+def test_get_prints_the_delimiter_grammar(cli_index: Path) -> None:
+    done = run_docs_mcp(
+        "get", "--index-dir", cli_index, "guides/errors.md#errors/error-code-reference", "--context", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    blocks = [(m.group(1), m.group(2), m.group(3), m.group(4)) for m in DELIMITER.finditer(done.stdout)]
+    assert blocks == [
+        ("guides/errors.md#errors/error-model", "2", "13", "Context: -1"),
+        ("guides/errors.md#errors/error-code-reference", "3", "13", "Target"),
+        ("guides/errors.md#errors/error-code-reference-part-2", "4", "13", "Context: +1"),
+    ]
+    engine = SearchEngine.open(cli_index)
+    assert done.stdout == engine.get_doc("guides/errors.md#errors/error-code-reference", 1) + "\n"
+
+
+def test_get_target_only(cli_index: Path) -> None:
+    code, out, _ = _invoke("get", "--index-dir", cli_index, "guides/environments.md")
+    assert code == 0
+    assert out.startswith("--- Chunk: guides/environments.md (Chunk 1 of 1) (Target) ---\n")
+
+
+def test_get_errors(cli_index: Path) -> None:
+    code, _, err = _invoke("get", "--index-dir", cli_index, "guides/nope.md")
+    assert code == 1
+    assert err == "error: Chunk ID 'guides/nope.md' not found. Use search_docs to discover valid chunk IDs.\n"
+    code, _, err = _invoke("get", "--index-dir", cli_index, "a#b#c")
+    assert code == 1
+    assert "has invalid format" in err
+    code, _, _ = _invoke("get", "--index-dir", cli_index, "guides/environments.md", "--context", "6")
+    assert code == 2

@@ -1,0 +1,452 @@
+"""``build_index``: reproducible outputs, parity with the original's chunks, the metadata.json
+contract, refusal of bad corpora without touching the live index, incremental rebuilds, the git
+commit, crash recovery and embeddings (hash provider)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docs_mcp_core.build import (
+    BuildOptions,
+    BuildReporter,
+    BuildSummary,
+    CorpusInvalidError,
+    build_index,
+    recover_interrupted_swap,
+)
+from docs_mcp_core.errors import BuildError, DocsMcpError
+from docs_mcp_core.markdown import utf16_len
+from docs_mcp_core.search import SearchEngine, SearchOptions
+
+NO_MATCH_QUERY = "xylophonic zymurgy"
+
+
+class RecordingReporter(BuildReporter):
+    """Keeps every step and warning a build reports."""
+
+    def __init__(self) -> None:
+        self.steps: list[str] = []
+        self.warnings: list[str] = []
+
+    def step(self, message: str) -> None:
+        self.steps.append(message)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+
+def _build(docs: Path, out: Path, reporter: BuildReporter | None = None, **kw: Any) -> BuildSummary:
+    return build_index(BuildOptions(docs_dir=docs, out_dir=out, **kw), reporter)
+
+
+def _copy_examples(examples_docs: Path, dest: Path) -> Path:
+    shutil.copytree(examples_docs, dest)
+    return dest
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def _snapshot(out: Path) -> dict[str, str]:
+    """Digest of every file in an output folder (to prove a failed build changed nothing)."""
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _hit_ids(out: Path, query: str, **filters: str) -> list[str]:
+    return [h.chunk_id for h in SearchEngine.open(out).search(query, limit=50, filters=filters).hits]
+
+
+@pytest.fixture(scope="module")
+def example_build(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> tuple[Path, BuildSummary]:
+    out = tmp_path_factory.mktemp("example-build")
+    summary = _build(examples_docs, out, tool_description_search="Search the Tidewater docs.")
+    return out, summary
+
+
+# ── reproducibility and the output contract ────────────────────────────────────────────────────
+
+
+def test_two_builds_of_the_same_corpus_are_identical(
+    tmp_path: Path, examples_docs: Path, example_build: tuple[Path, BuildSummary]
+) -> None:
+    first, _ = example_build
+    second = tmp_path / "second"
+    _build(examples_docs, second, tool_description_search="Search the Tidewater docs.")
+    assert (first / "chunks.json").read_bytes() == (second / "chunks.json").read_bytes()
+    meta = [json.loads((d / "metadata.json").read_text(encoding="utf-8")) for d in (first, second)]
+    for m in meta:
+        m["stats"].pop("indexed_at")
+    assert meta[0] == meta[1]
+    import lancedb
+
+    tables = [
+        lancedb.connect(str(d / ".lancedb")).open_table("chunks").to_arrow().sort_by("chunk_id")
+        for d in (first, second)
+    ]
+    assert tables[0].equals(tables[1])
+
+
+def test_summary_and_reporter(tmp_path: Path, examples_docs: Path) -> None:
+    reporter = RecordingReporter()
+    summary = _build(examples_docs, tmp_path / "out", reporter)
+    chunks = json.loads((tmp_path / "out" / "chunks.json").read_text(encoding="utf-8"))
+    assert (summary.files, summary.chunks, summary.cached_files) == (20, len(chunks), 0)
+    assert summary.index_bytes > 0 and summary.seconds > 0
+    assert "validating" in reporter.steps[0]
+    assert any(
+        s.startswith(f"chunked 20 files into {len(chunks)} chunks (0 unchanged") for s in reporter.steps
+    )
+    assert "index: writing table" in reporter.steps and "index: full-text index" in reporter.steps
+    assert reporter.warnings == summary.warnings == []
+
+
+def test_chunks_json_layout(example_build: tuple[Path, BuildSummary]) -> None:
+    out, summary = example_build
+    text = (out / "chunks.json").read_text(encoding="utf-8")
+    chunks = json.loads(text)
+    assert text == json.dumps(chunks, indent=2, ensure_ascii=False)  # JSON.stringify(x, null, 2), no newline
+    assert len(chunks) == summary.chunks
+    assert list(chunks[0]) == [
+        "chunk_id",
+        "filepath",
+        "heading",
+        "heading_level",
+        "content",
+        "content_text",
+        "breadcrumb",
+        "chunk_index",
+        "metadata",
+    ]
+    ids = {c["chunk_id"] for c in chunks}
+    assert len(ids) == len(chunks)
+    assert {
+        "guides/errors.md#_preamble",
+        "guides/errors.md#errors/error-code-reference-part-2",
+        "guides/errors.md#errors/handling-errors-by-category/validation-errors",
+        "guides/pagination.md#pagination/example-2",
+        "guides/environments.md",
+    } <= ids
+    assert not any(c["filepath"].startswith("prompts/") for c in chunks)  # templates are not indexed
+
+
+def test_metadata_json_has_the_contract_keys_in_order(example_build: tuple[Path, BuildSummary]) -> None:
+    out, summary = example_build
+    meta = json.loads((out / "metadata.json").read_text(encoding="utf-8"))
+    assert list(meta) == [
+        "metadata_version",
+        "corpus_description",
+        "taxonomy",
+        "stats",
+        "embedding",
+        "prompts",
+        "tool_descriptions",
+        "mcpServerInstructions",
+        "files",
+        "index",
+    ]
+    assert meta["metadata_version"] == "1.1.0"
+    assert meta["corpus_description"] == "Documentation corpus"
+    assert list(meta["taxonomy"]) == ["scope", "topic", "language"]  # first seen
+    assert meta["taxonomy"]["language"] == {
+        "description": "Filter results by language.",
+        "values": ["go", "python", "typescript"],
+        "vector_collapse": True,
+    }
+    assert meta["taxonomy"]["scope"] == {
+        "description": "Filter results by scope.",
+        "values": ["global-guide", "sdk-specific"],
+        "properties": {"global-guide": {"mcp_resource": True}},
+    }
+    assert list(meta["stats"]) == ["total_chunks", "total_files", "indexed_at", "source_commit"]
+    assert meta["stats"]["total_chunks"] == summary.chunks and meta["stats"]["total_files"] == 20
+    assert meta["embedding"] is None
+    assert [p["name"] for p in meta["prompts"]] == ["prompts/debug-webhook", "prompts/integrate-payments"]
+    assert meta["tool_descriptions"] == {"search_docs": "Search the Tidewater docs."}
+    assert meta["mcpServerInstructions"].startswith("Tidewater Payments documentation")
+    assert meta["files"]["guides/retries.md"] == {"title": "Retries and idempotency"}
+    assert meta["index"] == {"engine": "lancedb", "table": "chunks", "path": ".lancedb"}
+    assert not [p for p in out.iterdir() if p.name.endswith((".tmp", ".old"))]
+
+
+_TSV_ESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+
+
+def _unescape(field: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(field):
+        if field[i] == "\\" and i + 1 < len(field):
+            out.append(_TSV_ESCAPES.get(field[i + 1], field[i + 1]))
+            i += 2
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def _read_tsv(path: Path) -> list[tuple[str, ...]]:
+    """Rows of ``sdk-docs.upstream-chunks.tsv``, header dropped and field escapes undone."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [tuple(_unescape(f) for f in line.split("\t")) for line in lines[1:]]
+
+
+@pytest.mark.slow
+def test_sdk_docs_chunks_json_matches_the_original(tmp_path: Path, shared_dir: Path) -> None:
+    out = tmp_path / "out"
+    _build(shared_dir / "corpora" / "sdk-docs", out)
+    chunks = json.loads((out / "chunks.json").read_text(encoding="utf-8"))
+    expected = _read_tsv(shared_dir / "spec" / "sdk-docs.upstream-chunks.tsv")
+    got = [
+        (
+            c["chunk_id"],
+            c["filepath"],
+            str(c["chunk_index"]),
+            str(c["heading_level"]),
+            str(utf16_len(c["content"])),
+            hashlib.sha256(c["content"].encode("utf-8")).hexdigest()[:12],
+            c["breadcrumb"],
+        )
+        for c in chunks
+    ]
+    assert len(got) == len(expected) == 10_969
+    mismatches = [(i, g, e) for i, (g, e) in enumerate(zip(got, expected, strict=True)) if g != e]
+    assert not mismatches, f"{len(mismatches)} chunks differ; first: {mismatches[:3]}"
+    meta = json.loads((out / "metadata.json").read_text(encoding="utf-8"))
+    assert meta["stats"]["total_chunks"] == 10_969 and meta["stats"]["total_files"] == 4_087
+
+
+# ── refusing bad corpora, keeping the live index ───────────────────────────────────────────────
+
+
+@pytest.fixture
+def live_index(tmp_path: Path) -> Path:
+    """An output folder holding a small, working index."""
+    docs = _write(
+        tmp_path / "good",
+        {
+            ".docs-mcp.json": json.dumps(
+                {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"scope": "guide"}}
+            ),
+            "alpha.md": "# Alpha\n\n## Lighthouse\n\nThe lighthouse keeper trims the wick.\n",
+        },
+    )
+    out = tmp_path / "out"
+    _build(docs, out)
+    assert _hit_ids(out, "lighthouse") == ["alpha.md#alpha/lighthouse"]
+    return out
+
+
+def _assert_untouched(out: Path, before: dict[str, str]) -> None:
+    assert _snapshot(out) == before
+    assert _hit_ids(out, "lighthouse") == ["alpha.md#alpha/lighthouse"]
+
+
+def test_empty_corpus_is_refused_and_the_live_index_kept(tmp_path: Path, live_index: Path) -> None:
+    before = _snapshot(live_index)
+    for name, files in (("empty", {}), ("templates-only", {"p/x.template.md": "---\ntitle: X\n---\nhi\n"})):
+        docs = _write(tmp_path / name, files)
+        docs.mkdir(exist_ok=True)
+        with pytest.raises(BuildError, match="no markdown files"):
+            _build(docs, live_index)
+        _assert_untouched(live_index, before)
+
+
+def test_broken_corpus_is_refused_with_the_findings(tmp_path: Path, live_index: Path) -> None:
+    before = _snapshot(live_index)
+    docs = _write(
+        tmp_path / "broken",
+        {
+            ".docs-mcp.json": '{"version": "1", "strategy": {"chunk_by": "h9"}}',
+            "beta.md": "# Beta\n\n## Section\n\ntext\n",
+        },
+    )
+    with pytest.raises(CorpusInvalidError) as info:
+        _build(docs, live_index)
+    assert ".docs-mcp.json" in str(info.value)
+    assert "docs-mcp validate" in str(info.value)
+    assert any(f.severity == "error" for f in info.value.findings)
+    _assert_untouched(live_index, before)
+
+
+def test_missing_docs_dir(tmp_path: Path) -> None:
+    with pytest.raises(BuildError, match="is not a directory"):
+        _build(tmp_path / "nope", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_failed_embedding_preflight_keeps_the_live_index(live_index: Path, tmp_path: Path) -> None:
+    before = _snapshot(live_index)
+    docs = _write(tmp_path / "docs", {"gamma.md": "# Gamma\n\ntext\n"})
+    with pytest.raises(DocsMcpError) as info:
+        _build(docs, live_index, embedding_provider="no-such-provider")
+    assert "no-such-provider" in str(info.value)
+    _assert_untouched(live_index, before)
+
+
+# ── incremental rebuilds ───────────────────────────────────────────────────────────────────────
+
+
+def test_incremental_rebuild_reuses_unchanged_files_and_picks_up_edits(
+    tmp_path: Path, examples_docs: Path
+) -> None:
+    docs = _copy_examples(examples_docs, tmp_path / "docs")
+    out = tmp_path / "out"
+    first = _build(docs, out)
+    chunks_before = (out / "chunks.json").read_bytes()
+    with_front_matter = sum(
+        1
+        for p in docs.rglob("*.md")
+        if p.read_text(encoding="utf-8").startswith("---") and "prompts" not in p.parts
+    )
+
+    again = _build(docs, out)
+    assert again.cached_files == first.files - with_front_matter > 0
+    assert (out / "chunks.json").read_bytes() == chunks_before
+
+    # edit one file: only that file is chunked again, and the edit is searchable
+    retries = docs / "guides" / "retries.md"
+    retries.write_text(
+        retries.read_text(encoding="utf-8") + "\n## Zebra crossing\n\nQuagga stripes everywhere.\n",
+        encoding="utf-8",
+    )
+    edited = _build(docs, out)
+    assert edited.cached_files == again.cached_files - 1
+    assert edited.chunks == first.chunks + 1
+    assert _hit_ids(out, "quagga") == ["guides/retries.md#retries-and-idempotency/zebra-crossing"]
+
+    # a manifest change re-chunks the files it governs and reaches the taxonomy
+    manifest = docs / "sdks" / "go" / ".docs-mcp.json"
+    body = json.loads(manifest.read_text(encoding="utf-8"))
+    body["metadata"]["tier"] = "beta"
+    manifest.write_text(json.dumps(body), encoding="utf-8")
+    go_files = len(list((docs / "sdks" / "go").rglob("*.md")))
+    changed = _build(docs, out)
+    assert changed.cached_files == edited.cached_files + 1 - go_files  # retries.md is reused again
+    meta = json.loads((out / "metadata.json").read_text(encoding="utf-8"))
+    assert meta["taxonomy"]["tier"]["values"] == ["beta"]
+    ids = _hit_ids(out, "payment", tier="beta")
+    assert ids and all(i.startswith("sdks/go/") for i in ids)
+
+    # a deleted file leaves the index
+    (docs / "guides" / "retries.md").unlink()
+    removed = _build(docs, out)
+    assert removed.files == first.files - 1
+    assert _hit_ids(out, "quagga") == []
+    assert "guides/retries.md" not in json.loads((out / "metadata.json").read_text(encoding="utf-8"))["files"]
+
+
+def test_rebuild_cache_flag_chunks_everything_again(tmp_path: Path, examples_docs: Path) -> None:
+    out = tmp_path / "out"
+    _build(examples_docs, out)
+    assert _build(examples_docs, out, rebuild_cache=True).cached_files == 0
+
+
+# ── provenance ─────────────────────────────────────────────────────────────────────────────────
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=Docs Bot", "-c", "user.email=bot@example.invalid", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout.strip()
+
+
+def test_source_commit_comes_from_git(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = _write(tmp_path / "repo", {"docs/a.md": "# A\n\n## One\n\nalpha\n"})
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "docs")
+    head = _git(repo, "rev-parse", "HEAD")
+    _build(repo / "docs", tmp_path / "out")
+    meta = json.loads((tmp_path / "out" / "metadata.json").read_text(encoding="utf-8"))
+    assert meta["stats"]["source_commit"] == head
+
+    plain = _write(tmp_path / "plain", {"a.md": "# A\n\n## One\n\nalpha\n"})
+    _build(plain, tmp_path / "out2")
+    meta = json.loads((tmp_path / "out2" / "metadata.json").read_text(encoding="utf-8"))
+    assert meta["stats"]["source_commit"] is None
+
+
+def test_indexed_at_is_an_iso_timestamp(example_build: tuple[Path, BuildSummary]) -> None:
+    import re
+
+    meta = json.loads((example_build[0] / "metadata.json").read_text(encoding="utf-8"))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", meta["stats"]["indexed_at"])
+
+
+# ── crash recovery ─────────────────────────────────────────────────────────────────────────────
+
+
+def test_recovery_after_a_crash_between_the_two_renames(live_index: Path) -> None:
+    # the crash left the old index at .lancedb.old and no live one
+    (live_index / ".lancedb").rename(live_index / ".lancedb.old")
+    (live_index / ".lancedb.tmp").mkdir()
+    (live_index / "chunks.json.tmp").write_text("[", encoding="utf-8")
+    recover_interrupted_swap(live_index)
+    assert sorted(p.name for p in live_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
+    assert _hit_ids(live_index, "lighthouse") == ["alpha.md#alpha/lighthouse"]
+
+
+def test_recovery_drops_leftovers_of_a_finished_swap(live_index: Path) -> None:
+    shutil.copytree(live_index / ".lancedb", live_index / ".lancedb.old")
+    (live_index / "metadata.json.tmp").write_text("{", encoding="utf-8")
+    recover_interrupted_swap(live_index)
+    assert sorted(p.name for p in live_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
+    assert _hit_ids(live_index, "lighthouse") == ["alpha.md#alpha/lighthouse"]
+
+
+# ── embeddings ─────────────────────────────────────────────────────────────────────────────────
+
+
+def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(tmp_path: Path, examples_docs: Path) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    out = tmp_path / "out"
+    summary = _build(examples_docs, out, embedding_provider="hash")
+    assert summary.embedding_misses == summary.chunks and summary.embedding_hits == 0
+    schema = lancedb.connect(str(out / ".lancedb")).open_table("chunks").schema
+    assert schema.field("vector").type == pa.list_(pa.float32(), 256)
+    meta = json.loads((out / "metadata.json").read_text(encoding="utf-8"))
+    assert meta["embedding"] == {"provider": "hash", "model": "hash-v1", "dimensions": 256}
+    assert (out / ".embedding-cache").is_dir()
+
+    engine = SearchEngine.open(out, options=SearchOptions(ranking="original"))
+    assert engine.vector_search_enabled
+    # nothing matches lexically, so every hit comes from the vector leg alone (RRF 1/(60+rank));
+    # the language filter turns collapse off, so the ranks are consecutive
+    hits = engine.search(NO_MATCH_QUERY, limit=3, filters={"language": "go"}).hits
+    assert [h.score for h in hits] == [round(1 / 61, 6), round(1 / 62, 6), round(1 / 63, 6)]
+    assert SearchEngine.open(out).search(NO_MATCH_QUERY, limit=3).hits  # default ranking too
+
+    # a lexical-only index finds nothing for the same query
+    lexical = tmp_path / "lexical"
+    _build(examples_docs, lexical)
+    assert not SearchEngine.open(lexical).vector_search_enabled
+    assert SearchEngine.open(lexical).search(NO_MATCH_QUERY).hits == []
+
+    # a rebuild embeds nothing again
+    again = _build(examples_docs, out, embedding_provider="hash")
+    assert (again.embedding_hits, again.embedding_misses) == (summary.chunks, 0)

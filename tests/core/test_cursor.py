@@ -1,0 +1,149 @@
+"""Pagination cursors: round trip, wire shape, and every way a cursor must be refused."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from docs_mcp_core.cursor import (
+    MAX_CURSOR_OFFSET,
+    CursorPosition,
+    decode_cursor,
+    default_cursor_secret,
+    encode_cursor,
+)
+from docs_mcp_core.errors import SearchError
+
+SECRET = b"0123456789abcdef0123456789abcdef"
+QUERY = "retry configuration"
+FILTERS = {"language": "python", "scope": "sdk-specific"}
+
+
+def _encode(offset: int = 10, limit: int = 10, **kw: object) -> str:
+    query = kw.get("query", QUERY)
+    filters = kw.get("filters", FILTERS)
+    secret = kw.get("secret", SECRET)
+    assert isinstance(query, str) and isinstance(filters, dict) and isinstance(secret, bytes)
+    return encode_cursor(CursorPosition(offset, limit), query=query, filters=filters, secret=secret)
+
+
+def _body(cursor: str) -> dict[str, object]:
+    return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+
+
+def _wrap(body: object) -> str:
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _decode(cursor: str, **kw: object) -> CursorPosition:
+    query = kw.get("query", QUERY)
+    filters = kw.get("filters", FILTERS)
+    secret = kw.get("secret", SECRET)
+    assert isinstance(query, str) and isinstance(filters, dict) and isinstance(secret, bytes)
+    return decode_cursor(cursor, query=query, filters=filters, secret=secret)
+
+
+def test_round_trip() -> None:
+    assert _decode(_encode(30, 7)) == CursorPosition(30, 7)
+
+
+def test_wire_shape_is_unpadded_base64url_json_in_the_originals_key_order() -> None:
+    cursor = _encode(20, 10)
+    assert "=" not in cursor and "+" not in cursor and "/" not in cursor
+    body = _body(cursor)
+    assert list(body) == ["offset", "limit", "v", "sig"]
+    assert body["offset"] == 20 and body["limit"] == 10 and body["v"] == 1
+    assert isinstance(body["sig"], str) and body["sig"]
+
+
+def test_query_is_trimmed_and_filter_order_is_irrelevant() -> None:
+    cursor = _encode(query=f"  {QUERY}\n")
+    reordered = dict(reversed(list(FILTERS.items())))
+    assert _decode(cursor, filters=reordered) == CursorPosition(10, 10)
+
+
+@pytest.mark.parametrize(
+    ("query", "filters"),
+    [
+        ("retry configurations", FILTERS),
+        ("Retry configuration", FILTERS),
+        (QUERY, {"language": "go", "scope": "sdk-specific"}),
+        (QUERY, {"language": "python"}),
+        (QUERY, {**FILTERS, "service": "dub"}),
+        (QUERY, {}),
+    ],
+)
+def test_rejected_for_another_query_or_other_filters(query: str, filters: dict[str, str]) -> None:
+    with pytest.raises(SearchError, match=r"^Invalid cursor: does not match current query or filters$"):
+        _decode(_encode(), query=query, filters=filters)
+
+
+def test_rejected_with_another_secret() -> None:
+    with pytest.raises(SearchError, match=r"^Invalid cursor"):
+        _decode(_encode(), secret=b"another secret")
+
+
+def test_forged_offset_keeps_the_signature_but_is_rejected() -> None:
+    body = _body(_encode(10, 10))
+    body["offset"] = 40
+    with pytest.raises(SearchError, match=r"^Invalid cursor: does not match"):
+        _decode(_wrap(body))
+
+
+def test_unkeyed_signature_of_the_original_is_rejected() -> None:
+    import hashlib
+
+    payload = json.dumps({"query": QUERY, "filters": sorted(FILTERS.items())}, separators=(",", ":"))
+    sig = base64.urlsafe_b64encode(hashlib.sha1(payload.encode()).digest()).rstrip(b"=").decode()
+    with pytest.raises(SearchError, match=r"^Invalid cursor"):
+        _decode(_wrap({"offset": 10, "limit": 10, "v": 1, "sig": sig}))
+
+
+@pytest.mark.parametrize("cut", [1, 2, 5, 20])
+def test_truncated_cursor_is_rejected(cut: int) -> None:
+    cursor = _encode()
+    with pytest.raises(SearchError, match=r"^Invalid cursor"):
+        _decode(cursor[:-cut])
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "bad-cursor",
+        "!!!!",
+        "é",
+        "\0",
+        "e30",  # {}
+        _wrap([1, 2]),
+        _wrap("text"),
+        _wrap(None),
+        _wrap({"offset": -1, "limit": 10, "v": 1, "sig": "x"}),
+        _wrap({"offset": 1, "limit": 0, "v": 1, "sig": "x"}),
+        _wrap({"offset": 1.5, "limit": 10, "v": 1, "sig": "x"}),
+        _wrap({"offset": True, "limit": 10, "v": 1, "sig": "x"}),
+        _wrap({"offset": "1", "limit": 10, "v": 1, "sig": "x"}),
+        _wrap({"offset": 1, "limit": 10, "v": 2, "sig": "x"}),
+        _wrap({"offset": 1, "limit": 10, "v": 1, "sig": ""}),
+        _wrap({"offset": 1, "limit": 10, "v": 1}),
+    ],
+)
+def test_malformed_cursors_are_rejected_with_an_invalid_cursor_message(cursor: str) -> None:
+    with pytest.raises(SearchError) as info:
+        _decode(cursor)
+    assert str(info.value).startswith("Invalid cursor")
+
+
+def test_offset_beyond_what_can_be_served_is_rejected_even_when_signed() -> None:
+    assert _decode(_encode(MAX_CURSOR_OFFSET, 10)).offset == MAX_CURSOR_OFFSET
+    with pytest.raises(SearchError, match=rf"^Invalid cursor: offset {MAX_CURSOR_OFFSET + 1} is beyond"):
+        _decode(_encode(MAX_CURSOR_OFFSET + 1, 10))
+
+
+def test_default_secret_is_derived_from_the_index_identity() -> None:
+    a = default_cursor_secret(b'{"metadata_version": "1.1.0", "a": 1}')
+    assert a == default_cursor_secret(b'{"metadata_version": "1.1.0", "a": 1}')
+    assert a != default_cursor_secret(b'{"metadata_version": "1.1.0", "a": 2}')
+    assert len(a) == 32

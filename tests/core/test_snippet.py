@@ -1,0 +1,72 @@
+"""Result snippets: original casing, a window around the best cluster of query terms, clean cuts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from docs_mcp_core.snippet import SNIPPET_LENGTH, make_snippet, query_terms
+
+FILLER = " ".join(f"Filler{i} word number {i} of the padding." for i in range(80))
+
+
+def _body(snippet: str) -> str:
+    return snippet.removeprefix("...").removesuffix("...")
+
+
+def test_short_text_is_returned_whole_with_whitespace_collapsed_and_casing_kept() -> None:
+    text = "  Configure   RetryConfig\n\twith `BackoffStrategy`.  "
+    assert make_snippet(text, "retry") == "Configure RetryConfig with `BackoffStrategy`."
+
+
+def test_long_text_gives_a_window_around_the_match() -> None:
+    text = f"{FILLER} The RetryConfig object sets the BackoffStrategy of every call. {FILLER}"
+    snippet = make_snippet(text, "backoffstrategy")
+    assert "BackoffStrategy" in snippet  # original casing, found case-insensitively
+    assert snippet.startswith("...") and snippet.endswith("...")
+    assert len(snippet) <= SNIPPET_LENGTH + 6
+
+
+def test_cuts_fall_on_word_boundaries() -> None:
+    text = f"{FILLER} The RetryConfig object sets the BackoffStrategy of every call. {FILLER}"
+    normal = re.sub(r"\s+", " ", text).strip()
+    body = _body(make_snippet(text, "retryconfig"))
+    start = normal.index(body)
+    end = start + len(body)
+    assert start == 0 or normal[start - 1] == " "
+    assert end == len(normal) or normal[end] == " "
+
+
+def test_window_prefers_the_densest_cluster_of_distinct_terms() -> None:
+    lone = "The word webhook appears alone here."
+    cluster = "Verify the webhook signature with the signing secret and a timestamp tolerance."
+    text = f"{lone} {FILLER} {cluster} {FILLER}"
+    snippet = make_snippet(text, "webhook signature signing tolerance")
+    for term in ("webhook", "signature", "signing", "tolerance"):
+        assert term in snippet.lower()
+    assert "appears alone" not in snippet
+
+
+def test_no_match_gives_the_start_of_the_text() -> None:
+    snippet = make_snippet(FILLER, "zebra")
+    assert snippet.startswith("Filler0 word number 0")
+    assert snippet.endswith("...") and not snippet.startswith("...")
+
+
+def test_match_at_the_very_end_has_no_trailing_ellipsis() -> None:
+    text = f"{FILLER} Finally the Idempotency-Key header"
+    snippet = make_snippet(text, "idempotency")
+    assert snippet.startswith("...") and not snippet.endswith("...")
+    assert snippet.endswith("Idempotency-Key header")
+
+
+def test_query_terms_are_lowercased_alphanumeric_and_unique() -> None:
+    assert query_terms("Retry-Config retry CONFIG (v2)") == ["retry", "config", "v2"]
+    assert query_terms("`%'\"") == []
+
+
+@pytest.mark.parametrize("query", ["", "'", "%", "\0", ".*(", "a" * 10_000, "é ü"])
+def test_odd_queries_never_fail(query: str) -> None:
+    snippet = make_snippet(FILLER, query)
+    assert 0 < len(snippet) <= SNIPPET_LENGTH + 6
