@@ -141,6 +141,10 @@ class ManifestResolver:
                 err = FindingError(Finding(rel_path, None, "error", "manifest is not valid UTF-8"))
                 self._errors[rel_dir] = err
                 raise err from None
+            except OSError as exc:
+                err = FindingError(Finding(rel_path, None, "error", f"cannot read manifest: {exc.strerror}"))
+                self._errors[rel_dir] = err
+                raise err from None
             except ManifestError as exc:
                 msg = str(exc)
                 line = None
@@ -172,7 +176,13 @@ class ManifestResolver:
 
     def all_manifests(self) -> Iterator[tuple[str, FindingError | None]]:
         """Every manifest file in the corpus (for validate), with its error if it does not parse."""
-        for dirpath, dirnames, filenames in os.walk(self.docs_dir):
+        seen: set[str] = set()
+        for dirpath, dirnames, filenames in os.walk(self.docs_dir, followlinks=True):
+            real = os.path.realpath(dirpath)
+            if real in seen:  # a symbolic link loop (walk_corpus reports it)
+                dirnames[:] = []
+                continue
+            seen.add(real)
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             if MANIFEST_FILENAME in filenames:
                 rel_dir = Path(dirpath).relative_to(self.docs_dir).as_posix()

@@ -32,7 +32,7 @@ HINT_RE = re.compile(r"<!--\s*mcp_chunking_hint:\s*(\{[^}]+\})\s*-->")
 class StrategyModel(BaseModel):
     """How files are cut into chunks."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     chunk_by: Literal["h1", "h2", "h3", "file"] = Field(
         description="Heading level that starts a new chunk, or 'file' for one chunk per file."
@@ -51,7 +51,7 @@ class StrategyModel(BaseModel):
 
 
 class TaxonomyValueConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     mcp_resource: bool = Field(
         default=False, description="Expose every file with this value as an MCP resource docs:///<path>."
@@ -59,7 +59,7 @@ class TaxonomyValueConfig(BaseModel):
 
 
 class TaxonomyKeyConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     vector_collapse: bool = Field(
         default=False,
@@ -72,7 +72,7 @@ class TaxonomyKeyConfig(BaseModel):
 
 
 class OverrideModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     pattern: str = Field(min_length=1, description="Glob matched against the path relative to this manifest.")
     strategy: StrategyModel | None = None
@@ -82,7 +82,7 @@ class OverrideModel(BaseModel):
 class Manifest(BaseModel):
     """The ``.docs-mcp.json`` file (version 1)."""
 
-    model_config = ConfigDict(extra="forbid", title="docs-mcp manifest")
+    model_config = ConfigDict(extra="forbid", strict=True, title="docs-mcp manifest")
 
     schema_: str | None = Field(default=None, alias="$schema")
     version: Literal["1"] = Field(description="Manifest format version; always '1'.")
@@ -132,6 +132,8 @@ def _describe(err: Mapping[str, Any]) -> str:
         return f"{where}: unknown key (remove it or check its spelling)"
     if typ in ("greater_than", "int_type", "int_parsing", "int_from_float"):
         return f"{where} must be a positive integer (got {json.dumps(value)})"
+    if typ == "bool_type":
+        return f"{where} must be true or false (got {json.dumps(value)})"
     if typ == "string_type":
         return f"{where} must be a string (got {json.dumps(value)})"
     if typ == "missing":
@@ -159,6 +161,13 @@ def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Ma
     data = {}
     for key, value in raw.items():
         if key in known:
+            if key == "overrides" and value is not None and not isinstance(value, list):
+                raise ManifestError(f"{source}: overrides must be an array of {{pattern, strategy?, metadata?}} objects")
+            if key == "mcpServerInstructions" and isinstance(value, str):
+                # like the original: an empty value is skipped, a blank one is an error, others trimmed
+                if value and not value.strip():
+                    raise ManifestError(f"{source}: mcpServerInstructions must be a non-empty string")
+                value = value.strip() or None
             data[key] = value
         else:
             issues.append(ManifestIssue(f"unknown manifest key '{key}' is ignored", "warning"))
@@ -169,8 +178,6 @@ def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Ma
         raise ManifestError(f"{source}: {messages}") from None
     for where, meta in _metadata_blocks(manifest):
         _check_metadata(meta, where, source)
-    if manifest.mcpServerInstructions is not None and not manifest.mcpServerInstructions.strip():
-        raise ManifestError(f"{source}: mcpServerInstructions must be a non-empty string")
     for i, ov in enumerate(manifest.overrides or []):
         if not ov.pattern.strip():
             raise ManifestError(f"{source}: overrides[{i}].pattern must be a non-empty string")
@@ -230,10 +237,12 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
             if j == -1:
                 out.append(re.escape(c))
             else:
-                body = pattern[i + 1 : j].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
+                body = pattern[i + 1 : j]
+                negate = body.startswith(("!", "^"))
+                if negate:
+                    body = body[1:]
+                escaped = "".join("\\" + ch if ch in "\\[]^" else ch for ch in body)
+                out.append(f"[{'^' if negate else ''}{escaped}]")
                 i = j
         elif c == "{":
             brace_depth += 1
