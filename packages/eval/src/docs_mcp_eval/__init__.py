@@ -16,4 +16,7 @@ Modules, one concept each:
 The harness talks to servers only over MCP and never imports the rest of docs-mcp.
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import version as _distribution_version
+
+# The installed distribution's version: pyproject.toml is the only place it is written.
+__version__: str = _distribution_version("docs-mcp-eval")
