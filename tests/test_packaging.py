@@ -424,11 +424,6 @@ def test_a_bumped_version_is_what_the_commands_print(bumped: Bumped) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="docs_mcp_server/options.py hard-codes PACKAGE_VERSION; it should read the distribution's "
-    "version (importlib.metadata.version('docs-mcp-server')). Remove this marker with that fix.",
-)
 def test_a_bumped_version_is_what_the_server_reports(bumped: Bumped) -> None:
     """``--about``, and with it /healthz and the DOCS-MCP header, follow the distribution version."""
     assert bumped.command("docs-mcp-server", "--about") == f"docs-mcp-server {BUMPED}"

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, PACKAGE_NAME, PACKAGE_VERSION
+from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, PACKAGE_NAME, package_version
 
 EXIT_OK, EXIT_BOOT_FAILED, EXIT_USAGE = 0, 1, 2
 TRANSPORTS = ("stdio", "http")
@@ -30,6 +30,7 @@ environment variables:
   GIT_COMMIT, BUILD_DATE       defaults for --git-commit / --build-date
   DOCS_MCP_AUTH_TOKEN          default for --auth-token
   DOCS_MCP_CURSOR_SECRET       default for --cursor-secret
+  PLAYGROUND_PASSWORD          default for --playground-password
   OPENAI_API_KEY               default for --query-embedding-api-key
 
 --version sets the version the server reports to MCP clients (as in the original server);
@@ -91,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--auth-token",
         default=env.get("DOCS_MCP_AUTH_TOKEN") or None,
         help="require `Authorization: Bearer <token>` on /mcp (HTTP)",
+    )
+    transport.add_argument(
+        "--playground",
+        action="store_true",
+        help="HTTP: also serve a web page at / for exploring the index (talks to /mcp like an agent)",
+    )
+    transport.add_argument(
+        "--playground-password",
+        metavar="PASSWORD",
+        default=env.get("PLAYGROUND_PASSWORD") or None,
+        help="HTTP: put the playground page and /mcp behind a login with this password "
+        "(Bearer <password> also opens /mcp; so does --auth-token)",
     )
     identity = parser.add_argument_group("identity")
     identity.add_argument("--name", help="server name reported to clients")
@@ -168,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.about:
-        print(f"{PACKAGE_NAME} {PACKAGE_VERSION}")
+        print(f"{PACKAGE_NAME} {package_version()}")
         return EXIT_OK
     if args.index_dir is None:
         parser.error("the following arguments are required: --index-dir")
@@ -221,6 +234,12 @@ def _serve(args: argparse.Namespace) -> int:
         )
     except OptionsError as exc:
         return _fail(str(exc), EXIT_USAGE)
+    if args.transport == "http" and args.playground_password and not args.playground:
+        return _fail(
+            "a playground password is set (--playground-password or PLAYGROUND_PASSWORD) but --playground "
+            "is not: add --playground, or protect /mcp alone with --auth-token",
+            EXIT_USAGE,
+        )
     try:
         metadata = load_index_metadata(options.index_dir)
     except BootError as exc:
@@ -233,6 +252,8 @@ def _serve(args: argparse.Namespace) -> int:
 
         if args.auth_token:
             log(logging.WARNING, "--auth-token only applies to --transport http; ignored for stdio")
+        if args.playground or args.playground_password:
+            log(logging.WARNING, "--playground only applies to --transport http; ignored for stdio")
         build = options.build_info()
         wire = StdioWire(EarlyHandshake(build.name, build.version, metadata.instructions))
         wire.start()
@@ -249,7 +270,13 @@ def _serve(args: argparse.Namespace) -> int:
 
         try:
             run_http(
-                app, host=args.host, port=args.port, stateless=args.stateless, auth_token=args.auth_token
+                app,
+                host=args.host,
+                port=args.port,
+                stateless=args.stateless,
+                auth_token=args.auth_token,
+                playground=args.playground,
+                playground_password=args.playground_password,
             )
         except OSError as exc:
             return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_BOOT_FAILED)

@@ -14,7 +14,22 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE_NAME = "docs-mcp-server"
-PACKAGE_VERSION = "0.1.0"
+
+
+def package_version() -> str:
+    """The installed docs-mcp-server version (read once, from the package metadata)."""
+    global _PACKAGE_VERSION
+    if _PACKAGE_VERSION is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            _PACKAGE_VERSION = version("docs-mcp-server")
+        except PackageNotFoundError:  # running from a source tree without installing
+            _PACKAGE_VERSION = "0.0.0+unknown"
+    return _PACKAGE_VERSION
+
+
+_PACKAGE_VERSION: str | None = None
 DEFAULT_HTTP_PORT = 20310
 DEFAULT_HTTP_HOST = "127.0.0.1"
 SEARCH_TOOL = "search_docs"
@@ -124,7 +139,7 @@ class ServerOptions:
         env = os.environ if env is None else env
         if self.version:
             return self.version
-        return env.get("SERVER_VERSION", "").strip() or PACKAGE_VERSION
+        return env.get("SERVER_VERSION", "").strip() or package_version()
 
     def build_info(self, env: Mapping[str, str] | None = None) -> BuildInfo:
         env = os.environ if env is None else env
