@@ -1,0 +1,326 @@
+"""The playground: a web page, served next to ``/mcp``, for exploring an index in the browser.
+
+``docs-mcp-server --transport http --playground`` adds these routes to the HTTP server:
+
+- ``GET /`` — the page (``static/index.html``). It is plain HTML, CSS and JavaScript (no build step,
+  no external requests) and talks to the server only through ``POST /mcp``, with the same
+  ``initialize`` / ``tools/list`` / ``tools/call`` messages an agent sends, so what a person sees
+  there is exactly what agents get.
+- ``GET /static/<file>`` — the page's scripts and styles (the same for every installation, so they
+  are served without login; HTML templates are never served from here).
+- ``POST /login`` / ``POST /logout`` — only when a password is set.
+
+With a password (``--playground-password`` or ``PLAYGROUND_PASSWORD``) the page **and** ``/mcp`` need
+one of: the login cookie (set by ``POST /login``: an HMAC of the password under a key drawn at
+process start, so a restart signs everybody out and the password itself never sits in a cookie),
+or ``Authorization: Bearer <password>``. ``--auth-token`` keeps working for ``/mcp``: either
+credential opens it. ``/healthz`` stays open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from urllib.parse import parse_qs
+
+from starlette.types import Receive, Scope, Send
+
+from docs_mcp_server.options import BuildInfo
+
+COOKIE_NAME = "docs_mcp_playground"
+COOKIE_MAX_AGE = 24 * 60 * 60
+STATIC_PREFIX = "/static/"
+PAGE_PATHS = ("/", "/index.html")
+LOGIN_PATH = "/login"
+LOGOUT_PATH = "/logout"
+MAX_LOGIN_BODY = 16 * 1024
+_PUBLIC_SUFFIXES = {
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".txt": "text/plain",
+    ".svg": "image/svg+xml",
+}
+
+# The page loads nothing from anywhere but this server; the browser enforces it too.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+_PAGE_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+]
+
+AUTH_NONE, AUTH_PASSWORD, AUTH_TOKEN = "none", "password", "token"
+
+
+@dataclass(frozen=True)
+class StaticFile:
+    """One asset of the page, held in memory (the whole folder is a few hundred KiB)."""
+
+    body: bytes
+    content_type: str
+    etag: str
+
+
+def _walk(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
+    for entry in folder.iterdir():
+        name = f"{prefix}{entry.name}"
+        if entry.is_dir():
+            yield from _walk(entry, f"{name}/")
+        else:
+            yield name, entry
+
+
+def load_static_files() -> tuple[dict[str, StaticFile], dict[str, str]]:
+    """The public assets (``/static/<relpath>`` → file) and the HTML templates (name → text)."""
+    public: dict[str, StaticFile] = {}
+    templates: dict[str, str] = {}
+    for name, entry in _walk(resources.files("docs_mcp_server") / "static"):
+        suffix = "." + name.rsplit(".", 1)[-1] if "." in name else ""
+        if suffix == ".html":
+            templates[name] = entry.read_text(encoding="utf-8")
+        elif suffix in _PUBLIC_SUFFIXES:
+            body = entry.read_bytes()
+            content_type = _PUBLIC_SUFFIXES[suffix]
+            if content_type.startswith("text/"):
+                content_type += "; charset=utf-8"
+            etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+            public[STATIC_PREFIX + name] = StaticFile(body, content_type, etag)
+    return public, templates
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _cookies(scope: Scope) -> dict[str, str]:
+    jar: dict[str, str] = {}
+    for key, value in scope.get("headers", []):
+        if key != b"cookie":
+            continue
+        for part in value.decode("latin-1").split(";"):
+            name, sep, val = part.strip().partition("=")
+            if sep and name not in jar:
+                jar[name] = val.strip().strip('"')
+    return jar
+
+
+def bearer_token(scope: Scope) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, if the request has one."""
+    value = _header(scope, b"authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+class Playground:
+    """Routes and login of the playground page (mounted by :mod:`docs_mcp_server.http`).
+
+    ``password`` protects the page and ``/mcp``; ``auth_token`` is the ``--auth-token`` of the
+    server, only used here to tell the page that ``/mcp`` wants a token it must ask the user for.
+    """
+
+    def __init__(self, build_info: BuildInfo, *, password: str | None = None, auth_token: str | None = None):
+        self.build_info = build_info
+        self.password = password or None
+        self._key = secrets.token_bytes(32)
+        self._cookie_value = (
+            hmac.new(self._key, self.password.encode(), hashlib.sha256).hexdigest() if self.password else ""
+        )
+        if self.password:
+            self.auth_mode = AUTH_PASSWORD
+        elif auth_token:
+            self.auth_mode = AUTH_TOKEN
+        else:
+            self.auth_mode = AUTH_NONE
+        self.static, templates = load_static_files()
+        self._page = self._render_page(templates["index.html"])
+        self._login_template = templates["login.html"]
+
+    # -- credentials ---------------------------------------------------------------------------
+
+    @property
+    def protects_mcp(self) -> bool:
+        """Whether ``/mcp`` needs the playground password (cookie or bearer)."""
+        return self.password is not None
+
+    def cookie_value(self) -> str:
+        """What the login cookie holds: HMAC-SHA256 of the password under this process's key."""
+        return self._cookie_value
+
+    def authorized(self, scope: Scope) -> bool:
+        """Whether the request carries the password: the login cookie or ``Bearer <password>``."""
+        if self.password is None:
+            return True
+        cookie = _cookies(scope).get(COOKIE_NAME)
+        if cookie is not None and hmac.compare_digest(cookie.encode(), self._cookie_value.encode()):
+            return True
+        token = bearer_token(scope)
+        return token is not None and self.password_matches(token)
+
+    def password_matches(self, candidate: str) -> bool:
+        assert self.password is not None
+        return hmac.compare_digest(candidate.encode(), self.password.encode())
+
+    # -- routing -------------------------------------------------------------------------------
+
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` is one of the playground's routes."""
+        return path in PAGE_PATHS or path in (LOGIN_PATH, LOGOUT_PATH) or path.startswith(STATIC_PREFIX)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method: str = scope["method"]
+        path: str = scope["path"]
+        if path.startswith(STATIC_PREFIX):
+            await self._static(scope, send, method, path)
+        elif path in PAGE_PATHS:
+            if method not in ("GET", "HEAD"):
+                await _respond(
+                    send, 405, b"text/plain; charset=utf-8", b"Method Not Allowed", [(b"allow", b"GET")]
+                )
+            elif not self.authorized(scope):
+                await self._login_page(send, 401, method=method)
+            else:
+                await _respond(
+                    send, 200, b"text/html; charset=utf-8", self._page, _PAGE_HEADERS, method=method
+                )
+        elif path == LOGIN_PATH:
+            await self._login(scope, receive, send, method)
+        else:
+            await self._logout(scope, send, method)
+
+    async def _static(self, scope: Scope, send: Send, method: str, path: str) -> None:
+        asset = self.static.get(path)
+        if asset is None:
+            await _respond(send, 404, b"text/plain; charset=utf-8", b"Not Found")
+        elif method not in ("GET", "HEAD"):
+            await _respond(
+                send, 405, b"text/plain; charset=utf-8", b"Method Not Allowed", [(b"allow", b"GET")]
+            )
+        else:
+            headers = [
+                (b"etag", asset.etag.encode()),
+                (b"cache-control", b"no-cache"),
+                (b"x-content-type-options", b"nosniff"),
+            ]
+            if _header(scope, b"if-none-match") == asset.etag:
+                await _respond(send, 304, None, b"", headers)
+            else:
+                await _respond(send, 200, asset.content_type.encode(), asset.body, headers, method=method)
+
+    async def _login(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
+        if self.password is None:
+            await _redirect(send, "/")
+            return
+        if method in ("GET", "HEAD"):
+            if self.authorized(scope):
+                await _redirect(send, "/")
+            else:
+                await self._login_page(send, 200, method=method)
+            return
+        if method != "POST":
+            await _respond(
+                send, 405, b"text/plain; charset=utf-8", b"Method Not Allowed", [(b"allow", b"GET, POST")]
+            )
+            return
+        body = await _read_body(receive, MAX_LOGIN_BODY)
+        if body is None:
+            await self._login_page(send, 413, error="That request was too large.")
+            return
+        fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
+        candidate = (fields.get("password") or [""])[0]
+        if not self.password_matches(candidate):
+            await self._login_page(send, 401, error="Wrong password. Try again.")
+            return
+        cookie = (
+            f"{COOKIE_NAME}={self._cookie_value}; Path=/; Max-Age={COOKIE_MAX_AGE}; HttpOnly; SameSite=Lax"
+        )
+        if scope.get("scheme") == "https":
+            cookie += "; Secure"
+        await _redirect(send, "/", [(b"set-cookie", cookie.encode())])
+
+    async def _logout(self, scope: Scope, send: Send, method: str) -> None:
+        if method != "POST":
+            await _respond(
+                send, 405, b"text/plain; charset=utf-8", b"Method Not Allowed", [(b"allow", b"POST")]
+            )
+            return
+        cookie = f"{COOKIE_NAME}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"
+        await _redirect(send, "/", [(b"set-cookie", cookie.encode())])
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    def _render_page(self, template: str) -> bytes:
+        values = {
+            "{{AUTH_MODE}}": self.auth_mode,
+            "{{SERVER_NAME}}": html.escape(self.build_info.name),
+        }
+        for placeholder, value in values.items():
+            template = template.replace(placeholder, value)
+        return template.encode()
+
+    async def _login_page(self, send: Send, status: int, *, error: str = "", method: str = "GET") -> None:
+        text = (
+            self._login_template.replace("{{SERVER_NAME}}", html.escape(self.build_info.name))
+            .replace("{{ERROR_HIDDEN}}", "" if error else "hidden")
+            .replace("{{ERROR}}", html.escape(error))
+        )
+        await _respond(send, status, b"text/html; charset=utf-8", text.encode(), _PAGE_HEADERS, method=method)
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None once it grows past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _redirect(send: Send, location: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    await _respond(
+        send,
+        303,
+        None,
+        b"",
+        [(b"location", location.encode()), (b"cache-control", b"no-store"), *(extra or [])],
+    )
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    content_type: bytes | None,
+    body: bytes,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    *,
+    method: str = "GET",
+) -> None:
+    headers = [(b"content-length", str(len(body)).encode())]
+    if content_type is not None:
+        headers.append((b"content-type", content_type))
+    headers.extend(extra or [])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
