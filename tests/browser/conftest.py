@@ -50,8 +50,10 @@ def _browser_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
+    """Module-scoped: Playwright's sync API keeps an event loop marked running in this thread while
+    it lives, which would break later tests that start their own asyncio loop."""
     reason = _browser_missing()
     if reason:
         pytest.skip(reason)
@@ -67,7 +69,7 @@ def chromium() -> Iterator[Browser]:
             browser.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playground_index(
     chromium: Browser, tmp_path_factory: pytest.TempPathFactory, examples_docs: Path
 ) -> Path:
@@ -116,19 +118,19 @@ def _start(index: Path, *extra: str) -> Iterator[PlaygroundServer]:
         process.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def open_server(playground_index: Path) -> Iterator[PlaygroundServer]:
     """Stateful, no credentials."""
     yield from _start(playground_index)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def protected_server(playground_index: Path) -> Iterator[PlaygroundServer]:
     """Password-protected playground; ``--auth-token`` also set."""
     yield from _start(playground_index, "--playground-password", PASSWORD, "--auth-token", TOKEN)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def token_server(playground_index: Path) -> Iterator[PlaygroundServer]:
     """Stateless, ``/mcp`` behind ``--auth-token`` only: the page asks for the token."""
     yield from _start(playground_index, "--stateless", "--auth-token", TOKEN)

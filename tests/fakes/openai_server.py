@@ -409,6 +409,8 @@ def _route_of(method: str, path: str) -> str:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    # without this every answer waits ~40 ms for delayed ACKs (Nagle), which distorts timings
+    disable_nagle_algorithm = True
     protocol_version = "HTTP/1.1"
     _record_entry: RecordedRequest
 
