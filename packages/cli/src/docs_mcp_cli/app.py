@@ -70,12 +70,24 @@ def _positive(name: str, value: int | None) -> int | None:
 @app.command(help="Build the search index (LanceDB table, chunks.json, metadata.json) for a docs folder.")
 def build(
     docs_dir: Annotated[Path, typer.Option("--docs-dir", help="Folder of markdown files to index.")],
-    out: Annotated[Path, typer.Option("--out", help="Output folder for .lancedb/, chunks.json, metadata.json.")],
+    out: Annotated[
+        str,
+        typer.Option(
+            "--out",
+            help="Output folder for .lancedb/, chunks.json, metadata.json, or an object-store URI "
+            "(s3://bucket/prefix; endpoint and credentials from AWS_* variables or --storage-option).",
+        ),
+    ],
     description: Annotated[
         str, typer.Option("--description", help="What the corpus is; shown to agents in tool descriptions.")
     ] = "Documentation corpus",
     embedding_provider: Annotated[
-        str, typer.Option("--embedding-provider", help="none (lexical only), hash (deterministic, for tests) or openai.")
+        str,
+        typer.Option(
+            "--embedding-provider",
+            help="none (lexical only), local (bundled MiniLM model, offline, no API key), "
+            "hash (deterministic, for tests) or openai.",
+        ),
     ] = "none",
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="Embedding model name.")] = None,
     embedding_dimensions: Annotated[
@@ -113,9 +125,25 @@ def build(
         typer.Option("--mcp-server-instructions", help="Server instructions (default: from the manifests)."),
     ] = None,
     workers: Annotated[int | None, typer.Option("--workers", help="Chunking processes (default: 2).")] = None,
+    storage_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--storage-option",
+            metavar="KEY=VALUE",
+            help="Object-store setting for an s3:// --out (endpoint, region, access_key_id, secret_access_key, "
+            "session_token, allow_http); repeatable. Default: the AWS_* environment variables.",
+        ),
+    ] = None,
 ) -> None:
     from docs_mcp_core.build import BuildOptions, CorpusInvalidError, build_index
     from docs_mcp_core.errors import DocsMcpError
+    from docs_mcp_core.storage import StorageError, index_location, parse_storage_option
+
+    try:
+        out_location = index_location(out)
+        storage_options = dict(parse_storage_option(item) for item in storage_option or [])
+    except StorageError as exc:
+        raise _fail(str(exc), 2) from None
 
     if not docs_dir.is_dir():
         raise _fail(f"--docs-dir '{docs_dir}' does not exist or is not a directory", 2)
@@ -131,7 +159,7 @@ def build(
     reporter = ConsoleReporter()
     options = BuildOptions(
         docs_dir=docs_dir,
-        out_dir=out,
+        out_dir=out_location,
         description=description,
         embedding_provider=embedding_provider,
         embedding_model=embedding_model,
@@ -147,6 +175,7 @@ def build(
         tool_description_get_doc=tool_description_get_doc,
         mcp_server_instructions=mcp_server_instructions,
         workers=workers,
+        storage_options=storage_options or None,
     )
     try:
         summary = build_index(options, reporter)

@@ -1,6 +1,6 @@
 """Embedding providers: how chunk text becomes the vectors behind the semantic leg of search.
 
-Three providers exist, chosen by name with :func:`create_embedding_provider`:
+Four providers exist, chosen by name with :func:`create_embedding_provider`:
 
 ``none``
     No vectors; the index is lexical only.
@@ -8,6 +8,9 @@ Three providers exist, chosen by name with :func:`create_embedding_provider`:
     A deterministic, dependency-free fake that folds the UTF-8 bytes of a text into a unit vector.
     It has no semantic value; it exists so that builds and tests can exercise the vector code paths
     offline. The algorithm is the original docs-mcp's, bit for bit.
+``local``
+    all-MiniLM-L6-v2 shipped inside docs-mcp-core and run on the CPU with ONNX Runtime: real
+    semantic vectors with no API key and no network (see :mod:`docs_mcp_core.local_embedding`).
 ``openai``
     OpenAI's embeddings API through the ``openai`` SDK. Requests are batched and several batches are
     in flight at once; 429s, 5xx answers, timeouts and connection failures are retried with
@@ -70,7 +73,7 @@ __all__ = [
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-PROVIDER_NAMES: tuple[str, ...] = ("none", "hash", "openai")
+PROVIDER_NAMES: tuple[str, ...] = ("none", "hash", "local", "openai")
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 OPENAI_DEFAULT_DIMENSIONS: dict[str, int] = {
@@ -940,7 +943,11 @@ def create_embedding_provider(
     on_progress: ProgressCallback | None = None,
     **openai_options: Any,
 ) -> EmbeddingProvider:
-    """Build the provider named ``name`` (``none``, ``hash`` or ``openai``).
+    """Build the provider named ``name`` (``none``, ``hash``, ``local`` or ``openai``).
+
+    ``local`` takes ``model`` and ``dimensions`` (checked against the shipped model) and
+    ``on_progress``; the API options (key, base URL, batching, retries, timeouts) do not apply to it
+    and are ignored, so a query-time caller can pass the same arguments for every provider.
 
     For ``openai`` the key comes from ``api_key`` or else the ``OPENAI_API_KEY`` environment variable.
     Extra keyword arguments (``timeout``, ``batch_api_threshold``, ``batch_name``, ``retry_*``, ...)
@@ -960,6 +967,11 @@ def create_embedding_provider(
             dimensions=dimensions if dimensions is not None else 256,
             model=model if model is not None else "hash-v1",
         )
+    if normalized == "local":
+        # imported here: onnxruntime and tokenizers load only when the provider is used
+        from docs_mcp_core.local_embedding import LocalEmbeddingProvider
+
+        return LocalEmbeddingProvider(model=model, dimensions=dimensions, on_progress=on_progress)
 
     key = (api_key or "").strip() or os.environ.get("OPENAI_API_KEY", "").strip()
     if not key:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,12 +39,21 @@ BASE_COLUMNS = (
 SEARCH_TEXT_COLUMNS = ("search_heading", "search_text", "search_path")
 PRIOR_COLUMN = "search_prior"
 DEDUP_COLUMN = "search_dedup"  # hash of content_text: byte-identical chunks collapse into one hit
-# Exact search is fast enough below this many vectors; above it an ANN index is built.
-ANN_INDEX_MIN_ROWS = 50_000
-# Query-time parameters of the ANN index (see benchmarks/ann_recall.py).
+# Vectors: exact (flat) search while it is cheap, an IVF_FLAT index above that. Measured with
+# benchmarks/ann_recall.py (its docstring has the table): flat search costs
+# about 6 ms for 5,000 vectors of 256 dimensions (1,000 of 1,536) and grows with rows x dimensions;
+# IVF_FLAT over sqrt(rows) partitions, probing 20 partitions and more whenever the prefilter leaves
+# too few rows, kept recall@10 against exact search at 1.00 from 2,000 to 100,000 rows (hash vectors
+# of sdk-docs and noisy Gaussian clusters, with and without filters) at 2-6 ms up to 11k rows and
+# 12-28 ms at 50-100k (flat: 81-490 ms); HNSW-SQ and IVF-PQ needed refining to get there and were
+# slower to build.
+ANN_INDEX_MIN_ROWS = 5_000  # at ANN_INDEX_REFERENCE_DIMS; fewer rows when vectors are wider
+ANN_INDEX_REFERENCE_DIMS = 256
+ANN_INDEX_FLOOR_ROWS = 1_000  # never an index below this many rows, whatever the dimensions
+ANN_QUERY_MIN_NPROBES = 20
+ANN_QUERY_REFINE_FACTOR_PQ = 10  # indexes we do not build (the original writes IVF_PQ) need refining
+ANN_QUERY_REFINE_FACTOR_SQ = 2
 ANN_QUERY_EF = 300
-ANN_QUERY_NPROBES = 20
-ANN_QUERY_REFINE_FACTOR = 2
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -127,31 +136,59 @@ def chunks_to_arrow(
 
 
 def write_table(
-    db_path: Path,
+    db_path: Path | str,
     batches: Iterable[pa.Table],
     *,
     metadata_keys: Sequence[str],
     vector_dimensions: int | None,
     on_step: Callable[[str], None] | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    after_rows: Callable[[], None] | None = None,
 ) -> int:
     """Create the ``chunks`` table in ``db_path`` from Arrow batches and build every index.
 
-    Returns the number of rows written. Scalar and vector index failures are not fatal (search
-    still works without them); full-text index failures are.
+    ``db_path`` is a folder or an object-store URI (``s3://bucket/prefix/.lancedb-<id>``, written
+    through LanceDB's storage layer with ``storage_options``). Returns the number of rows written.
+    Scalar and vector index failures are not fatal (search still works without them); full-text
+    index failures are. ``after_rows`` runs once every row is written, before the indexes are built
+    (a build saves its embedding cache there and frees the vectors before the memory-hungry part).
     """
     import lancedb
-    from lancedb.index import FTS, BTree, HnswSq
+    import pyarrow as pa
+    from lancedb.index import FTS, BTree
 
     step = on_step or (lambda _s: None)
-    db = lancedb.connect(str(db_path))
+    db = lancedb.connect(str(db_path), storage_options=dict(storage_options) if storage_options else None)
     schema = table_schema(metadata_keys, vector_dimensions)
     step("writing table")
     table = db.create_table(TABLE_NAME, schema=schema, mode="overwrite")
     rows = 0
-    for batch in batches:
-        if batch.num_rows:
-            table.add(batch)
-            rows += batch.num_rows
+
+    failure: list[BaseException] = []
+
+    def record_batches() -> Iterator[pa.RecordBatch]:
+        nonlocal rows
+        try:
+            for batch in batches:
+                for record_batch in batch.to_batches():
+                    if record_batch.num_rows:
+                        rows += record_batch.num_rows
+                        yield record_batch
+        except BaseException as exc:  # e.g. an embedding error: LanceDB would wrap it in an Arrow error
+            failure.append(exc)
+            raise
+
+    # One streamed append: large data files and a single version, so compaction has little to
+    # rewrite (one append per batch left a fragment per batch, and compacting them cost as much
+    # memory as the rest of the build).
+    try:
+        table.add(pa.RecordBatchReader.from_batches(schema, record_batches()))
+    except Exception:
+        if failure:
+            raise failure[0] from None
+        raise
+    if after_rows is not None:
+        after_rows()
     if rows == 0:
         return 0
     step("full-text index")
@@ -165,10 +202,10 @@ def write_table(
             table.create_index(column, config=BTree(), replace=True)
         except Exception:  # noqa: BLE001 - an optimisation only
             pass
-    if vector_dimensions and rows >= ANN_INDEX_MIN_ROWS:
+    if vector_dimensions and ann_index_wanted(rows, vector_dimensions):
         step("vector index")
         try:
-            table.create_index("vector", config=HnswSq(distance_type="l2"), replace=True)
+            table.create_index("vector", config=ann_index_config(rows), replace=True)
         except Exception:  # noqa: BLE001 - exact search still works
             pass
     step("compacting")
@@ -180,9 +217,26 @@ def write_table(
             # nobody else can be reading this freshly written, not yet published table
             warnings.simplefilter("ignore", UserWarning)
             table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            # optimize() cleans up before it optimizes the indexes, and optimizing the IVF index
+            # writes a new copy of it: a second pass drops the stale copy (113 MB at 110k x 256).
+            table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
     except Exception:  # noqa: BLE001 - compaction only saves space
         pass
     return rows
+
+
+def ann_index_wanted(rows: int, dimensions: int) -> bool:
+    """Whether a table of ``rows`` vectors of ``dimensions`` gets an ANN index (else: exact search)."""
+    return rows >= ANN_INDEX_FLOOR_ROWS and rows * dimensions >= ANN_INDEX_MIN_ROWS * ANN_INDEX_REFERENCE_DIMS
+
+
+def ann_index_config(rows: int) -> Any:
+    """IVF_FLAT over ``sqrt(rows)`` partitions, L2 (the metric the original queries with)."""
+    import math
+
+    from lancedb.index import IvfFlat
+
+    return IvfFlat(distance_type="l2", num_partitions=max(1, round(math.sqrt(rows))))
 
 
 def vector_index_type(table: Any) -> str | None:
@@ -197,16 +251,22 @@ def vector_index_type(table: Any) -> str | None:
 
 
 def tune_vector_query(builder: Any, index_type: str | None, fetch: int) -> Any:
-    """Apply the measured query-time parameters for ``index_type`` to a vector query builder."""
+    """Apply the measured query-time parameters for ``index_type`` to a vector query builder.
+
+    IVF indexes probe :data:`ANN_QUERY_MIN_NPROBES` partitions, and more (up to all) when a narrow
+    prefilter leaves fewer than ``fetch`` rows in them: fixed probing lost most neighbours under a
+    1 % filter. Quantized indexes re-rank ``refine factor x fetch`` candidates with exact distances.
+    """
     if not index_type:
         return builder
     kind = index_type.upper().replace("_", "")
-    if "HNSW" in kind:
-        builder = builder.ef(max(ANN_QUERY_EF, fetch))
+    refine = ANN_QUERY_REFINE_FACTOR_PQ if "PQ" in kind else ANN_QUERY_REFINE_FACTOR_SQ if "SQ" in kind else 1
+    if refine > 1:
+        builder = builder.refine_factor(refine)
+    if "HNSW" in kind:  # the graph must hand on at least limit x refine factor candidates
+        builder = builder.ef(max(ANN_QUERY_EF, fetch * refine))
     if kind.startswith("IVF"):
-        builder = builder.nprobes(ANN_QUERY_NPROBES)
-    if ANN_QUERY_REFINE_FACTOR > 1 and ("PQ" in kind or "SQ" in kind):
-        builder = builder.refine_factor(ANN_QUERY_REFINE_FACTOR)
+        builder = builder.minimum_nprobes(ANN_QUERY_MIN_NPROBES).maximum_nprobes(0)
     return builder
 
 

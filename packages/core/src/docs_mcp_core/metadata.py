@@ -464,8 +464,16 @@ def normalize_metadata(raw: Any) -> IndexMetadata:
 # reading and writing
 
 
-def read_metadata(index_dir: str | Path) -> IndexMetadata:
-    """Load ``<index_dir>/metadata.json``; every failure is a :class:`MetadataError` naming the file."""
+def read_metadata(index_dir: str | Path, *, storage_options: Mapping[str, str] | None = None) -> IndexMetadata:
+    """Load ``<index_dir>/metadata.json``; every failure is a :class:`MetadataError` naming the file.
+
+    ``index_dir`` may also be an object-store URI (``s3://bucket/prefix``, see
+    :mod:`docs_mcp_core.storage`); ``storage_options`` then override the AWS environment variables.
+    """
+    from docs_mcp_core.storage import is_uri
+
+    if is_uri(index_dir):
+        return _read_remote_metadata(str(index_dir), storage_options)
     folder = Path(index_dir)
     path = folder / METADATA_FILENAME
     if not folder.is_dir():
@@ -478,18 +486,47 @@ def read_metadata(index_dir: str | Path) -> IndexMetadata:
             f"Run `docs-mcp build --out {folder}` to create the index."
         )
     try:
-        raw = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MetadataError(f"Cannot read metadata.json at '{path}': {exc}") from None
+    return parse_metadata_bytes(data, str(path))
+
+
+def _read_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -> IndexMetadata:
+    from docs_mcp_core.storage import StorageError, open_storage
+
+    where = f"{uri.rstrip('/')}/{METADATA_FILENAME}"
+    try:
+        data = open_storage(uri, storage_options).read_bytes(METADATA_FILENAME)
+    except FileNotFoundError:
+        raise MetadataNotFoundError(
+            f"metadata.json not found at '{where}'. Run `docs-mcp build --out {uri}` to publish the index there."
+        ) from None
+    except StorageError as exc:
+        raise MetadataError(str(exc)) from None
+    except OSError as exc:
+        raise MetadataError(
+            f"Cannot read metadata.json at '{where}': {exc} (check the endpoint and credentials: "
+            "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION or --storage-option)"
+        ) from None
+    return parse_metadata_bytes(data, where)
+
+
+def parse_metadata_bytes(data: bytes, where: str) -> IndexMetadata:
+    """Parse and validate the bytes of a ``metadata.json`` read from ``where`` (named in errors)."""
+    try:
+        raw = json.loads(data.decode("utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise MetadataError(
-            f"Invalid metadata.json at '{path}': not valid JSON ({exc.msg} at line {exc.lineno}, "
+            f"Invalid metadata.json at '{where}': not valid JSON ({exc.msg} at line {exc.lineno}, "
             f"column {exc.colno})"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MetadataError(f"Cannot read metadata.json at '{path}': {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise MetadataError(f"Cannot read metadata.json at '{where}': {exc}") from None
     try:
         return normalize_metadata(raw)
     except MetadataError as exc:
-        raise MetadataError(f"Invalid metadata.json at '{path}': {exc}") from None
+        raise MetadataError(f"Invalid metadata.json at '{where}': {exc}") from None
 
 
 def _taxonomy_dict(key: str, field: TaxonomyField) -> dict[str, Any]:
@@ -570,6 +607,7 @@ __all__ = [
     "metadata_to_dict",
     "metadata_to_json",
     "normalize_metadata",
+    "parse_metadata_bytes",
     "read_metadata",
     "resource_values",
     "taxonomy_key_problem",

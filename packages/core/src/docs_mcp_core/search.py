@@ -35,18 +35,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
-from docs_mcp_core.errors import IndexNotFoundError, SearchError
+from docs_mcp_core.errors import SearchError
 from docs_mcp_core.filters import matches_filters, where_clause
 from docs_mcp_core.index_store import (
     DEDUP_COLUMN,
     PRIOR_COLUMN,
     SEARCH_TEXT_COLUMNS,
-    TABLE_NAME,
     quote_string,
     tune_vector_query,
     vector_index_type,
 )
-from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, collapse_keys, read_metadata
+from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.ranking import RankingWeights, cue_factor, expand_identifiers, query_cues
 from docs_mcp_core.snippet import make_snippet
@@ -196,31 +195,23 @@ class SearchEngine:
         options: SearchOptions | None = None,
         on_warning: Callable[[str], None] | None = None,
         query_embedder: EmbeddingProvider | None = None,
+        storage_options: Mapping[str, str] | None = None,
     ) -> SearchEngine:
-        """Open an index folder. Raises :class:`IndexNotFoundError` / ``MetadataError`` when unusable."""
-        os.environ.setdefault("LANCEDB_LOG", "error")
-        folder = Path(index_dir).resolve()
-        if not folder.is_dir():
-            raise IndexNotFoundError(f"index directory does not exist: '{folder}'")
-        metadata = read_metadata(folder)
+        """Open an index folder or object-store URI (``s3://bucket/prefix``, see :mod:`docs_mcp_core.storage`).
+
+        ``storage_options`` override the AWS environment variables for a URI. Raises
+        :class:`IndexNotFoundError` / ``MetadataError`` when unusable.
+        """
+        from docs_mcp_core.index_access import open_index
+
+        opened = open_index(index_dir, storage_options)
+        metadata, table = opened.metadata, opened.table
         opts = options or SearchOptions()
         warn = on_warning or (lambda m: None)
-        db_path = folder / metadata.index.path
-        table_name = metadata.index.table or TABLE_NAME
-        if not (db_path / f"{table_name}.lance").is_dir():
-            raise IndexNotFoundError(
-                f"LanceDB index not found at '{db_path}'. Re-run docs-mcp build to generate the index."
-            )
-        import lancedb
-
-        try:
-            table = lancedb.connect(str(db_path), read_consistency_interval=None).open_table(table_name)
-        except Exception as exc:  # noqa: BLE001 - any storage failure is "unusable index"
-            raise IndexNotFoundError(f"cannot open the LanceDB table '{table_name}' at '{db_path}': {exc}") from None
         if opts.cursor_secret:
             secret = opts.cursor_secret.encode("utf-8")
         else:
-            secret = default_cursor_secret((folder / METADATA_FILENAME).read_bytes())
+            secret = default_cursor_secret(opened.metadata_bytes)
         embedder = query_embedder if query_embedder is not None else _query_embedder(metadata, opts, warn)
         return cls(
             metadata=metadata, table=table, options=opts, secret=secret, on_warning=warn, query_embedder=embedder

@@ -138,6 +138,7 @@ def validate_corpus(
     keep_chunks: bool = False,
     reuse: Callable[[str], ChunkedFile | None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    on_file: Callable[[ChunkedFile], None] | None = None,
 ) -> ValidationReport:
     """Validate the corpus under ``docs_dir``. Raises :class:`DocsDirError` if it is not a folder.
 
@@ -146,6 +147,10 @@ def validate_corpus(
     chunks, so a build can index them without parsing the corpus a second time. ``reuse`` may
     supply a file's result without parsing it (a build's chunk cache: the file is unchanged since a
     build that validated it). ``progress(done, total)`` is called as files are chunked.
+
+    ``on_file`` receives every file that chunked, with its chunks, in corpus order, as soon as it is
+    chunked: a build streams them to disk this way. Without ``keep_chunks`` the report then drops
+    each file's chunks right after the call, so memory does not grow with the corpus.
     """
     docs_dir = Path(docs_dir)
     if not docs_dir.exists():
@@ -176,19 +181,38 @@ def validate_corpus(
             if hit is not None:
                 reused[rel] = hit
     todo = [rel for rel in files if rel not in reused]
-    fresh: dict[str, ChunkedFile] = {}
-    for done, (rel, result) in enumerate(
-        chunk_corpus_parallel(docs_dir, todo, workers, keep_chunks=keep_chunks, inspect=inspect_prepared_file),
-        start=1,
-    ):
-        if progress is not None and (done % 64 == 0 or done == len(todo)):
-            progress(done, len(todo))
-        if isinstance(result, FindingError):
-            add([result.finding])
-        else:
-            fresh[rel] = result
-            add(result.findings)
-    results = [r for r in (reused.get(rel) or fresh.get(rel) for rel in files) if r is not None]
+    results: list[ChunkedFile] = []
+
+    def keep(result: ChunkedFile) -> None:
+        if on_file is not None:
+            on_file(result)
+            if not keep_chunks:
+                result.chunks = []
+        results.append(result)
+
+    chunked = chunk_corpus_parallel(
+        docs_dir, todo, workers, keep_chunks=keep_chunks or on_file is not None, inspect=inspect_prepared_file
+    )
+    try:
+        done = 0
+        for rel in files:  # results in corpus order: reused files interleaved with freshly chunked ones
+            hit = reused.get(rel)
+            if hit is not None:
+                keep(hit)
+                continue
+            _rel, result = next(chunked)
+            done += 1
+            if progress is not None and (done % 64 == 0 or done == len(todo)):
+                progress(done, len(todo))
+            if isinstance(result, FindingError):
+                add([result.finding])
+            else:
+                add(result.findings)
+                keep(result)
+    finally:
+        close = getattr(chunked, "close", None)  # stops the worker pool if we stopped early
+        if close is not None:
+            close()
 
     add(_check_metadata_limits(results))
     add(_check_manifest_usage(docs_dir, manifests, results))

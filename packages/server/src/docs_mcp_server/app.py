@@ -91,6 +91,7 @@ class DocsMcpApp:
                 "query_embedding_api_key": options.query_embedding_api_key,
                 "query_embedding_base_url": options.query_embedding_base_url,
             },
+            storage_options=options.storage_options,
         )
         self.search_tool = options.search_tool_name
         self.get_doc_tool = options.get_doc_tool_name
@@ -330,8 +331,8 @@ def create_app(index_dir: str | Path, **options: Any) -> DocsMcpApp:
     :class:`~docs_mcp_server.boot.BootError` for an unusable index directory and
     :class:`~docs_mcp_server.options.OptionsError` for invalid options.
     """
-    server_options = ServerOptions(index_dir=Path(index_dir), **options)
-    metadata = load_index_metadata(server_options.index_dir)
+    server_options = ServerOptions(index_dir=index_dir, **options)
+    metadata = load_index_metadata(server_options.index_dir, server_options.storage_options)
     return DocsMcpApp(server_options, metadata)
 
 

@@ -1,13 +1,15 @@
 """Start-up checks of an index directory: fail fast, with one clear line, before serving anything.
 
 An index directory is what ``docs-mcp build --out DIR`` writes: ``metadata.json`` plus the LanceDB
-table under ``.lancedb/``. Reading metadata is cheap (no LanceDB import), so a missing directory, a
+table under ``.lancedb/``; an object-store URI (``s3://bucket/prefix``) holds the same files, with the
+table under the ``index.path`` that ``metadata.json`` names. Reading metadata is cheap (no LanceDB import), so a missing directory, a
 missing or invalid ``metadata.json``, an unsupported ``metadata_version`` or a missing table is
 reported at start-up instead of on the first search.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from docs_mcp_server.metadata_view import MetadataView
@@ -22,8 +24,16 @@ def _one_line(text: str) -> str:
     return "; ".join(lines)
 
 
-def load_index_metadata(index_dir: Path) -> MetadataView:
-    """Validate ``index_dir`` and return the view of its ``metadata.json`` (raises :class:`BootError`)."""
+def load_index_metadata(
+    index_dir: Path | str, storage_options: Mapping[str, str] | None = None
+) -> MetadataView:
+    """Validate ``index_dir`` and return the view of its ``metadata.json`` (raises :class:`BootError`).
+
+    ``index_dir`` is a folder or an object-store URI (``s3://bucket/prefix``); for a URI,
+    ``storage_options`` override the AWS environment variables.
+    """
+    if isinstance(index_dir, str):
+        return _load_remote_metadata(index_dir, storage_options)
     if not index_dir.exists():
         raise BootError(
             f"index directory does not exist: '{index_dir}'. Pass the --out directory of docs-mcp build."
@@ -59,5 +69,30 @@ def load_index_metadata(index_dir: Path) -> MetadataView:
         raise BootError(
             f"LanceDB table '{view.index_table}' not found in '{lancedb_dir}'. "
             "Re-run docs-mcp build to generate the index."
+        )
+    return view
+
+
+def _load_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -> MetadataView:
+    """The object-store variant: ``metadata.json`` and the table it names, read from ``uri``."""
+    from docs_mcp_core.errors import MetadataError
+    from docs_mcp_core.metadata import read_metadata
+    from docs_mcp_core.storage import StorageError, open_storage
+
+    try:
+        storage = open_storage(uri, storage_options)
+        metadata = read_metadata(uri, storage_options=storage_options)
+    except (MetadataError, StorageError) as exc:
+        raise BootError(_one_line(str(exc))) from exc
+    view = MetadataView.from_metadata(metadata)
+    table = f"{view.index_path}/{view.index_table}.lance"
+    try:
+        found = storage.exists(table)
+    except OSError as exc:
+        raise BootError(f"cannot read '{storage.uri(table)}': {exc}") from exc
+    if not found:
+        raise BootError(
+            f"LanceDB table '{view.index_table}' not found at '{storage.uri(view.index_path)}' "
+            f"(index.path of '{storage.uri('metadata.json')}'). Re-run docs-mcp build --out {uri}."
         )
     return view

@@ -32,6 +32,8 @@ environment variables:
   DOCS_MCP_CURSOR_SECRET       default for --cursor-secret
   PLAYGROUND_PASSWORD          default for --playground-password
   OPENAI_API_KEY               default for --query-embedding-api-key
+  AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION,
+  AWS_ALLOW_HTTP               object-store settings for an s3:// --index-dir (see --storage-option)
 
 --version sets the version the server reports to MCP clients (as in the original server);
 use --about to print this program's own version.
@@ -57,6 +59,24 @@ def _port(value: str) -> int:
     return int(port)
 
 
+def _index_location(value: str) -> Path | str:
+    from docs_mcp_core.storage import StorageError, index_location
+
+    try:
+        return index_location(value)
+    except StorageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _storage_option(value: str) -> tuple[str, str]:
+    from docs_mcp_core.storage import StorageError, parse_storage_option
+
+    try:
+        return parse_storage_option(value)
+    except StorageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ
     parser = argparse.ArgumentParser(
@@ -67,8 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--index-dir",
-        type=Path,
-        help="directory written by `docs-mcp build --out` (metadata.json + .lancedb/)",
+        type=_index_location,
+        help="directory written by `docs-mcp build --out` (metadata.json + .lancedb/), "
+        "or an object-store URI such as s3://bucket/prefix",
+    )
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        type=_storage_option,
+        metavar="KEY=VALUE",
+        help="object-store setting for an s3:// index (endpoint, region, access_key_id, secret_access_key, "
+        "session_token, allow_http; default: the AWS_* environment variables); repeatable",
     )
     parser.add_argument("--about", action="store_true", help="print the program version and exit")
     transport = parser.add_argument_group("transport")
@@ -231,6 +261,7 @@ def _serve(args: argparse.Namespace) -> int:
             custom_tools=custom_tools,
             git_commit=args.git_commit,
             build_date=args.build_date,
+            storage_options=dict(args.storage_option) or None,
         )
     except OptionsError as exc:
         return _fail(str(exc), EXIT_USAGE)
@@ -241,7 +272,7 @@ def _serve(args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
     try:
-        metadata = load_index_metadata(options.index_dir)
+        metadata = load_index_metadata(options.index_dir, options.storage_options)
     except BootError as exc:
         return _fail(str(exc), EXIT_BOOT_FAILED)
 

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +31,14 @@ class LazyEngine:
 
     def __init__(
         self,
-        index_dir: Path,
+        index_dir: Path | str,
         *,
         search_options: dict[str, Any] | None = None,
         on_warning: Callable[[str], None] | None = None,
+        storage_options: Mapping[str, str] | None = None,
     ) -> None:
-        self.index_dir = index_dir
+        self.index_dir = index_dir  # a folder or an object-store URI
+        self._storage_options = dict(storage_options) if storage_options else None
         self._search_options = {k: v for k, v in (search_options or {}).items() if v is not None}
         self._on_warning = on_warning or (lambda message: log(logging.WARNING, message))
         self._lock = threading.Lock()
@@ -73,7 +75,9 @@ class LazyEngine:
 
         try:
             options = SearchOptions(**self._search_options)
-            self._engine = SearchEngine.open(self.index_dir, options=options, on_warning=self._on_warning)
+            self._engine = SearchEngine.open(
+                self.index_dir, options=options, on_warning=self._on_warning, storage_options=self._storage_options
+            )
         except DocsMcpError as exc:
             self._error = IndexUnavailableError(str(exc))
         except Exception as exc:  # noqa: BLE001 - lancedb/pyarrow failures: a damaged or incompatible index
@@ -89,7 +93,18 @@ class LazyEngine:
                 error=str(self._error),
             )
         else:
-            log(logging.DEBUG, "search index opened", index_dir=str(self.index_dir))
+            assert self._engine is not None
+            embedding = self._engine.metadata.embedding
+            log(
+                logging.INFO if self._engine.vector_search_enabled else logging.DEBUG,
+                "search index opened",
+                index_dir=str(self.index_dir),
+                vector_search=(
+                    f"{embedding.provider}/{embedding.model}"
+                    if embedding is not None and self._engine.vector_search_enabled
+                    else "off"
+                ),
+            )
 
     def start_warm_up(self) -> None:
         """Open the engine in a background thread (idempotent)."""

@@ -5,7 +5,8 @@ per request with ``stateless=True``, Host/Origin checks against DNS rebinding wh
 loopback, a request body limit). :class:`DocsHttpMiddleware` wraps it with what the original server
 adds around it: ``GET /healthz`` with build info, a ``DOCS-MCP`` header on every response, permissive
 CORS (preflight answered with 204), 404 for other paths, optional bearer-token auth on ``/mcp``,
-request logs, and a JSON-RPC 500 body for unexpected failures.
+request logs, and a JSON-RPC 500 body for unexpected failures. With ``playground=True`` it also serves
+the web page of :mod:`docs_mcp_server.playground` (and its optional password login) at ``/``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
@@ -30,6 +31,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
+
+if TYPE_CHECKING:
+    from docs_mcp_server.playground import Playground
 
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
@@ -83,10 +87,18 @@ class _Drain:
 class DocsHttpMiddleware:
     """ASGI wrapper adding health, headers, CORS, auth, routing and logs around the MCP app."""
 
-    def __init__(self, inner: ASGIApp, app: DocsMcpApp, *, auth_token: str | None = None) -> None:
+    def __init__(
+        self,
+        inner: ASGIApp,
+        app: DocsMcpApp,
+        *,
+        auth_token: str | None = None,
+        playground: Playground | None = None,
+    ) -> None:
         self.inner = inner
         self.app = app
         self.auth_token = auth_token or None
+        self.playground = playground
         self.header_value = app.build_info.header_value().encode("latin-1", errors="replace")
         self.drain = _Drain()
 
@@ -150,7 +162,7 @@ class DocsHttpMiddleware:
                     send, *_json_response_parts(405, {"error": "Method Not Allowed"}, [(b"allow", b"GET")])
                 )
         elif path == MCP_PATH:
-            if self.auth_token is not None and not self._authorized(scope):
+            if not self._mcp_allowed(scope):
                 await self._respond(
                     send,
                     *_json_response_parts(
@@ -166,6 +178,8 @@ class DocsHttpMiddleware:
                 await self.inner(scope, receive, send)
             finally:
                 self.drain.end()
+        elif self.playground is not None and self.playground.serves(path):
+            await self.playground(scope, receive, send)
         else:
             await self._respond(send, *_json_response_parts(404, {"error": "Not Found", "path": path}))
 
@@ -174,6 +188,15 @@ class DocsHttpMiddleware:
             "build": self.app.build_info.to_dict(),
             "index": {"status": self.app.engine.state, "stats": self.app.metadata.stats},
         }
+
+    def _mcp_allowed(self, scope: Scope) -> bool:
+        """No credential configured, or one of them presented (auth token, playground password)."""
+        guarded_by_password = self.playground is not None and self.playground.protects_mcp
+        if self.auth_token is None and not guarded_by_password:
+            return True
+        if self.auth_token is not None and self._authorized(scope):
+            return True
+        return guarded_by_password and self.playground is not None and self.playground.authorized(scope)
 
     def _authorized(self, scope: Scope) -> bool:
         assert self.auth_token is not None
@@ -211,8 +234,13 @@ def build_asgi_app(
     auth_token: str | None = None,
     host: str = DEFAULT_HTTP_HOST,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    playground: bool = False,
+    playground_password: str | None = None,
 ) -> DocsHttpMiddleware:
-    """The complete ASGI application serving ``app`` (its lifespan starts the MCP session manager)."""
+    """The complete ASGI application serving ``app`` (its lifespan starts the MCP session manager).
+
+    ``playground`` adds the web page at ``/``; ``playground_password`` puts it and ``/mcp`` behind a login.
+    """
     inner = app.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=stateless,
@@ -220,7 +248,12 @@ def build_asgi_app(
         host=host,
         max_request_body_size=max_body_bytes,
     )
-    return DocsHttpMiddleware(inner, app, auth_token=auth_token)
+    page = None
+    if playground:
+        from docs_mcp_server.playground import Playground
+
+        page = Playground(app.build_info, password=playground_password, auth_token=auth_token)
+    return DocsHttpMiddleware(inner, app, auth_token=auth_token, playground=page)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -320,9 +353,18 @@ def run_http(
     auth_token: str | None = None,
     graceful_timeout: float = 10.0,
     warm_up: bool = True,
+    playground: bool = False,
+    playground_password: str | None = None,
 ) -> None:
     """Serve ``app`` over HTTP until SIGINT/SIGTERM (blocking); in-flight requests finish first."""
-    asgi = build_asgi_app(app, stateless=stateless, auth_token=auth_token, host=host)
+    asgi = build_asgi_app(
+        app,
+        stateless=stateless,
+        auth_token=auth_token,
+        host=host,
+        playground=playground,
+        playground_password=playground_password,
+    )
     sock = bind_socket(host, port)
     server = _UvicornServer(_uvicorn_config(asgi, graceful_timeout), asgi.drain, handle_signals=True)
     log(
@@ -332,6 +374,7 @@ def run_http(
         port=sock.getsockname()[1],
         stateless=stateless,
         auth=auth_token is not None,
+        playground=_url(sock).removesuffix(MCP_PATH) + "/" if playground else None,
     )
     if warm_up:
         app.engine.start_warm_up()
@@ -352,6 +395,8 @@ async def serve_http(
     auth_token: str | None = None,
     graceful_timeout: float = 5.0,
     warm_up: bool = True,
+    playground: bool = False,
+    playground_password: str | None = None,
 ) -> AsyncIterator[HttpServer]:
     """Run the HTTP server in the current event loop for the duration of the ``async with`` block.
 
@@ -361,7 +406,14 @@ async def serve_http(
             async with Client(http.url) as client:
                 print(await client.call_tool("search_docs", {"query": "retry"}))
     """
-    asgi = build_asgi_app(app, stateless=stateless, auth_token=auth_token, host=host)
+    asgi = build_asgi_app(
+        app,
+        stateless=stateless,
+        auth_token=auth_token,
+        host=host,
+        playground=playground,
+        playground_password=playground_password,
+    )
     sock = bind_socket(host, port)
     server = _UvicornServer(_uvicorn_config(asgi, graceful_timeout), asgi.drain, handle_signals=False)
     handle = HttpServer(url=_url(sock), port=sock.getsockname()[1], uvicorn_server=server)

@@ -37,6 +37,7 @@ GET_DOC_TOOL = "get_doc"
 
 _TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _TOOL_PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
+_URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # an object-store index location (s3://bucket/prefix)
 
 ToolHandler = Callable[[dict[str, Any]], Any]
 """A custom tool body: receives the validated arguments, returns text (or JSON-able data)."""
@@ -96,7 +97,7 @@ class ServerOptions:
     ``BUILD_DATE``; ranking knobs fall back to the search engine's defaults.
     """
 
-    index_dir: Path
+    index_dir: Path | str  # a folder, or an object-store URI such as s3://bucket/prefix (kept as given)
     name: str | None = None
     version: str | None = None
     tool_prefix: str | None = None
@@ -110,9 +111,13 @@ class ServerOptions:
     custom_tools: Sequence[CustomTool] = field(default_factory=tuple)
     git_commit: str | None = None
     build_date: str | None = None
+    storage_options: Mapping[str, str] | None = None  # object-store settings over the AWS_* variables
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "index_dir", Path(self.index_dir).expanduser().resolve())
+        if isinstance(self.index_dir, str) and _URI_RE.match(self.index_dir):
+            object.__setattr__(self, "index_dir", self.index_dir.rstrip("/"))
+        else:
+            object.__setattr__(self, "index_dir", Path(self.index_dir).expanduser().resolve())
         object.__setattr__(self, "custom_tools", tuple(self.custom_tools))
         validate_options(self)
 

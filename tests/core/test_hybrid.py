@@ -1,0 +1,602 @@
+"""Embeddings end to end against a real HTTP stand-in for the OpenAI API (``tests/fakes``).
+
+Build: ``docs-mcp build --embedding-provider openai`` writes a ``vector`` column and the
+``embedding`` metadata; a missing key, a rejected key, an unknown model or a dimension mismatch stop
+the build before anything on disk changes; a rebuild of the same corpus calls the API zero times
+and one edited file sends exactly its changed chunks. Index: flat below ``ANN_INDEX_MIN_ROWS``, an
+ANN index (queried with the measured parameters) above. Search: the query is embedded with the
+index's provider and model, a vector-only hit is provably found, and an API outage costs one
+warning and a lexical answer, then a cool-down with no API calls, then recovery.
+
+The fake answers every input with the ``hash`` algorithm's vector (bytes folded into
+``i % dimensions`` buckets, L2-normalised). :func:`vector_twin` exploits that to write a query that
+shares no word with a chunk yet has exactly that chunk's vector, so the chunk can only be found by
+the vector leg.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docs_mcp_core.build import BuildOptions, BuildSummary, build_index
+from docs_mcp_core.embedding import PREFLIGHT_INPUT, to_embedding_input
+from docs_mcp_core.errors import EmbeddingError
+from docs_mcp_core.search import SearchEngine, SearchOptions
+from tests.cli.conftest import run_docs_mcp
+from tests.fakes.openai_server import FakeOpenAI, Fault, fake_vector
+
+MODEL = "text-embedding-3-small"
+DIMS = 256
+TWIN_FILE = "guides/harbour-log.md"
+TWIN_CHUNK = "guides/harbour-log.md#harbour-log/tide-tables"
+HARBOUR_LOG = """# Harbour log
+
+Notes kept by the harbour office of the Tidewater marina.
+
+## Tide tables
+
+harbourmasters meticulously transcribe everything concerning tidewater observations
+into leatherbound registers maintained alongside lighthousekeeping instruments;
+meanwhile fishermen consult yesterdays handwritten tabulations before navigating
+treacherous sandbanks surrounding northernmost breakwaters whenever southwesterly
+windstorms threaten mooringlines throughout wintertime afternoons; occasionally
+apprentices recalculate springtide predictions using astronomical almanacs borrowed
+from neighbouring observatories, comparing barometric fluctuations against seasonal
+averages painstakingly accumulated across generations of conscientious custodians
+responsible for safeguarding seafaring communities
+
+## Mooring fees
+
+Boats longer than twelve metres pay the winter rate from November to March.
+"""
+LEXICAL_QUERY = "idempotency key"
+
+
+# ── helpers shared with tests/server/test_hybrid_server.py ─────────────────────────────────────
+
+
+# Lower-case letters and digits: the lexical legs can neither split such a word (no case change, no
+# ``_ . : /``) nor stem it into a real one.
+TWIN_ALPHABET = (*range(48, 58), *range(97, 123))
+
+
+def _fill(total: int, slots: int) -> list[int] | None:
+    """``slots`` byte values from :data:`TWIN_ALPHABET` that add up to ``total`` (None if impossible)."""
+    if slots == 0:
+        return [] if total == 0 else None
+    if not 48 * slots <= total <= 122 * slots:
+        return None
+    target = total / slots
+    for byte in sorted(TWIN_ALPHABET, key=lambda b: (abs(b - target), b)):
+        rest = _fill(total - byte, slots - 1)
+        if rest is not None:
+            return [byte, *rest]
+    return None
+
+
+def _bucket(total: int, slots: int, interior: int) -> tuple[list[int], list[int]]:
+    """Whitespace bytes (as few as possible, at most ``interior``) and alphabet bytes for one bucket."""
+    for blanks in range(interior + 1):
+        for newlines in range(blanks + 1):
+            whitespace = [10] * newlines + [32] * (blanks - newlines)
+            values = _fill(total - sum(whitespace), slots - blanks)
+            if values is not None:
+                return whitespace, values
+    raise AssertionError(f"a bucket sum of {total} cannot be written with {TWIN_ALPHABET}")
+
+
+def vector_twin(text: str, dimensions: int = DIMS) -> str:
+    """A string with exactly ``text``'s fake vector that shares no word with it (or any English text).
+
+    Vector component ``j`` is the signed sum of the bytes at positions ``i = j (mod dimensions)``
+    (the sign depends only on ``j``'s parity), so any string of the same length and the same
+    per-bucket byte sums has the same vector. The twin fills each bucket with lower-case letters and
+    digits, using a space (or a newline) only where a bucket's sum is too small for letters alone, so
+    for a text of long words its "words" are long runs of scrambled characters. It never starts or
+    ends with whitespace (the engine strips queries).
+    """
+    data = text.encode("utf-8")
+    n = len(data)
+    assert n >= 3 * dimensions, "three or more bytes per bucket leave no gaps in the sums to hit"
+    out = bytearray(n)
+    for j in range(min(dimensions, n)):
+        positions = list(range(j, n, dimensions))
+        total = sum(data[p] for p in positions)
+        inner = [p for p in positions if 0 < p < n - 1]
+        whitespace, values = _bucket(total, len(positions), len(inner))
+        spaced = inner[len(inner) - len(whitespace) :]
+        for p, byte in zip(spaced, whitespace, strict=True):
+            out[p] = byte
+        letters = [p for p in positions if p not in spaced]
+        # a fixed shuffle so that equal sums do not give runs of the same character
+        order = sorted(range(len(values)), key=lambda k: (j * 7 + k * 3) % len(values))
+        for p, k in zip(letters, order, strict=True):
+            out[p] = values[k]
+    twin = out.decode("ascii")
+    assert twin == twin.strip() and fake_vector(twin, dimensions) == fake_vector(text, dimensions)
+    return twin
+
+
+def make_corpus(examples_docs: Path, dest: Path) -> Path:
+    """``examples/docs`` plus the harbour log (the vector-only target), copied to ``dest``."""
+    shutil.copytree(examples_docs, dest)
+    (dest / TWIN_FILE).write_text(HARBOUR_LOG, encoding="utf-8")
+    return dest
+
+
+def build(docs: Path, out: Path, api: FakeOpenAI, **kw: Any) -> BuildSummary:
+    options: dict[str, Any] = {
+        "embedding_provider": "openai",
+        "embedding_model": MODEL,
+        "embedding_dimensions": DIMS,
+        "embedding_api_key": api.api_key,
+        "embedding_base_url": api.base_url,
+    }
+    options.update(kw)
+    return build_index(BuildOptions(docs_dir=docs, out_dir=out, **options))
+
+
+def chunks_of(out: Path) -> list[dict[str, Any]]:
+    return json.loads((out / "chunks.json").read_text(encoding="utf-8"))
+
+
+def twin_query(out: Path) -> str:
+    """The vector twin of the harbour log's "Tide tables" chunk in the index at ``out``."""
+    chunk = next(c for c in chunks_of(out) if c["chunk_id"] == TWIN_CHUNK)
+    return vector_twin(to_embedding_input(chunk["breadcrumb"], chunk["content_text"]))
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Digest of every file under ``folder`` (proves a failed build changed nothing)."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def embedding_count(api: FakeOpenAI) -> int:
+    return len(api.requests_to("embeddings"))
+
+
+# ── fixtures ───────────────────────────────────────────────────────────────────────────────────
+
+
+@pytest.fixture
+def api() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def hybrid_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
+    """The corpus built once with openai/text-embedding-3-small at 256 dimensions (through the fake)."""
+    root = tmp_path_factory.mktemp("hybrid")
+    docs = make_corpus(examples_docs, root / "docs")
+    with FakeOpenAI() as server:
+        build(docs, root / "out", server)
+    return root / "out"
+
+
+def open_engine(index: Path, api: FakeOpenAI, warnings: list[str], **options: Any) -> SearchEngine:
+    opts = SearchOptions(
+        query_embedding_api_key=api.api_key, query_embedding_base_url=api.base_url, **options
+    )
+    return SearchEngine.open(index, options=opts, on_warning=warnings.append)
+
+
+def lexical_ids(index: Path, query: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The answer with no vector leg at all (no key), for comparison."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    engine = SearchEngine.open(index)
+    assert not engine.vector_search_enabled
+    return [h.chunk_id for h in engine.search(query, limit=10).hits]
+
+
+# ── build ──────────────────────────────────────────────────────────────────────────────────────
+
+
+def test_cli_build_with_openai_then_cached_rebuild_then_one_edit(
+    tmp_path: Path, examples_docs: Path, api: FakeOpenAI
+) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    docs = make_corpus(examples_docs, tmp_path / "docs")
+    out = tmp_path / "out"
+    flags = [
+        "build", "--docs-dir", docs, "--out", out, "--embedding-provider", "openai",
+        "--embedding-base-url", api.base_url, "--embedding-api-key", api.api_key,
+        "--embedding-model", MODEL, "--embedding-dimensions", str(DIMS),
+    ]  # fmt: skip
+
+    first = run_docs_mcp(*flags)
+    assert first.returncode == 0, first.stderr
+    chunks = chunks_of(out)
+    assert f"embedding cache: 0 hits, {len(chunks)} misses" in first.stderr
+    meta = json.loads((out / "metadata.json").read_text(encoding="utf-8"))
+    assert meta["embedding"] == {"provider": "openai", "model": MODEL, "dimensions": DIMS}
+    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
+    assert table.schema.field("vector").type == pa.list_(pa.float32(), DIMS)
+    rows = {r["chunk_id"]: r["vector"] for r in table.to_arrow().select(["chunk_id", "vector"]).to_pylist()}
+    assert len(rows) == len(chunks)
+    sample = chunks[7]
+    expected = fake_vector(to_embedding_input(sample["breadcrumb"], sample["content_text"]), DIMS)
+    assert rows[sample["chunk_id"]] == pytest.approx(expected, abs=1e-6)
+    sent = [text for request in api.embedding_inputs for text in request]
+    assert sent[0] == PREFLIGHT_INPUT and len(sent) == len(chunks) + 1
+    assert all(
+        r.json["model"] == MODEL and r.json["dimensions"] == DIMS for r in api.requests_to("embeddings")
+    )
+
+    # the same corpus again: not one request, not even the preflight
+    before = embedding_count(api)
+    second = run_docs_mcp(*flags)
+    assert second.returncode == 0, second.stderr
+    assert f"embedding cache: {len(chunks)} hits, 0 misses" in second.stderr
+    assert embedding_count(api) == before
+
+    # one edited section: exactly the chunks whose embedding input changed are sent
+    retries = docs / "guides" / "retries.md"
+    retries.write_text(
+        retries.read_text(encoding="utf-8").replace(
+            "Networks fail, and so do servers.", "Networks fail, and so do servers, and so do harbour cranes."
+        ),
+        encoding="utf-8",
+    )
+    old_inputs = {to_embedding_input(c["breadcrumb"], c["content_text"]) for c in chunks}
+    third = run_docs_mcp(*flags)
+    assert third.returncode == 0, third.stderr
+    new_chunks = chunks_of(out)
+    changed = [
+        text
+        for c in new_chunks
+        if (text := to_embedding_input(c["breadcrumb"], c["content_text"])) not in old_inputs
+    ]
+    assert len(changed) == 1 and "harbour cranes" in changed[0]
+    assert sum(c["filepath"] == "guides/retries.md" for c in new_chunks) > 1  # the others were not re-sent
+    assert api.embedding_inputs[before:] == [[PREFLIGHT_INPUT], changed]
+    assert f"embedding cache: {len(new_chunks) - 1} hits, 1 misses" in third.stderr
+
+
+def test_cli_reports_a_rejected_key_and_keeps_the_old_index(
+    tmp_path: Path, examples_docs: Path, hybrid_index: Path, api: FakeOpenAI
+) -> None:
+    docs = make_corpus(examples_docs, tmp_path / "docs")
+    out = tmp_path / "live"
+    shutil.copytree(hybrid_index, out)
+    before = snapshot(out)
+    done = run_docs_mcp(
+        "build", "--docs-dir", docs, "--out", out, "--embedding-provider", "openai",
+        "--embedding-base-url", api.base_url, "--embedding-api-key", "sk-revoked",
+        "--embedding-model", "text-embedding-3-large",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "401" in done.stderr and "--embedding-api-key" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert snapshot(out) == before
+    assert embedding_count(api) == 1  # the preflight only
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("missing key", "requires --embedding-api-key or OPENAI_API_KEY"),
+        ("rejected key", "rejected the API key (401 Unauthorized)"),
+        ("unknown model", "embedding model 'text-embedding-4-tiny' was not found"),
+        (
+            "dimension mismatch",
+            "128-dimensional vectors but 256 are configured; set --embedding-dimensions 128",
+        ),
+    ],
+)
+def test_failed_preflight_stops_the_build_before_anything_is_written(
+    case: str, message: str, tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = make_corpus(examples_docs, tmp_path / "docs")
+    out = tmp_path / "out"
+    with FakeOpenAI() as good:
+        build(docs, out, good, embedding_model="text-embedding-3-large")  # the live index, other model
+    before = snapshot(out)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAI(dimensions_override=128 if case == "dimension mismatch" else None) as api:
+        kw: dict[str, Any] = {}
+        if case == "missing key":
+            kw["embedding_api_key"] = None
+        if case == "rejected key":
+            kw["embedding_api_key"] = "sk-revoked"
+        if case == "unknown model":
+            kw["embedding_model"] = "text-embedding-4-tiny"
+        with pytest.raises(EmbeddingError) as info:
+            build(docs, out, api, **kw)
+        assert message in str(info.value)
+        assert embedding_count(api) == (0 if case == "missing key" else 1)
+    assert snapshot(out) == before
+
+
+def test_rejected_key_with_a_warm_cache_fails_only_when_something_must_be_embedded(
+    tmp_path: Path, examples_docs: Path, api: FakeOpenAI
+) -> None:
+    """With a matching cache the preflight waits for the first miss; it still comes before any write."""
+    docs = make_corpus(examples_docs, tmp_path / "docs")
+    out = tmp_path / "out"
+    summary = build(docs, out, api)
+    requests = embedding_count(api)
+
+    # nothing changed: a revoked key is never even used
+    again = build(docs, out, api, embedding_api_key="sk-revoked")
+    assert (again.embedding_hits, again.embedding_misses) == (summary.chunks, 0)
+    assert embedding_count(api) == requests
+
+    # one edited file: the revoked key is caught by the preflight, and the live index is untouched
+    before = snapshot(out)
+    (docs / TWIN_FILE).write_text(HARBOUR_LOG.replace("twelve", "fifteen"), encoding="utf-8")
+    with pytest.raises(EmbeddingError, match=r"401"):
+        build(docs, out, api, embedding_api_key="sk-revoked")
+    assert snapshot(out) == before
+    assert api.embedding_inputs[requests:] == [[PREFLIGHT_INPUT]]
+
+
+# ── vectors in the index: flat, or an ANN index above the threshold ─────────────────────────────
+
+
+def test_small_index_is_searched_exactly_and_a_large_one_gets_an_ann_index(
+    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch, hybrid_index: Path
+) -> None:
+    import lancedb
+
+    from docs_mcp_core import index_store
+
+    def vector_indexes(out: Path) -> list[str]:
+        table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
+        return [i.index_type for i in table.list_indices() if list(i.columns) == ["vector"]]
+
+    assert vector_indexes(hybrid_index) == []
+    rows = len(chunks_of(hybrid_index))
+
+    assert not index_store.ann_index_wanted(rows, DIMS)
+    assert not index_store.ann_index_wanted(4_999, 256) and index_store.ann_index_wanted(5_000, 256)
+    assert index_store.ann_index_wanted(1_000, 1536) and not index_store.ann_index_wanted(999, 3072)
+
+    monkeypatch.setattr(index_store, "ANN_INDEX_MIN_ROWS", 100)
+    monkeypatch.setattr(index_store, "ANN_INDEX_FLOOR_ROWS", 100)
+    docs = make_corpus(examples_docs, tmp_path / "docs")
+    with FakeOpenAI() as api:
+        build(docs, tmp_path / "ann", api)
+        assert vector_indexes(tmp_path / "ann") == ["IvfFlat"]
+        query = twin_query(tmp_path / "ann")
+        warnings: list[str] = []
+        exact = open_engine(hybrid_index, api, warnings, ranking="original")
+        approx = open_engine(tmp_path / "ann", api, warnings, ranking="original")
+        # the same vector-only ranking, tuned ANN query against exact search
+        flat_ids = [h.chunk_id for h in exact.search(query, limit=10, filters={"language": "go"}).hits]
+        ann_ids = [h.chunk_id for h in approx.search(query, limit=10, filters={"language": "go"}).hits]
+        assert warnings == []
+    assert len(flat_ids) == 10 and ann_ids == flat_ids
+
+
+@pytest.mark.parametrize("kind", ["IvfPq", "IvfHnswSq", "IvfFlat"])
+def test_tuned_queries_on_other_index_types_match_exact_search(tmp_path: Path, kind: str) -> None:
+    """Indexes this build does not write (the original writes IVF_PQ) are queried with working parameters."""
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+    from lancedb.index import HnswSq, IvfFlat, IvfPq
+    from lancedb.query import LanceVectorQueryBuilder
+
+    from docs_mcp_core.embedding import hash_to_unit_vector
+    from docs_mcp_core.index_store import tune_vector_query, vector_index_type
+
+    texts = [
+        f"Context: doc {i} > Section {i % 7}\n\nContent:\nparagraph {i * 7919 % 1000} of {i}"
+        for i in range(400)
+    ]
+    vectors = np.asarray([hash_to_unit_vector(t, 64) for t in texts], dtype=np.float32)
+    data = pa.table(
+        {
+            "id": pa.array(range(len(texts)), pa.int64()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 64),
+        }
+    )
+    table = lancedb.connect(str(tmp_path)).create_table("chunks", data)
+    configs = {
+        "IvfPq": IvfPq(distance_type="l2", num_partitions=4, num_sub_vectors=8),
+        "IvfHnswSq": HnswSq(distance_type="l2"),
+        "IvfFlat": IvfFlat(distance_type="l2", num_partitions=20),
+    }
+    table.create_index("vector", config=configs[kind])
+    assert vector_index_type(table) == kind
+    for q in vectors[:20]:
+        flat = table.search(q, vector_column_name="vector")
+        assert isinstance(flat, LanceVectorQueryBuilder)
+        exact = flat.bypass_vector_index().limit(10).to_arrow()
+        tuned = (
+            tune_vector_query(table.search(q, vector_column_name="vector"), kind, 210).limit(210).to_arrow()
+        )
+        assert tuned.column("id").to_pylist()[:10] == exact.column("id").to_pylist()
+
+
+# ── search: the vector leg ─────────────────────────────────────────────────────────────────────
+
+
+def test_twin_query_has_no_lexical_match(hybrid_index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    query = twin_query(hybrid_index)
+    assert not set(query.lower().split()) & set(HARBOUR_LOG.lower().split())
+    assert lexical_ids(hybrid_index, query, monkeypatch) == []
+
+
+@pytest.mark.parametrize("ranking", ["default", "original"])
+def test_hybrid_search_finds_a_vector_only_hit(hybrid_index: Path, api: FakeOpenAI, ranking: str) -> None:
+    warnings: list[str] = []
+    engine = open_engine(hybrid_index, api, warnings, ranking=ranking)
+    assert engine.vector_search_enabled
+    query = twin_query(hybrid_index)
+    hits = engine.search(query, limit=5).hits
+    assert hits[0].chunk_id == TWIN_CHUNK
+    # the query was embedded once, with the index's own model and dimensions
+    assert api.embedding_inputs == [[query]]
+    request = api.requests_to("embeddings")[0]
+    assert (request.json["model"], request.json["dimensions"]) == (MODEL, DIMS)
+    assert request.headers["authorization"] == f"Bearer {api.api_key}"
+    assert warnings == []
+
+
+def test_lexical_hits_stay_on_top_with_the_vector_leg_on(
+    hybrid_index: Path, api: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lexical = lexical_ids(hybrid_index, LEXICAL_QUERY, monkeypatch)
+    hybrid = [h.chunk_id for h in open_engine(hybrid_index, api, []).search(LEXICAL_QUERY, limit=10).hits]
+    assert lexical and hybrid[0] == lexical[0]
+    assert embedding_count(api) == 1
+
+
+def test_key_comes_from_openai_api_key_when_no_option_is_given(
+    hybrid_index: Path, api: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", api.api_key)
+    engine = SearchEngine.open(hybrid_index, options=SearchOptions(query_embedding_base_url=api.base_url))
+    assert engine.search(twin_query(hybrid_index), limit=1).hits[0].chunk_id == TWIN_CHUNK
+    assert embedding_count(api) == 1
+
+
+def test_without_a_key_search_is_lexical_and_says_so_once(
+    hybrid_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    warnings: list[str] = []
+    engine = SearchEngine.open(hybrid_index, on_warning=warnings.append)
+    assert not engine.vector_search_enabled
+    for _ in range(3):
+        assert engine.search(LEXICAL_QUERY).hits
+    assert len(warnings) == 1
+    assert "openai/text-embedding-3-small" in warnings[0] and "--query-embedding-api-key" in warnings[0]
+    assert "lexically" in warnings[0]
+
+
+OUTAGES = {
+    "503 twice (retried once)": ([Fault(status=503), Fault(status=503)], 2, "503"),
+    "401 (not retried)": ([Fault(status=401)], 1, "401"),
+    "429 twice (retried once)": (
+        [Fault(status=429, headers={"Retry-After": "30"}), Fault(status=429)],
+        2,
+        "429",
+    ),
+    "connection dropped twice": ([Fault(kind="drop"), Fault(kind="drop")], 2, "could not reach"),
+}
+
+
+@pytest.mark.parametrize("outage", list(OUTAGES))
+def test_outage_answers_lexically_warns_once_rests_then_recovers(
+    outage: str, hybrid_index: Path, api: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faults, attempts, detail = OUTAGES[outage]
+    lexical = lexical_ids(hybrid_index, LEXICAL_QUERY, monkeypatch)
+    warnings: list[str] = []
+    cooldown = 1.0
+    engine = open_engine(hybrid_index, api, warnings, vector_cooldown_seconds=cooldown)
+    api.script("embeddings", *faults)
+
+    # the failing search still answers, from the lexical legs alone, and one warning is logged
+    started = time.monotonic()
+    assert [h.chunk_id for h in engine.search(LEXICAL_QUERY, limit=10).hits] == lexical
+    assert time.monotonic() - started < 3.0  # one retry after a short back-off, never Retry-After: 30
+    assert embedding_count(api) == attempts
+    assert len(warnings) == 1
+    assert warnings[0].startswith("vector search degraded to lexical-only") and detail in warnings[0]
+
+    # during the cool-down: no request at all, same lexical answer, no new warning
+    query = twin_query(hybrid_index)
+    assert engine.search(LEXICAL_QUERY, limit=10).hits[0].chunk_id == lexical[0]
+    assert engine.search(query, limit=5).hits == []
+    assert embedding_count(api) == attempts and len(warnings) == 1
+
+    # after the cool-down the vector leg is tried again and recovers (bounded polling, no sleeps)
+    deadline = time.monotonic() + 15
+    hits: list[Any] = []
+    while embedding_count(api) == attempts:
+        assert time.monotonic() < deadline, "the vector leg was never tried again"
+        hits = engine.search(query, limit=5).hits
+    assert hits and hits[0].chunk_id == TWIN_CHUNK
+    failed_at = api.requests_to("embeddings")[attempts - 1].started
+    assert api.requests_to("embeddings")[attempts].started - failed_at >= cooldown
+    assert len(warnings) == 1
+    # and stays up
+    assert engine.search(query, limit=5).hits[0].chunk_id == TWIN_CHUNK
+    assert embedding_count(api) == attempts + 2
+
+
+def test_a_slow_api_costs_one_query_the_short_timeout_not_every_query(
+    hybrid_index: Path, api: FakeOpenAI
+) -> None:
+    warnings: list[str] = []
+    engine = open_engine(hybrid_index, api, warnings, query_embedding_timeout_seconds=0.3)
+    api.script("embeddings", Fault(kind="ok", delay=3.0), Fault(kind="ok", delay=3.0))
+    started = time.monotonic()
+    assert engine.search(LEXICAL_QUERY).hits
+    first = time.monotonic() - started
+    assert first < 2.5  # two 0.3 s attempts and a short back-off, never the 3 s answer
+    assert len(warnings) == 1 and "timed out after 0.3s" in warnings[0]
+    started = time.monotonic()
+    for _ in range(5):
+        assert engine.search(LEXICAL_QUERY).hits
+    assert time.monotonic() - started < first  # five searches in the cool-down cost less than one timeout
+    assert embedding_count(api) == 2
+
+
+def test_default_query_timeout_is_short() -> None:
+    assert SearchOptions().query_embedding_timeout_seconds == 5.0
+    assert SearchOptions().vector_cooldown_seconds == 60.0
+
+
+def test_unreachable_api_is_an_outage_too(hybrid_index: Path, api: FakeOpenAI) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    warnings: list[str] = []
+    engine = SearchEngine.open(
+        hybrid_index,
+        options=SearchOptions(
+            query_embedding_api_key="sk-test", query_embedding_base_url=f"http://127.0.0.1:{port}/v1"
+        ),
+        on_warning=warnings.append,
+    )
+    for _ in range(3):
+        assert engine.search(LEXICAL_QUERY).hits
+    assert len(warnings) == 1 and "could not reach the OpenAI API" in warnings[0]
+
+
+def test_while_one_query_probes_a_recovering_api_the_others_do_not_wait(
+    hybrid_index: Path, api: FakeOpenAI
+) -> None:
+    warnings: list[str] = []
+    engine = open_engine(hybrid_index, api, warnings, vector_cooldown_seconds=0.0)
+    api.script("embeddings", Fault(status=401), Fault(kind="ok", delay=1.0))
+    assert engine.search(LEXICAL_QUERY).hits  # the outage starts: one warning, no rest (cool-down 0)
+    assert len(warnings) == 1 and embedding_count(api) == 1
+
+    query = twin_query(hybrid_index)
+    probe: list[Any] = []
+    thread = threading.Thread(target=lambda: probe.extend(engine.search(query, limit=3).hits))
+    thread.start()
+    try:
+        assert api.wait_for(lambda: embedding_count(api) == 2, timeout=10)  # the probe is in flight
+        started = time.monotonic()
+        assert engine.search(LEXICAL_QUERY).hits  # answered lexically, without a request of its own
+        assert time.monotonic() - started < 0.9
+        assert embedding_count(api) == 2
+    finally:
+        thread.join(timeout=15)
+    assert not thread.is_alive()
+    assert probe and probe[0].chunk_id == TWIN_CHUNK  # the probe succeeded: the outage is over
+    assert engine.search(query, limit=3).hits[0].chunk_id == TWIN_CHUNK
+    assert embedding_count(api) == 3 and len(warnings) == 1

@@ -1,0 +1,246 @@
+"""Indexes in an S3-compatible object store: build publishes generations, search reads them.
+
+Against a real S3 server (moto) on 127.0.0.1; skipped when moto is not installed. Also the
+storage-option parsing and the streamed chunks.json writer, which need no server.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.build import BuildOptions, BuildReporter, CorpusInvalidError, build_index
+from docs_mcp_core.chunk_stream import ChunksJsonWriter, ChunkSpill
+from docs_mcp_core.chunking import Chunk
+from docs_mcp_core.errors import IndexNotFoundError
+from docs_mcp_core.metadata import MetadataNotFoundError, read_metadata
+from docs_mcp_core.search import SearchEngine
+from docs_mcp_core.storage import (
+    GENERATION_PREFIX,
+    StorageError,
+    index_location,
+    open_storage,
+    parse_storage_option,
+    resolve_storage_options,
+)
+from tests.fakes.s3_server import S3Endpoint, s3_server
+
+BUCKET = "docs-mcp-core-tests"
+INDEXED_AT = "2026-01-01T00:00:00.000Z"
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Endpoint]:
+    with s3_server() as endpoint:
+        endpoint.create_bucket(BUCKET)
+        yield endpoint
+
+
+def _build(docs: Path, out: Path | str, s3: S3Endpoint | None = None) -> None:
+    options = s3.storage_options() if s3 is not None else None
+    build_index(BuildOptions(docs_dir=docs, out_dir=out, indexed_at=INDEXED_AT, storage_options=options))
+
+
+def _ids(engine: SearchEngine, query: str) -> list[str]:
+    return [hit.chunk_id for hit in engine.search(query, limit=10).hits]
+
+
+def _generations(s3: S3Endpoint, uri: str) -> list[str]:
+    storage = open_storage(uri, s3.storage_options())
+    return [name for name in storage.list_names() if name.startswith(GENERATION_PREFIX)]
+
+
+# ── storage options and locations ───────────────────────────────────────────────────────────────
+
+
+def test_index_location_keeps_uris_and_makes_paths() -> None:
+    assert index_location("s3://bucket/docs/acme/") == "s3://bucket/docs/acme"
+    assert index_location("./idx") == Path("./idx")
+    with pytest.raises(StorageError, match=r"unsupported index location 'ftp://host/x'"):
+        index_location("ftp://host/x")
+    with pytest.raises(StorageError, match="has no bucket name"):
+        index_location("s3:///prefix")
+
+
+def test_storage_options_from_the_environment_and_flags() -> None:
+    env = {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "AWS_ACCESS_KEY_ID": "key",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "AWS_DEFAULT_REGION": "eu-west-1",
+        "AWS_REGION": "eu-central-1",
+        "AWS_SESSION_TOKEN": "",
+    }
+    options = resolve_storage_options({"region": "us-east-2"}, env)
+    assert options == {
+        "aws_endpoint": "http://127.0.0.1:9000",
+        "aws_access_key_id": "key",
+        "aws_secret_access_key": "secret",
+        "aws_region": "us-east-2",  # the explicit option wins over AWS_REGION, which wins over the default
+        "allow_http": "true",  # a plain-http endpoint is allowed without AWS_ALLOW_HTTP
+    }
+    assert parse_storage_option("endpoint=http://h:1") == ("aws_endpoint", "http://h:1")
+    assert parse_storage_option("Secret_Access_Key = s") == ("aws_secret_access_key", "s")
+    with pytest.raises(StorageError, match="KEY=VALUE"):
+        parse_storage_option("endpoint")
+
+
+# ── streaming helpers ───────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        [],
+        [{"a": 1}],
+        [{"chunk_id": "a.md#x", "content": 'line\nnext \u2028 «ü» "q"', "n": [1, {"b": None}]}, {}],
+    ],
+)
+def test_chunks_json_writer_matches_json_dump(tmp_path: Path, items: list[object]) -> None:
+    with ChunksJsonWriter(tmp_path / "out.json") as writer:
+        for item in items:
+            writer.add(item)
+    expected = json.dumps(items, indent=2, ensure_ascii=False)
+    assert (tmp_path / "out.json").read_text(encoding="utf-8") == expected
+
+
+def test_chunk_spill_returns_the_chunks_in_order_in_fixed_batches(tmp_path: Path) -> None:
+    chunks = [
+        Chunk(f"f.md#{i}", "f.md", f"H{i}", 2, f"## H{i}", f"H{i}", f"f.md > H{i}", i, {}) for i in range(7)
+    ]
+    spill = ChunkSpill(tmp_path / "spill", batch_size=3)
+    spill.extend(chunks[:2])
+    spill.extend(chunks[2:])
+    batches = list(spill.batches())
+    assert [len(b) for b in batches] == [3, 3, 1]
+    assert [c for b in batches for c in b] == chunks
+    spill.discard()
+    assert not (tmp_path / "spill").exists()
+
+
+# ── build and search through the object store ───────────────────────────────────────────────────
+
+
+def test_build_publishes_to_s3_and_search_reads_it(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint
+) -> None:
+    uri = f"s3://{BUCKET}/publish/examples"
+    _build(examples_docs, uri, s3)
+    local = tmp_path / "local"
+    _build(examples_docs, local)
+
+    storage = open_storage(uri, s3.storage_options())
+    meta = json.loads(storage.read_bytes("metadata.json"))
+    assert meta["index"]["path"].startswith(GENERATION_PREFIX)
+    assert _generations(s3, uri) == [meta["index"]["path"]]
+    # the same chunks.json, byte for byte, and the same metadata apart from where the table lives
+    assert storage.read_bytes("chunks.json") == (local / "chunks.json").read_bytes()
+    local_meta = json.loads((local / "metadata.json").read_text(encoding="utf-8"))
+    assert {**meta, "index": None} == {**local_meta, "index": None}
+
+    assert (
+        read_metadata(uri, storage_options=s3.storage_options()).stats.total_chunks
+        == meta["stats"]["total_chunks"]
+    )
+    remote = SearchEngine.open(uri, storage_options=s3.storage_options())
+    here = SearchEngine.open(local)
+    try:
+        for query in ("webhook signature", "retry configuration", "pagination cursor"):
+            assert _ids(remote, query) == _ids(here, query)
+            assert _ids(remote, query)
+        hit = remote.search("webhook signature", limit=1).hits[0]
+        assert remote.get_doc(hit.chunk_id) == here.get_doc(hit.chunk_id)
+    finally:
+        remote.close()
+        here.close()
+
+
+def test_rebuild_switches_generation_and_keeps_the_previous_one_readable(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint
+) -> None:
+    uri = f"s3://{BUCKET}/generations/docs"
+    docs = tmp_path / "docs"
+    shutil.copytree(examples_docs, docs)
+    _build(docs, uri, s3)
+    first = read_metadata(uri, storage_options=s3.storage_options()).index.path
+    serving = SearchEngine.open(uri, storage_options=s3.storage_options())
+    try:
+        before = _ids(serving, "webhook signature")
+        assert before
+
+        (docs / "lighthouse.md").write_text("# Lighthouse\n\n## Beacon\n\nThe lighthouse beacon turns.\n")
+        _build(docs, uri, s3)
+        second = read_metadata(uri, storage_options=s3.storage_options()).index.path
+        assert second != first
+        assert sorted(_generations(s3, uri)) == sorted([first, second])
+        # a replica that opened the previous generation keeps answering from it
+        assert _ids(serving, "webhook signature") == before
+        assert _ids(serving, "lighthouse beacon") == []
+    finally:
+        serving.close()
+    fresh = SearchEngine.open(uri, storage_options=s3.storage_options())
+    try:
+        assert _ids(fresh, "lighthouse beacon")[0] == "lighthouse.md#lighthouse/beacon"
+    finally:
+        fresh.close()
+
+    _build(docs, uri, s3)  # a third build drops the first generation, keeps the second
+    third = read_metadata(uri, storage_options=s3.storage_options()).index.path
+    assert sorted(_generations(s3, uri)) == sorted([second, third])
+
+
+def test_refused_build_leaves_the_published_index_untouched(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint
+) -> None:
+    uri = f"s3://{BUCKET}/refused/docs"
+    _build(examples_docs, uri, s3)
+    storage = open_storage(uri, s3.storage_options())
+    before = storage.read_bytes("metadata.json")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "bad.md").write_bytes(b"# Bad\n\n\xff\xfe not utf-8\n")
+    with pytest.raises(CorpusInvalidError):
+        _build(broken, uri, s3)
+    assert storage.read_bytes("metadata.json") == before
+    assert _generations(s3, uri) == [json.loads(before)["index"]["path"]]
+
+
+def test_missing_remote_index_is_reported_with_its_location(s3: S3Endpoint) -> None:
+    uri = f"s3://{BUCKET}/nothing/here"
+    with pytest.raises(
+        MetadataNotFoundError, match=r"metadata.json not found at 's3://.*/nothing/here/metadata.json'"
+    ):
+        read_metadata(uri, storage_options=s3.storage_options())
+    with pytest.raises(IndexNotFoundError, match="docs-mcp build --out s3://"):
+        SearchEngine.open(uri, storage_options=s3.storage_options())
+
+
+def test_metadata_pointing_at_a_missing_table_is_unusable(s3: S3Endpoint, examples_docs: Path) -> None:
+    uri = f"s3://{BUCKET}/dangling/docs"
+    _build(examples_docs, uri, s3)
+    storage = open_storage(uri, s3.storage_options())
+    meta = json.loads(storage.read_bytes("metadata.json"))
+    storage.remove_tree(meta["index"]["path"])
+    with pytest.raises(IndexNotFoundError, match=r"cannot open the LanceDB table 'chunks' at 's3://"):
+        SearchEngine.open(uri, storage_options=s3.storage_options())
+
+
+def test_build_to_a_missing_bucket_fails_before_any_work(examples_docs: Path, s3: S3Endpoint) -> None:
+    from docs_mcp_core.errors import BuildError
+
+    reporter_steps: list[str] = []
+
+    class Steps(BuildReporter):
+        def step(self, message: str) -> None:
+            reporter_steps.append(message)
+
+    options = BuildOptions(
+        docs_dir=examples_docs, out_dir="s3://no-such-bucket/docs", storage_options=s3.storage_options()
+    )
+    with pytest.raises(BuildError, match=r"--out 's3://no-such-bucket/docs': the bucket does not exist"):
+        build_index(options, Steps())
+    assert reporter_steps == []  # refused before chunking anything
