@@ -55,7 +55,8 @@ def test_taxonomy_defaults() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{\n  "version": "1",\n}', r"^\.docs-mcp\.json:3: manifest is not valid JSON"),
+        # a missing ':' is reported on the same line by every Python version (a trailing comma is not)
+        ('{\n  "version": "1",\n  "strategy" {}\n}', r"^\.docs-mcp\.json:3: manifest is not valid JSON"),
         ("[]", "manifest must be a JSON object"),
         ('{"version": 2}', r"version must be '1' \(got 2\)"),
         ("{}", "version must be '1'"),

@@ -94,11 +94,11 @@ def test_files_without_manifest_are_warnings(tmp_path: Path) -> None:
 
 
 def test_invalid_manifest_json_has_a_line_and_files_under_it_are_not_reported_again(tmp_path: Path) -> None:
-    write(tmp_path, ".docs-mcp.json", '{\n  "version": "1",\n  "strategy": {"chunk_by": "h2"},\n}\n')
+    write(tmp_path, ".docs-mcp.json", '{\n  "version": "1",\n  "strategy" {"chunk_by": "h2"}\n}\n')
     for i in range(3):
         write(tmp_path, f"f{i}.md", "# x\n")
     report = validate_corpus(tmp_path)
-    assert triples(report) == [(".docs-mcp.json", 4, "error")]
+    assert triples(report) == [(".docs-mcp.json", 3, "error")]
     assert "manifest is not valid JSON" in report.findings[0].message
 
 
