@@ -1,0 +1,146 @@
+"""Each signal of the default ranking, pinned on small hand-made inputs and tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.ranking import (
+    cue_factor,
+    expand_identifiers,
+    generic_headings,
+    identifier_parts,
+    nav_ratio,
+    path_words,
+    query_cues,
+    static_prior,
+)
+from docs_mcp_core.search import SearchEngine, SearchOptions
+
+TAXONOMY = {"language": ["go", "python", "typescript"], "service": ["billing", "ledger-sync"]}
+
+
+@pytest.mark.parametrize(
+    ("token", "parts"),
+    [
+        ("createMany", ["create", "many"]),
+        ("create_many", ["create", "many"]),
+        ("links.create_many", ["links", "create", "many"]),
+        ("s.Links.Upsert", ["s", "links", "upsert"]),
+        ("HTTPClient", ["http", "client"]),
+        ("plain", ["plain"]),
+    ],
+)
+def test_identifier_parts(token: str, parts: list[str]) -> None:
+    assert identifier_parts(token) == parts
+
+
+def test_expand_identifiers_keeps_the_text_and_adds_the_parts() -> None:
+    text = "Call dub.links.createMany to add links."
+    expanded = expand_identifiers(text)
+    assert expanded.startswith(text)
+    assert "dub links create many" in expanded
+    assert expand_identifiers("no identifiers here") == "no identifiers here"
+
+
+def test_path_words_are_the_path_and_ancestor_headings() -> None:
+    words = path_words("sdks/dub/python/docs/sdks/links/README.md", "sdks/dub/python/docs/sdks/links/README.md > Links > create")
+    assert words.split()[:7] == ["sdks", "dub", "python", "docs", "sdks", "links", "README"]
+    assert "Links" in words and "create" not in words.split()  # own heading is not part of the path
+
+
+def test_nav_ratio_and_generic_headings() -> None:
+    toc = "## Operations\n\n* [create](a.md)\n* [list](b.md)\n* [delete](c.md)\n"
+    assert nav_ratio(toc) == 1.0
+    assert nav_ratio("## Create\n\nCreates a link.\n\n```py\nx = 1\n```\n") == 0.0
+    headings = ["Fields"] * 30 + ["Example Usage"] * 25 + ["createMany", "upsert"]
+    assert generic_headings(headings) == {"fields", "example usage"}
+
+
+def test_static_prior_damps_link_lists_generic_headings_and_depth() -> None:
+    generic = {"fields"}
+    plain = static_prior("a.md", "create", "Creates a thing.", generic)
+    assert plain == pytest.approx(1.0)
+    assert static_prior("a.md", "Operations", "* [x](x.md)\n* [y](y.md)", generic) == pytest.approx(0.5)
+    assert static_prior("a.md", "Fields", "| a | b |", generic) == pytest.approx(0.8)
+    assert static_prior("a/b/c.md", "create", "text", generic) < plain
+
+
+def test_query_cues_find_taxonomy_values_named_in_the_query() -> None:
+    assert query_cues("retries in the Dub Go SDK", TAXONOMY, ()) == {"language": "go"}
+    assert query_cues("how do I go about retries", TAXONOMY, ()) == {}  # lowercase 'go' is a verb
+    assert query_cues("pagination with the TS client", TAXONOMY, ()) == {"language": "typescript"}
+    assert query_cues("ledger sync in python", TAXONOMY, ()) == {"language": "python", "service": "ledger-sync"}
+    assert query_cues("billing in python", TAXONOMY, ("language",)) == {"service": "billing"}
+
+
+def test_cue_factor_boosts_matches_and_damps_other_values() -> None:
+    cues = {"language": "go"}
+    assert cue_factor({"language": "go"}, cues, 0.5) == pytest.approx(1.5)
+    assert cue_factor({"language": "python"}, cues, 0.5) == pytest.approx(1 / 1.5)
+    assert cue_factor({}, cues, 0.5) == 1.0  # language-neutral chunks are left alone
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def ranked_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    docs = tmp_path_factory.mktemp("ranking-docs")
+    for lang in ("go", "python", "typescript"):
+        _write(
+            docs,
+            f"sdks/{lang}/.docs-mcp.json",
+            json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"language": lang}}),
+        )
+        _write(
+            docs,
+            f"sdks/{lang}/docs/links/README.md",
+            "# Links\n\n## createMany\n\nAdd several short links in one request.\n\n"
+            "## upsert\n\nUpdate a link or add it when it does not exist.\n\n"
+            "## Operations\n\n* [createMany](#createmany)\n* [upsert](#upsert)\n* [links many](#many)\n",
+        )
+        # the same model page, byte for byte, in every language
+        _write(docs, f"sdks/{lang}/docs/models/linkschema.md", "# LinkSchema\n\n## Fields\n\n| url | the destination |\n")
+    out = tmp_path_factory.mktemp("ranking-idx")
+    build_index(BuildOptions(docs_dir=docs, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
+    return out
+
+
+def test_identifier_parts_are_searchable(ranked_index: Path) -> None:
+    default = SearchEngine.open(ranked_index)
+    original = SearchEngine.open(ranked_index, options=SearchOptions(ranking="original"))
+    top = default.search("create many links", limit=3, filters={"language": "python"}).hits[0]
+    assert top.chunk_id == "sdks/python/docs/links/README.md#links/createmany"
+    orig_ids = [h.chunk_id for h in original.search("create many links", filters={"language": "python"}).hits]
+    assert "sdks/python/docs/links/README.md#links/createmany" not in orig_ids[:1]
+
+
+def test_taxonomy_cue_in_an_unfiltered_query_prefers_that_language(ranked_index: Path) -> None:
+    engine = SearchEngine.open(ranked_index)
+    for lang, word in (("go", "Go"), ("typescript", "TypeScript"), ("python", "Python")):
+        hits = engine.search(f"upsert a link with the {word} SDK", limit=3).hits
+        assert hits[0].metadata["language"] == lang
+
+
+def test_link_lists_rank_below_the_sections_they_point_to(ranked_index: Path) -> None:
+    engine = SearchEngine.open(ranked_index)
+    ids = [h.chunk_id for h in engine.search("createMany upsert", limit=5, filters={"language": "go"}).hits]
+    assert ids.index("sdks/go/docs/links/README.md#links/operations") > ids.index(
+        "sdks/go/docs/links/README.md#links/createmany"
+    )
+
+
+def test_byte_identical_chunks_collapse_into_one_hit(ranked_index: Path) -> None:
+    default = SearchEngine.open(ranked_index)
+    original = SearchEngine.open(ranked_index, options=SearchOptions(ranking="original"))
+    fields = [h for h in default.search("LinkSchema fields destination", limit=10).hits if h.heading == "Fields"]
+    assert len(fields) == 1
+    orig_fields = [h for h in original.search("LinkSchema fields destination", limit=10).hits if h.heading == "Fields"]
+    assert len(orig_fields) == 3
