@@ -24,6 +24,7 @@ from docs_mcp_core.build import (
 from docs_mcp_core.errors import BuildError, DocsMcpError
 from docs_mcp_core.markdown import utf16_len
 from docs_mcp_core.search import SearchEngine, SearchOptions
+from tests.core.upstream_tsv import read_upstream_chunks
 
 NO_MATCH_QUERY = "xylophonic zymurgy"
 
@@ -184,34 +185,12 @@ def test_metadata_json_has_the_contract_keys_in_order(example_build: tuple[Path,
     assert not [p for p in out.iterdir() if p.name.endswith((".tmp", ".old"))]
 
 
-_TSV_ESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
-
-
-def _unescape(field: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(field):
-        if field[i] == "\\" and i + 1 < len(field):
-            out.append(_TSV_ESCAPES.get(field[i + 1], field[i + 1]))
-            i += 2
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
-
-
-def _read_tsv(path: Path) -> list[tuple[str, ...]]:
-    """Rows of ``sdk-docs.upstream-chunks.tsv``, header dropped and field escapes undone."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [tuple(_unescape(f) for f in line.split("\t")) for line in lines[1:]]
-
-
 @pytest.mark.slow
 def test_sdk_docs_chunks_json_matches_the_original(tmp_path: Path, shared_dir: Path) -> None:
     out = tmp_path / "out"
     _build(shared_dir / "corpora" / "sdk-docs", out)
     chunks = json.loads((out / "chunks.json").read_text(encoding="utf-8"))
-    expected = _read_tsv(shared_dir / "spec" / "sdk-docs.upstream-chunks.tsv")
+    expected = read_upstream_chunks(shared_dir / "spec" / "sdk-docs.upstream-chunks.tsv")
     got = [
         (
             c["chunk_id"],

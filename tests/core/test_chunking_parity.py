@@ -7,31 +7,12 @@ from pathlib import Path
 
 from docs_mcp_core.corpus import ManifestResolver, prepare_file, walk_corpus
 from docs_mcp_core.markdown import utf16_len
-
-_ESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
-
-
-def _unescape(field: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(field):
-        if field[i] == "\\" and i + 1 < len(field):
-            out.append(_ESCAPES.get(field[i + 1], field[i + 1]))
-            i += 2
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
-
-
-def _expected(tsv: Path) -> list[tuple[str, ...]]:
-    lines = tsv.read_text(encoding="utf-8").splitlines()
-    return [tuple(_unescape(f) for f in line.split("\t")) for line in lines[1:]]
+from tests.core.upstream_tsv import read_upstream_chunks
 
 
 def test_sdk_docs_chunks_match_the_original(shared_dir: Path) -> None:
     docs = shared_dir / "corpora" / "sdk-docs"
-    expected = _expected(shared_dir / "spec" / "sdk-docs.upstream-chunks.tsv")
+    expected = read_upstream_chunks(shared_dir / "spec" / "sdk-docs.upstream-chunks.tsv")
     files, _templates, findings = walk_corpus(docs)
     assert not [f for f in findings if f.severity == "error"]
     resolver = ManifestResolver(docs)
