@@ -29,17 +29,19 @@ import argparse
 import json
 import math
 import os
-import queue
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server_stdio import StdioServer as _StdioServer
+from server_stdio import rss_mb
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = Path(os.environ.get("DOCS_MCP_SHARED_DIR", REPO_ROOT.parent / "shared"))
@@ -200,74 +202,14 @@ def directory_bytes(path: Path) -> int:
 # ── search over stdio ───────────────────────────────────────────────────────────────────────────
 
 
-class StdioServer:
-    """``docs-mcp-server`` spoken to with raw JSON-RPC lines."""
+class StdioServer(_StdioServer):
+    """``docs-mcp-server`` spoken to with raw JSON-RPC lines (the stdio benchmark's client)."""
 
     def __init__(self, index_dir: Path) -> None:
-        self.proc = subprocess.Popen(
-            [*bin_command("docs-mcp-server"), "--index-dir", str(index_dir), "--log-level", "warning"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "LANCEDB_LOG": "error"},
-        )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        assert self.proc.stdout is not None
-        threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
-        self.next_id = 1
-
-    def _pump(self, stream: IO[bytes]) -> None:
-        for line in iter(stream.readline, b""):
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def receive(self) -> dict[str, Any]:
-        line = self.lines.get(timeout=TIMEOUT)
-        if line is None:
-            raise RuntimeError(f"server exited with {self.proc.wait(timeout=TIMEOUT)}")
-        return json.loads(line)
-
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        request_id = self.next_id
-        self.next_id += 1
-        self.send(
-            {"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params else {})}
-        )
-        while True:
-            reply = self.receive()
-            if reply.get("id") == request_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method} failed: {reply['error']}")
-                return reply["result"]
-
-    def handshake(self) -> None:
-        self.send(INITIALIZE)
-        self.receive()
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        self.call("tools/list")
+        super().__init__(bin_command("docs-mcp-server"), index_dir)
 
     def rss_mb(self) -> tuple[float, float]:
-        fields: dict[str, float] = {}
-        with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as status:
-            for line in status:
-                key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    fields[key] = int(value.split()[0]) / 1024
-        return fields.get("VmRSS", 0.0), fields.get("VmHWM", 0.0)
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
+        return rss_mb(self.proc.pid)
 
 
 def search_arguments(case: dict[str, Any]) -> dict[str, Any]:
