@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,21 @@ def shared_dir() -> Path:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
+    """``examples/docs`` built by the real ``docs-mcp build`` (no embeddings), shared by the session."""
+    from tests.server.conftest import BUILD_COMMAND, server_env
+
+    out = tmp_path_factory.mktemp("examples-index")
+    result = subprocess.run(
+        [BUILD_COMMAND, "build", "--docs-dir", str(examples_docs), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=server_env(),
+    )
+    if result.returncode != 0:
+        pytest.fail(f"docs-mcp build failed ({result.returncode}):\n{result.stderr[-4000:]}")
+    return out

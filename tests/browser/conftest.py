@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.server.conftest import BUILD_COMMAND, server_env
+from tests.server.conftest import server_env
 from tests.server.processes import ServerProcess
 
 if TYPE_CHECKING:
@@ -70,21 +69,9 @@ def chromium() -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="module")
-def playground_index(
-    chromium: Browser, tmp_path_factory: pytest.TempPathFactory, examples_docs: Path
-) -> Path:
-    """``examples/docs`` built by the real ``docs-mcp build`` (only once a browser is known to exist)."""
-    out = tmp_path_factory.mktemp("playground-index")
-    result = subprocess.run(
-        [BUILD_COMMAND, "build", "--docs-dir", str(examples_docs), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(),
-    )
-    if result.returncode != 0:
-        pytest.fail(f"docs-mcp build failed ({result.returncode}):\n{result.stderr[-4000:]}")
-    return out
+def playground_index(chromium: Browser, built_index: Path) -> Path:
+    """The session's ``examples/docs`` index (requested only once a browser is known to exist)."""
+    return built_index
 
 
 @dataclass

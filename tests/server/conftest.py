@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,22 +77,6 @@ def server_env(**extra: str) -> dict[str, str]:
     env["LANCEDB_LOG"] = "error"
     env.update(extra)
     return env
-
-
-@pytest.fixture(scope="session")
-def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    """``examples/docs`` built by the real ``docs-mcp build`` (no embeddings), shared by the session."""
-    out = tmp_path_factory.mktemp("examples-index")
-    result = subprocess.run(
-        [BUILD_COMMAND, "build", "--docs-dir", str(examples_docs), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(),
-    )
-    if result.returncode != 0:
-        pytest.fail(f"docs-mcp build failed ({result.returncode}):\n{result.stderr[-4000:]}")
-    return out
 
 
 @pytest.fixture(scope="session")
