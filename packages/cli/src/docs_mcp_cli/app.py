@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -283,8 +283,35 @@ def get(
         raise _fail(str(exc)) from None
 
 
-def main() -> None:
+def main() -> NoReturn:
+    """Console-script entry point.
+
+    The process leaves through ``os._exit`` once the command has finished and its output is
+    flushed: LanceDB's native worker threads can otherwise abort interpreter finalisation after
+    a successful command (every index write is complete and swapped in by then).
+    """
+    code: int = 0
     try:
         app()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
     except BrokenPipeError:  # e.g. `docs-mcp get ... | head`
-        sys.stderr.close()
+        code = 0
+        _silence_stdout()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so a closed pipe cannot fail the final flush."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -322,5 +322,32 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run() -> NoReturn:
+    """Console-script entry point: run :func:`main`, then leave without interpreter finalisation.
+
+    LanceDB keeps native worker threads that may still touch the Python runtime while it shuts
+    down, which can abort an otherwise clean exit (``PyGILState_Release`` during finalisation).
+    The server holds nothing that needs finalising once ``main`` returns, so the streams are
+    flushed and the process exits directly with ``main``'s status.
+    """
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse usage errors and --help
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> NoReturn:
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
