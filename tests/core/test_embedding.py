@@ -183,7 +183,10 @@ def test_openai_rejects_bad_options(kwargs: dict[str, object], message: str) -> 
 def test_factory_unknown_provider() -> None:
     with pytest.raises(EmbeddingError) as info:
         create_embedding_provider("cohere")
-    assert str(info.value) == "unsupported embedding provider 'cohere'. Expected one of: none, hash, local, openai"
+    assert (
+        str(info.value)
+        == "unsupported embedding provider 'cohere'. Expected one of: none, hash, local, openai"
+    )
 
 
 def test_factory_openai_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:

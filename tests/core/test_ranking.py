@@ -47,7 +47,10 @@ def test_expand_identifiers_keeps_the_text_and_adds_the_parts() -> None:
 
 
 def test_path_words_are_the_path_and_ancestor_headings() -> None:
-    words = path_words("sdks/dub/python/docs/sdks/links/README.md", "sdks/dub/python/docs/sdks/links/README.md > Links > create")
+    words = path_words(
+        "sdks/dub/python/docs/sdks/links/README.md",
+        "sdks/dub/python/docs/sdks/links/README.md > Links > create",
+    )
     assert words.split()[:7] == ["sdks", "dub", "python", "docs", "sdks", "links", "README"]
     assert "Links" in words and "create" not in words.split()  # own heading is not part of the path
 
@@ -73,7 +76,10 @@ def test_query_cues_find_taxonomy_values_named_in_the_query() -> None:
     assert query_cues("retries in the Dub Go SDK", TAXONOMY, ()) == {"language": "go"}
     assert query_cues("how do I go about retries", TAXONOMY, ()) == {}  # lowercase 'go' is a verb
     assert query_cues("pagination with the TS client", TAXONOMY, ()) == {"language": "typescript"}
-    assert query_cues("ledger sync in python", TAXONOMY, ()) == {"language": "python", "service": "ledger-sync"}
+    assert query_cues("ledger sync in python", TAXONOMY, ()) == {
+        "language": "python",
+        "service": "ledger-sync",
+    }
     assert query_cues("billing in python", TAXONOMY, ("language",)) == {"service": "billing"}
 
 
@@ -107,7 +113,11 @@ def ranked_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "## Operations\n\n* [createMany](#createmany)\n* [upsert](#upsert)\n* [links many](#many)\n",
         )
         # the same model page, byte for byte, in every language
-        _write(docs, f"sdks/{lang}/docs/models/linkschema.md", "# LinkSchema\n\n## Fields\n\n| url | the destination |\n")
+        _write(
+            docs,
+            f"sdks/{lang}/docs/models/linkschema.md",
+            "# LinkSchema\n\n## Fields\n\n| url | the destination |\n",
+        )
     out = tmp_path_factory.mktemp("ranking-idx")
     build_index(BuildOptions(docs_dir=docs, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
     return out
@@ -140,7 +150,11 @@ def test_link_lists_rank_below_the_sections_they_point_to(ranked_index: Path) ->
 def test_byte_identical_chunks_collapse_into_one_hit(ranked_index: Path) -> None:
     default = SearchEngine.open(ranked_index)
     original = SearchEngine.open(ranked_index, options=SearchOptions(ranking="original"))
-    fields = [h for h in default.search("LinkSchema fields destination", limit=10).hits if h.heading == "Fields"]
+    fields = [
+        h for h in default.search("LinkSchema fields destination", limit=10).hits if h.heading == "Fields"
+    ]
     assert len(fields) == 1
-    orig_fields = [h for h in original.search("LinkSchema fields destination", limit=10).hits if h.heading == "Fields"]
+    orig_fields = [
+        h for h in original.search("LinkSchema fields destination", limit=10).hits if h.heading == "Fields"
+    ]
     assert len(orig_fields) == 3

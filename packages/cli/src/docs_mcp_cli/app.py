@@ -49,7 +49,9 @@ def _register_optional_commands() -> None:
     except ImportError:  # pragma: no cover - present in every release
         pass
     else:
-        app.command("validate", help="Check a corpus the way `build` will, and report every problem.")(validate)
+        app.command("validate", help="Check a corpus the way `build` will, and report every problem.")(
+            validate
+        )
     try:
         from docs_mcp_cli.fix_cmd import fix
     except ImportError:  # pragma: no cover
@@ -89,7 +91,9 @@ def build(
             "hash (deterministic, for tests) or openai.",
         ),
     ] = "none",
-    embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="Embedding model name.")] = None,
+    embedding_model: Annotated[
+        str | None, typer.Option("--embedding-model", help="Embedding model name.")
+    ] = None,
     embedding_dimensions: Annotated[
         int | None, typer.Option("--embedding-dimensions", help="Vector size (hash default 256).")
     ] = None,
@@ -112,10 +116,12 @@ def build(
         Path | None, typer.Option("--cache-dir", help="Parent folder of .embedding-cache/ (default: --out).")
     ] = None,
     rebuild_cache: Annotated[
-        bool, typer.Option("--rebuild-cache", help="Ignore the chunk and embedding caches of the previous build.")
+        bool,
+        typer.Option("--rebuild-cache", help="Ignore the chunk and embedding caches of the previous build."),
     ] = False,
     tool_description_search: Annotated[
-        str | None, typer.Option("--tool-description-search", help="Override the search_docs tool description.")
+        str | None,
+        typer.Option("--tool-description-search", help="Override the search_docs tool description."),
     ] = None,
     tool_description_get_doc: Annotated[
         str | None, typer.Option("--tool-description-get-doc", help="Override the get_doc tool description.")
@@ -155,7 +161,9 @@ def build(
     ):
         _positive(name, value)
     if embedding_max_retries is not None and embedding_max_retries < 0:
-        raise _fail(f"--embedding-max-retries expects a non-negative integer, got '{embedding_max_retries}'", 2)
+        raise _fail(
+            f"--embedding-max-retries expects a non-negative integer, got '{embedding_max_retries}'", 2
+        )
     reporter = ConsoleReporter()
     options = BuildOptions(
         docs_dir=docs_dir,
@@ -183,7 +191,9 @@ def build(
         reporter.close()
         for finding in exc.findings:
             typer.echo(finding.render(), err=True)
-        raise _fail("build refused: the corpus has errors (nothing was written; the previous index is untouched)") from None
+        raise _fail(
+            "build refused: the corpus has errors (nothing was written; the previous index is untouched)"
+        ) from None
     except DocsMcpError as exc:
         reporter.close()
         raise _fail(f"{exc} (the previous index, if any, is untouched)") from None
@@ -244,7 +254,9 @@ def search(
         if key not in taxonomy:
             raise _fail(f"unknown filter '{key}'. Valid filters: {', '.join(taxonomy) or '(none)'}", 2)
         if value not in taxonomy[key].values:
-            raise _fail(f"invalid value '{value}' for '{key}'. Valid values: {', '.join(taxonomy[key].values)}", 2)
+            raise _fail(
+                f"invalid value '{value}' for '{key}'. Valid values: {', '.join(taxonomy[key].values)}", 2
+            )
     try:
         result = engine.search(query, limit=limit, filters=filters, cursor=cursor)
     except SearchError as exc:
@@ -272,7 +284,9 @@ def search(
 def get(
     chunk_id: Annotated[str, typer.Argument(help="A chunk id returned by search.")],
     index_dir: Annotated[Path, typer.Option("--index-dir", help="Folder written by `docs-mcp build`.")],
-    context: Annotated[int, typer.Option("--context", min=0, max=5, help="Neighbouring chunks on each side (0-5).")] = 0,
+    context: Annotated[
+        int, typer.Option("--context", min=0, max=5, help="Neighbouring chunks on each side (0-5).")
+    ] = 0,
 ) -> None:
     from docs_mcp_core.errors import SearchError
 

@@ -186,7 +186,12 @@ def recover_interrupted_swap(out_dir: Path) -> None:
     if not live.exists() and old.exists():
         old.rename(live)
     _remove(old)
-    for name in (f"{LANCEDB_DIRNAME}.tmp", f"{CHUNKS_FILENAME}.tmp", f"{METADATA_FILENAME}.tmp", WORK_DIRNAME):
+    for name in (
+        f"{LANCEDB_DIRNAME}.tmp",
+        f"{CHUNKS_FILENAME}.tmp",
+        f"{METADATA_FILENAME}.tmp",
+        WORK_DIRNAME,
+    ):
         _remove(out_dir / name)
 
 
@@ -246,14 +251,24 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
             for w in prompt_warnings:
                 warn(w)
             meta_raw = _metadata_dict(
-                options, report, stream.values, stream.chunks, ordered, prompts, provider, warn, output.index_path
+                options,
+                report,
+                stream.values,
+                stream.chunks,
+                ordered,
+                prompts,
+                provider,
+                warn,
+                output.index_path,
             )
             metadata = normalize_metadata(meta_raw)
 
             # 4. Embeddings (batch by batch, through the embedding cache) and the table.
             embedder = None
             if provider is not None:
-                embedder = _BatchEmbedder(provider, options, cache_parent, rep, warn, preflight=preflight_pending)
+                embedder = _BatchEmbedder(
+                    provider, options, cache_parent, rep, warn, preflight=preflight_pending
+                )
             keys = list(metadata.taxonomy)
             dims = provider.dimensions if provider is not None else None
             fingerprints = {r.relpath: r.fingerprint for r in ordered}
@@ -447,7 +462,12 @@ class _Output:
             tmp_db = self.out_dir / f"{LANCEDB_DIRNAME}.tmp"
             _remove(tmp_db)
             write_table(
-                tmp_db, batches, metadata_keys=keys, vector_dimensions=dims, on_step=step, after_rows=after_rows
+                tmp_db,
+                batches,
+                metadata_keys=keys,
+                vector_dimensions=dims,
+                on_step=step,
+                after_rows=after_rows,
             )
             return
         rep.step(f"index: writing {self.storage.uri(self.index_path)}")
@@ -715,7 +735,11 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _swap(out_dir: Path, chunks_tmp: Path) -> None:
-    live, tmp, old = out_dir / LANCEDB_DIRNAME, out_dir / f"{LANCEDB_DIRNAME}.tmp", out_dir / f"{LANCEDB_DIRNAME}.old"
+    live, tmp, old = (
+        out_dir / LANCEDB_DIRNAME,
+        out_dir / f"{LANCEDB_DIRNAME}.tmp",
+        out_dir / f"{LANCEDB_DIRNAME}.old",
+    )
     _remove(old)
     if live.exists():
         live.rename(old)
@@ -729,7 +753,9 @@ def _previous_titles(out_dir: Path) -> dict[str, str]:
     try:
         data = json.loads((out_dir / METADATA_FILENAME).read_text(encoding="utf-8"))
         files = data.get("files") or {}
-        return {k: v["title"] for k, v in files.items() if isinstance(v, dict) and isinstance(v.get("title"), str)}
+        return {
+            k: v["title"] for k, v in files.items() if isinstance(v, dict) and isinstance(v.get("title"), str)
+        }
     except (OSError, ValueError, AttributeError):
         return {}
 
@@ -802,7 +828,9 @@ def _metadata_dict(
                     slot["properties"][value] = {"mcp_resource": True}
     for key in config:
         if key not in values:
-            warn(f"taxonomy config key '{key}' does not match any chunk metadata — this configuration has no effect")
+            warn(
+                f"taxonomy config key '{key}' does not match any chunk metadata — this configuration has no effect"
+            )
     taxonomy: dict[str, Any] = {}
     for key, vals in values.items():
         slot = config.get(key, {})
@@ -817,7 +845,10 @@ def _metadata_dict(
         taxonomy[key] = entry_
     tool_descriptions = {
         k: v
-        for k, v in (("search_docs", options.tool_description_search), ("get_doc", options.tool_description_get_doc))
+        for k, v in (
+            ("search_docs", options.tool_description_search),
+            ("get_doc", options.tool_description_get_doc),
+        )
         if v
     }
     meta: dict[str, Any] = {
@@ -831,11 +862,15 @@ def _metadata_dict(
             "source_commit": git_source_commit(options.docs_dir),
         },
         "embedding": (
-            {"provider": provider.name, "model": provider.model, "dimensions": provider.dimensions} if provider else None
+            {"provider": provider.name, "model": provider.model, "dimensions": provider.dimensions}
+            if provider
+            else None
         ),
     }
     if prompts:
-        meta["prompts"] = [p.model_dump(exclude_none=True) if hasattr(p, "model_dump") else p for p in prompts]
+        meta["prompts"] = [
+            p.model_dump(exclude_none=True) if hasattr(p, "model_dump") else p for p in prompts
+        ]
     if tool_descriptions:
         meta["tool_descriptions"] = tool_descriptions
     if instructions:

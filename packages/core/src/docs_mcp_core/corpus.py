@@ -90,8 +90,13 @@ def walk_corpus(docs_dir: Path) -> tuple[list[str], list[str], list[Finding]]:
                 real = os.path.realpath(entry.path)
                 if real in active:
                     findings.append(
-                        Finding(child_rel, None, "warning", "symbolic link loop: this folder links back "
-                                "into one of its parents and is skipped")
+                        Finding(
+                            child_rel,
+                            None,
+                            "warning",
+                            "symbolic link loop: this folder links back "
+                            "into one of its parents and is skipped",
+                        )
                     )
                     continue
                 walk(Path(entry.path), child_rel, active | {real})
@@ -234,8 +239,12 @@ def read_markdown(docs_dir: Path, relpath: str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise FindingError(
-            Finding(relpath, line, "error", f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); "
-                    "re-save it as UTF-8")
+            Finding(
+                relpath,
+                line,
+                "error",
+                f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); re-save it as UTF-8",
+            )
         ) from None
 
 
@@ -248,7 +257,9 @@ def parse_front_matter(parsed: ParsedMarkdown, relpath: str) -> dict[str, Any] |
         mark = getattr(exc, "problem_mark", None)
         line = parsed.front_matter_line + 1 + mark.line if mark is not None else parsed.front_matter_line
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FindingError(Finding(relpath, line, "error", f"front matter is not valid YAML: {problem}")) from None
+        raise FindingError(
+            Finding(relpath, line, "error", f"front matter is not valid YAML: {problem}")
+        ) from None
     if data is None:
         return None
     if not isinstance(data, dict):

@@ -46,9 +46,7 @@ def _signature(secret: bytes, offset: int, limit: int, query: str, filters: Mapp
     return _b64encode(hmac.new(secret, payload.encode("utf-8"), hashlib.sha256).digest())
 
 
-def encode_cursor(
-    position: CursorPosition, *, query: str, filters: Mapping[str, str], secret: bytes
-) -> str:
+def encode_cursor(position: CursorPosition, *, query: str, filters: Mapping[str, str], secret: bytes) -> str:
     sig = _signature(secret, position.offset, position.limit, query, filters)
     body = {"offset": position.offset, "limit": position.limit, "v": CURSOR_VERSION, "sig": sig}
     return _b64encode(json.dumps(body, separators=(",", ":")).encode("utf-8"))

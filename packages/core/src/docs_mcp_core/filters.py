@@ -51,8 +51,10 @@ def matches_filters(
     language, scope = filters.get("language"), filters.get("scope")
     if _auto_include(filters, taxonomy_keys):
         s, lang = metadata.get("scope", ""), metadata.get("language", "")
-        ok = (s == SDK_SPECIFIC and lang == language) or s == GLOBAL_GUIDE or (
-            s not in (SDK_SPECIFIC, GLOBAL_GUIDE) and lang in ("", language)
+        ok = (
+            (s == SDK_SPECIFIC and lang == language)
+            or s == GLOBAL_GUIDE
+            or (s not in (SDK_SPECIFIC, GLOBAL_GUIDE) and lang in ("", language))
         )
         if not ok:
             return False

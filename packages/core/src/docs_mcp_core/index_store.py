@@ -128,7 +128,9 @@ def chunks_to_arrow(
     cols["search_text"] = [expand_identifiers(c.content_text) for c in chunks]
     cols["search_path"] = [path_words(c.filepath, c.breadcrumb) for c in chunks]
     cols[PRIOR_COLUMN] = [static_prior(c.filepath, c.heading, c.content, generic) for c in chunks]
-    cols[DEDUP_COLUMN] = [hashlib.blake2b(c.content_text.encode("utf-8"), digest_size=8).hexdigest() for c in chunks]
+    cols[DEDUP_COLUMN] = [
+        hashlib.blake2b(c.content_text.encode("utf-8"), digest_size=8).hexdigest() for c in chunks
+    ]
     if vector_dimensions:
         vecs = vectors or {}
         cols["vector"] = [list(vecs[c.chunk_id]) if c.chunk_id in vecs else None for c in chunks]

@@ -66,7 +66,8 @@ class TaxonomyKeyConfig(BaseModel):
         description="Collapse near-identical hits that differ only by this key when it is not filtered.",
     )
     description: str | None = Field(
-        default=None, description="Description of the search_docs filter (default 'Filter results by <key>.')."
+        default=None,
+        description="Description of the search_docs filter (default 'Filter results by <key>.').",
     )
     properties: dict[str, TaxonomyValueConfig] = Field(default_factory=dict)
 
@@ -162,7 +163,9 @@ def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Ma
     for key, value in raw.items():
         if key in known:
             if key == "overrides" and value is not None and not isinstance(value, list):
-                raise ManifestError(f"{source}: overrides must be an array of {{pattern, strategy?, metadata?}} objects")
+                raise ManifestError(
+                    f"{source}: overrides must be an array of {{pattern, strategy?, metadata?}} objects"
+                )
             if key == "mcpServerInstructions" and isinstance(value, str):
                 # like the original: an empty value is skipped, a blank one is an error, others trimmed
                 if value and not value.strip():
@@ -285,7 +288,9 @@ def find_hint(markdown: str) -> str | None:
     return value if value in CHUNK_BY_VALUES else None
 
 
-def front_matter_config(front_matter: Mapping[str, Any], source: str) -> tuple[Strategy | None, dict[str, str]]:
+def front_matter_config(
+    front_matter: Mapping[str, Any], source: str
+) -> tuple[Strategy | None, dict[str, str]]:
     """Strategy and metadata declared in a file's front matter. Raises ManifestError on bad values."""
     strategy: Strategy | None = None
     if "mcp_strategy" in front_matter and front_matter["mcp_strategy"] is not None:

@@ -464,7 +464,9 @@ def normalize_metadata(raw: Any) -> IndexMetadata:
 # reading and writing
 
 
-def read_metadata(index_dir: str | Path, *, storage_options: Mapping[str, str] | None = None) -> IndexMetadata:
+def read_metadata(
+    index_dir: str | Path, *, storage_options: Mapping[str, str] | None = None
+) -> IndexMetadata:
     """Load ``<index_dir>/metadata.json``; every failure is a :class:`MetadataError` naming the file.
 
     ``index_dir`` may also be an object-store URI (``s3://bucket/prefix``, see

@@ -122,9 +122,7 @@ def static_prior(filepath: str, heading: str, content: str, generic: set[str]) -
     return prior
 
 
-def query_cues(
-    query: str, taxonomy: Mapping[str, Sequence[str]], filtered: Iterable[str]
-) -> dict[str, str]:
+def query_cues(query: str, taxonomy: Mapping[str, Sequence[str]], filtered: Iterable[str]) -> dict[str, str]:
     """Taxonomy values named in ``query`` for keys that are not filtered.
 
     Values of one or two letters (``go``) only count when written with a capital (``Go``), so that

@@ -214,7 +214,12 @@ class SearchEngine:
             secret = default_cursor_secret(opened.metadata_bytes)
         embedder = query_embedder if query_embedder is not None else _query_embedder(metadata, opts, warn)
         return cls(
-            metadata=metadata, table=table, options=opts, secret=secret, on_warning=warn, query_embedder=embedder
+            metadata=metadata,
+            table=table,
+            options=opts,
+            secret=secret,
+            on_warning=warn,
+            query_embedder=embedder,
         )
 
     @property
@@ -242,7 +247,9 @@ class SearchEngine:
         active = {k: v.replace("\0", "") for k, v in active.items()}
         for key in active:
             if key not in self._taxonomy_keys or key not in self._columns:
-                raise SearchError(f"Unknown filter '{key}'. Valid filters: {', '.join(self._taxonomy_keys) or 'none'}")
+                raise SearchError(
+                    f"Unknown filter '{key}'. Valid filters: {', '.join(self._taxonomy_keys) or 'none'}"
+                )
         offset = 0
         if cursor:
             offset = decode_cursor(cursor, query=q, filters=active, secret=self._secret).offset
@@ -279,10 +286,18 @@ class SearchEngine:
         return DEFAULT_POOL if offset + page_size <= DEFAULT_POOL else MAX_FETCH
 
     def _select(self, extra: str, more: Sequence[str] = ()) -> list[str]:
-        cols = ["chunk_id", "filepath", "heading", *[k for k in self._collapse_keys if k in self._columns], *more]
+        cols = [
+            "chunk_id",
+            "filepath",
+            "heading",
+            *[k for k in self._collapse_keys if k in self._columns],
+            *more,
+        ]
         return [*dict.fromkeys(cols), extra]
 
-    def _fts(self, query: Any, where: str | None, fetch: int, more: Sequence[str] = ()) -> list[dict[str, Any]]:
+    def _fts(
+        self, query: Any, where: str | None, fetch: int, more: Sequence[str] = ()
+    ) -> list[dict[str, Any]]:
         builder = self._table.search(query, query_type="fts").with_row_id(True)
         if where:
             builder = builder.where(where, prefilter=True)
@@ -293,7 +308,9 @@ class SearchEngine:
                 return []
             raise
 
-    def _vector(self, query: str, where: str | None, fetch: int, more: Sequence[str] = ()) -> list[dict[str, Any]]:
+    def _vector(
+        self, query: str, where: str | None, fetch: int, more: Sequence[str] = ()
+    ) -> list[dict[str, Any]]:
         """The vector leg: embed the query, nearest neighbours under the same prefilter.
 
         It never fails a search. When embedding or the vector query fails, this query gets no vector
@@ -346,9 +363,19 @@ class SearchEngine:
         slop = max(0, min(5, int(self.options.phrase_slop)))
         legs = {
             "match": self._pool.submit(
-                self._fts, MultiMatchQuery(text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR), where, fetch
+                self._fts,
+                MultiMatchQuery(
+                    text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
+                ),
+                where,
+                fetch,
             ),
-            "phrase": self._pool.submit(self._fts, PhraseQuery(text, "content_text", slop=slop, document_granularity=None), where, fetch),
+            "phrase": self._pool.submit(
+                self._fts,
+                PhraseQuery(text, "content_text", slop=slop, document_granularity=None),
+                where,
+                fetch,
+            ),
         }
         if self._has_vectors:
             legs["vector"] = self._pool.submit(self._vector, query, where, fetch)
@@ -397,7 +424,11 @@ class SearchEngine:
         legs = {
             "match": self._pool.submit(self._fts, match_q, where, fetch, more),
             "phrase": self._pool.submit(
-                self._fts, PhraseQuery(text, "content_text", slop=slop, document_granularity=None), where, fetch, more
+                self._fts,
+                PhraseQuery(text, "content_text", slop=slop, document_granularity=None),
+                where,
+                fetch,
+                more,
             ),
         }
         if self._has_vectors:
@@ -417,7 +448,9 @@ class SearchEngine:
         if "vector" in legs:
             for rank, r in enumerate(legs["vector"].result(), start=1):
                 rows.setdefault(r["chunk_id"], r)
-                scores[r["chunk_id"]] = scores.get(r["chunk_id"], 0.0) + w.vector * (RRF_K + 1) / (RRF_K + rank)
+                scores[r["chunk_id"]] = scores.get(r["chunk_id"], 0.0) + w.vector * (RRF_K + 1) / (
+                    RRF_K + rank
+                )
         out: list[_Candidate] = []
         for cid, base in scores.items():
             r = rows[cid]
@@ -427,7 +460,12 @@ class SearchEngine:
                 score *= cue_factor(r, cues, w.cue)
             values = {k: r.get(k) or "" for k in self._collapse_keys}
             cand = _Candidate(
-                cid, r["filepath"], r.get("heading") or "", values, score=round(score, 6), row_id=r.get("_rowid")
+                cid,
+                r["filepath"],
+                r.get("heading") or "",
+                values,
+                score=round(score, 6),
+                row_id=r.get("_rowid"),
             )
             cand.depth = cand.filepath.count("/")
             out.append(cand)
@@ -500,7 +538,12 @@ class SearchEngine:
         cols = [c for c in ("chunk_id", "metadata_json", *self._taxonomy_keys) if c in self._columns]
         try:
             rows = (
-                self._table.search(MultiMatchQuery(text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR), query_type="fts")
+                self._table.search(
+                    MultiMatchQuery(
+                        text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
+                    ),
+                    query_type="fts",
+                )
                 .select([*dict.fromkeys(cols), "_score"])
                 .limit(100)
                 .to_arrow()
@@ -517,9 +560,7 @@ class SearchEngine:
             }
         suggestions: dict[str, list[str]] = {}
         for key, active_value in filters.items():
-            values = {
-                v for v in (self._hit_metadata(r).get(key) for r in rows) if v and v != active_value
-            }
+            values = {v for v in (self._hit_metadata(r).get(key) for r in rows) if v and v != active_value}
             if values:
                 suggestions[key] = sorted(values, key=sort_key)
         summary = ", ".join(f"{k}='{v}'" for k, v in filters.items())
@@ -553,7 +594,9 @@ class SearchEngine:
                 raise SearchError(
                     f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or {{filepath}}#{{heading-path}}."
                 )
-            raise SearchError(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs.")
+            raise SearchError(
+                f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
+            )
         filepath = target[0]["filepath"]
         index = int(target[0]["chunk_index"])
         fp = quote_string(filepath)
@@ -571,7 +614,9 @@ class SearchEngine:
             i = int(row["chunk_index"])
             delta = i - index
             role = "Target" if delta == 0 else f"Context: {'+' if delta > 0 else ''}{delta}"
-            blocks.append(f"--- Chunk: {row['chunk_id']} (Chunk {i + 1} of {total}) ({role}) ---\n{row['content']}")
+            blocks.append(
+                f"--- Chunk: {row['chunk_id']} (Chunk {i + 1} of {total}) ({role}) ---\n{row['content']}"
+            )
         return "\n\n".join(blocks)
 
     def file_content(self, filepath: str) -> str:
@@ -592,16 +637,22 @@ class SearchEngine:
         """Files that have a chunk matching every ``key = value`` in ``filters`` (no auto-include)."""
         from docs_mcp_core.index_store import quote_identifier
 
-        clauses = [f"{quote_identifier(k)} = {quote_string(v)}" for k, v in filters.items() if k in self._columns]
+        clauses = [
+            f"{quote_identifier(k)} = {quote_string(v)}" for k, v in filters.items() if k in self._columns
+        ]
         clauses.append("chunk_index = 0")
-        rows = self._table.search().where(" AND ".join(clauses)).select(["filepath"]).limit(1_000_000).to_arrow()
+        rows = (
+            self._table.search().where(" AND ".join(clauses)).select(["filepath"]).limit(1_000_000).to_arrow()
+        )
         return sorted(set(rows.column("filepath").to_pylist()), key=sort_key)
 
     def matches(self, metadata: Mapping[str, str], filters: Mapping[str, str]) -> bool:
         return matches_filters(metadata, filters, self._taxonomy_keys)
 
 
-def dedup_key(filepath: str, heading: str, chunk_id: str, values: Mapping[str, str], keys: Sequence[str]) -> str | None:
+def dedup_key(
+    filepath: str, heading: str, chunk_id: str, values: Mapping[str, str], keys: Sequence[str]
+) -> str | None:
     """Collapse key of a hit: its path with each collapse value replaced by ``*`` (None: keep it)."""
     parts = filepath.split("/")
     for key in keys:

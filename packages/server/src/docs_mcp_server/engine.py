@@ -76,7 +76,10 @@ class LazyEngine:
         try:
             options = SearchOptions(**self._search_options)
             self._engine = SearchEngine.open(
-                self.index_dir, options=options, on_warning=self._on_warning, storage_options=self._storage_options
+                self.index_dir,
+                options=options,
+                on_warning=self._on_warning,
+                storage_options=self._storage_options,
             )
         except DocsMcpError as exc:
             self._error = IndexUnavailableError(str(exc))
