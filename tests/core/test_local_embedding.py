@@ -363,8 +363,8 @@ def test_search_embeds_queries_with_the_index_provider_lazily(local_build: tuple
             hits[0].chunk_id == "guides/authentication.md#authentication/rotating-keys/revoking-a-leaked-key"
         )
         # the vector leg ranks by meaning: the same query's nearest chunk
-        rows = engine._vector("the service is overloaded and I keep getting throttled", None, 5)
-        assert rows[0]["chunk_id"] == "guides/errors.md#errors/handling-errors-by-category/rate-limiting"
+        nearest = engine.vector_neighbours("the service is overloaded and I keep getting throttled", 5)
+        assert nearest[0] == "guides/errors.md#errors/handling-errors-by-category/rate-limiting"
     finally:
         engine.close()
 

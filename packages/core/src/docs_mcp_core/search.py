@@ -22,6 +22,7 @@ when that key is not filtered, and the page is cut from the fused list.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -34,6 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from docs_mcp_core import row_catalog
 from docs_mcp_core.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.filters import matches_filters, where_clause
@@ -47,7 +51,8 @@ from docs_mcp_core.index_store import (
 )
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ordering import sort_key
-from docs_mcp_core.ranking import RankingWeights, cue_factor, expand_identifiers, query_cues
+from docs_mcp_core.ranking import RankingWeights, expand_identifiers, query_cues
+from docs_mcp_core.row_catalog import RowCatalog, first_of_each_group
 from docs_mcp_core.snippet import make_snippet
 
 if TYPE_CHECKING:
@@ -62,7 +67,6 @@ VECTOR_COOLDOWN_SECONDS = 60.0
 QUERY_EMBEDDING_TIMEOUT_SECONDS = 5.0  # per request; a query never waits on a slow embedding API for long
 QUERY_EMBEDDING_MAX_RETRIES = 1
 _CHUNK_ID_RE = re.compile(r"^(?!\s)([^#\s]+)(#[^#\s]+)?$")
-_PART_RE = re.compile(r"-part-(\d+)$")
 _HIT_COLUMNS = ("chunk_id", "heading", "breadcrumb", "content_text", "filepath", "metadata_json")
 _log = logging.getLogger(__name__)
 
@@ -120,16 +124,22 @@ class SearchResult:
         }
 
 
-@dataclass
-class _Candidate:
-    chunk_id: str
-    filepath: str
-    heading: str
-    values: dict[str, str]
-    ranks: dict[str, int] = field(default_factory=dict)
-    score: float = 0.0
-    depth: int = 0
-    row_id: int | None = None  # LanceDB ``_rowid``: the page's display columns are taken by it
+@dataclass(frozen=True)
+class _Ranked:
+    """A fused ranking: catalog positions, best first, and their (rounded) scores."""
+
+    positions: np.ndarray
+    scores: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.positions.shape[0])
+
+    def keep(self, mask: np.ndarray) -> _Ranked:
+        return _Ranked(self.positions[mask], self.scores[mask])
+
+
+_Leg = tuple[np.ndarray, np.ndarray]  # (catalog positions in the leg's order, raw scores or distances)
+_EMPTY_LEG: _Leg = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
 
 
 def clamp_limit(limit: Any) -> int:
@@ -178,7 +188,22 @@ class SearchEngine:
         if options.ranking not in RANKINGS:
             raise ValueError(f"unknown ranking '{options.ranking}'. Valid rankings: {', '.join(RANKINGS)}")
         self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
-        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="docs-mcp-search")
+        # the query embedder's blocking calls (HTTP or ONNX) run here, off LanceDB's event loop
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docs-mcp-embed")
+        from lancedb.background_loop import LOOP
+
+        self._loop = LOOP
+        self._atable = table._table  # the AsyncTable behind LanceDB's synchronous table
+        self._catalog = RowCatalog.load(
+            table,
+            self._taxonomy_keys,
+            PRIOR_COLUMN,
+            DEDUP_COLUMN,
+            display_columns=[
+                c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns
+            ],
+            display_budget=row_catalog.DISPLAY_CACHE_BYTES,
+        )
         self._vector_lock = threading.Lock()
         self._vector_down_until = 0.0
         self._vector_warned = False
@@ -255,20 +280,20 @@ class SearchEngine:
             offset = decode_cursor(cursor, query=q, filters=active, secret=self._secret).offset
         where = where_clause(active, self._taxonomy_keys)
         fetch = self._fetch_depth(offset, page_size)
-        if self.options.ranking == "default" and self._ranked_columns:
-            ranked = self._rank_default(q, active, where, fetch)
-        else:
-            ranked = self._rank(q, where, fetch)
+        default = self.options.ranking == "default" and self._ranked_columns
+        legs = self._retrieve(q, where, fetch, default)
+        ranked = self._fuse_default(q, active, legs) if default else self._fuse_original(legs)
         live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
-        if live_collapse:
-            ranked = _collapse(ranked, live_collapse)
-        page = ranked[offset : offset + page_size]
-        hits = self._hits(page, q)
-        next_offset = offset + len(page)
+        if live_collapse and len(ranked):
+            groups = self._catalog.collapse_groups(live_collapse)[ranked.positions]
+            ranked = ranked.keep(first_of_each_group(groups))
+        end = min(offset + page_size, len(ranked))
+        page = ranked.positions[offset:end]
+        hits = self._hits(page, ranked.scores[offset:end], q)
         next_cursor = None
-        if next_offset < len(ranked):
+        if end < len(ranked):
             next_cursor = encode_cursor(
-                CursorPosition(next_offset, page_size), query=q, filters=active, secret=self._secret
+                CursorPosition(offset + len(page), page_size), query=q, filters=active, secret=self._secret
             )
         hint = None if hits else self._hint(q, active)
         return SearchResult(hits, next_cursor, hint)
@@ -285,32 +310,55 @@ class SearchEngine:
             return min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
         return DEFAULT_POOL if offset + page_size <= DEFAULT_POOL else MAX_FETCH
 
-    def _select(self, extra: str, more: Sequence[str] = ()) -> list[str]:
-        cols = [
-            "chunk_id",
-            "filepath",
-            "heading",
-            *[k for k in self._collapse_keys if k in self._columns],
-            *more,
-        ]
-        return [*dict.fromkeys(cols), extra]
+    # ── retrieval: the legs run concurrently on LanceDB's event loop, one thread hop per search ──
 
-    def _fts(
-        self, query: Any, where: str | None, fetch: int, more: Sequence[str] = ()
-    ) -> list[dict[str, Any]]:
-        builder = self._table.search(query, query_type="fts").with_row_id(True)
+    def _retrieve(self, query: str, where: str | None, fetch: int, default: bool) -> dict[str, _Leg]:
+        from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
+
+        text = _lexical_query_text(query)
+        slop = max(0, min(5, int(self.options.phrase_slop)))
+        if default:
+            w = self._weights
+            match_q = MultiMatchQuery(
+                expand_identifiers(text),
+                list(SEARCH_TEXT_COLUMNS),
+                boosts=[w.heading, w.text, w.path],
+                operator=FullTextOperator.OR,
+            )
+        else:
+            match_q = MultiMatchQuery(
+                text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
+            )
+        phrase_q = PhraseQuery(text, "content_text", slop=slop, document_granularity=None)
+
+        async def run() -> dict[str, _Leg]:
+            legs = {"match": self._fts(match_q, where, fetch), "phrase": self._fts(phrase_q, where, fetch)}
+            if self._has_vectors:
+                legs["vector"] = self._vector(query, where, fetch)
+            results = await asyncio.gather(*legs.values())
+            return dict(zip(legs, results, strict=True))
+
+        return self._loop.run(run())
+
+    def _leg(self, rows: Any, score_column: str) -> _Leg:
+        if rows.num_rows == 0:
+            return _EMPTY_LEG
+        positions = self._catalog.positions(rows.column("_rowid").to_numpy())
+        return positions, rows.column(score_column).to_numpy().astype(np.float64)
+
+    async def _fts(self, query: Any, where: str | None, fetch: int) -> _Leg:
+        builder = self._atable.query().nearest_to_text(query).with_row_id()
         if where:
-            builder = builder.where(where, prefilter=True)
+            builder = builder.where(where)
         try:
-            return builder.select(self._select("_score", more)).limit(fetch).to_arrow().to_pylist()
+            rows = await builder.select(["_score"]).limit(fetch).to_arrow()
         except Exception as exc:
             if "Invalid count value" in str(exc):
-                return []
+                return _EMPTY_LEG
             raise
+        return self._leg(rows, "_score")
 
-    def _vector(
-        self, query: str, where: str | None, fetch: int, more: Sequence[str] = ()
-    ) -> list[dict[str, Any]]:
+    async def _vector(self, query: str, where: str | None, fetch: int) -> _Leg:
         """The vector leg: embed the query, nearest neighbours under the same prefilter.
 
         It never fails a search. When embedding or the vector query fails, this query gets no vector
@@ -321,21 +369,22 @@ class SearchEngine:
         """
         embedder = self._embedder
         if embedder is None or not self._has_vectors:
-            return []
+            return _EMPTY_LEG
         with self._vector_lock:
             if self._vector_probing or time.monotonic() < self._vector_down_until:
-                return []
+                return _EMPTY_LEG
             self._vector_probing = self._vector_warned  # degraded: this query is the only probe
         try:
-            vector = embedder.embed([query])[0]
+            loop = asyncio.get_running_loop()
+            vector = (await loop.run_in_executor(self._pool, embedder.embed, [query]))[0]
             if not vector:
-                rows: list[dict[str, Any]] = []
+                leg = _EMPTY_LEG
             else:
-                builder = self._table.search(list(vector), vector_column_name="vector").with_row_id(True)
+                builder = self._atable.query().nearest_to(list(vector)).column("vector").with_row_id()
                 builder = tune_vector_query(builder, self._ann_index, fetch)
                 if where:
-                    builder = builder.where(where, prefilter=True)
-                rows = builder.select(self._select("_distance", more)).limit(fetch).to_arrow().to_pylist()
+                    builder = builder.where(where)
+                leg = self._leg(await builder.select(["_distance"]).limit(fetch).to_arrow(), "_distance")
         except Exception as exc:  # noqa: BLE001 - degrade to lexical search
             cooldown = self.options.vector_cooldown_seconds
             with self._vector_lock:
@@ -347,158 +396,126 @@ class SearchEngine:
                 self._warn(f"vector search degraded to lexical-only: {exc}; retrying after {cooldown:g}s")
             else:
                 _log.debug("vector search still unavailable: %s", exc)
-            return []
+            return _EMPTY_LEG
         with self._vector_lock:
             self._vector_probing = False
             recovered = self._vector_warned
             self._vector_warned = False
         if recovered:
             _log.info("vector search recovered")
-        return rows
+        return leg
 
-    def _rank(self, query: str, where: str | None, fetch: int) -> list[_Candidate]:
-        from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
+    def vector_neighbours(
+        self, query: str, limit: int = 10, filters: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """Chunk ids the vector leg alone returns for ``query``, nearest first (a diagnostic).
 
-        text = _lexical_query_text(query)
-        slop = max(0, min(5, int(self.options.phrase_slop)))
-        legs = {
-            "match": self._pool.submit(
-                self._fts,
-                MultiMatchQuery(
-                    text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
-                ),
-                where,
-                fetch,
-            ),
-            "phrase": self._pool.submit(
-                self._fts,
-                PhraseQuery(text, "content_text", slop=slop, document_granularity=None),
-                where,
-                fetch,
-            ),
-        }
-        if self._has_vectors:
-            legs["vector"] = self._pool.submit(self._vector, query, where, fetch)
+        Empty when the index has no usable vectors or the embedding provider is unavailable.
+        """
+        where = where_clause({k: v for k, v in (filters or {}).items() if v}, self._taxonomy_keys)
+        positions, _ = self._loop.run(self._vector(query, where, max(1, limit)))
+        rows = self._page_rows(positions)
+        row_ids = self._catalog.row_ids[positions].tolist()
+        return [rows[int(r)]["chunk_id"] for r in row_ids if int(r) in rows]
+
+    # ── fusion ───────────────────────────────────────────────────────────────────────────────
+
+    def _fuse_original(self, legs: Mapping[str, _Leg]) -> _Ranked:
+        """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
         weights = {
             "match": self.options.match_weight,
             "phrase": self.options.proximity_weight,
             "vector": self.options.vector_weight,
         }
-        by_id: dict[str, _Candidate] = {}
-        for name, future in legs.items():
-            for rank, row in enumerate(future.result(), start=1):
-                cid = row["chunk_id"]
-                cand = by_id.get(cid)
-                if cand is None:
-                    values = {k: row.get(k) or "" for k in self._collapse_keys}
-                    cand = by_id[cid] = _Candidate(
-                        cid, row["filepath"], row["heading"] or "", values, row_id=row.get("_rowid")
-                    )
-                if name not in cand.ranks or rank < cand.ranks[name]:
-                    cand.ranks[name] = rank
-        for cand in by_id.values():
-            score = 0.0
-            for name, rank in cand.ranks.items():
-                w = weights[name]
-                if w > 0:
-                    score += w / (RRF_K + rank)
-            cand.score = round(score, 6)
-        return sorted(by_id.values(), key=lambda c: (-c.score, sort_key(c.chunk_id)))
+        positions: list[np.ndarray] = []
+        contributions: list[np.ndarray] = []
+        for name, (pos, _) in legs.items():
+            if not len(pos):
+                continue
+            first = np.sort(np.unique(pos, return_index=True)[1])  # a row counts at its best rank
+            w = weights[name]
+            ranks = first.astype(np.float64) + 1.0
+            positions.append(pos[first])
+            contributions.append(w / (RRF_K + ranks) if w > 0 else np.zeros(len(first)))
+        return self._order(positions, contributions, None, tie_by_depth=False, dedup=False)
 
-    def _rank_default(
-        self, query: str, filters: Mapping[str, str], where: str | None, fetch: int
-    ) -> list[_Candidate]:
+    def _fuse_default(self, query: str, filters: Mapping[str, str], legs: Mapping[str, _Leg]) -> _Ranked:
         """Score fusion with identifier-aware fields, static priors and taxonomy cues (ranking.py)."""
-        from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
-
         w = self._weights
-        text = _lexical_query_text(query)
-        slop = max(0, min(5, int(self.options.phrase_slop)))
-        more = [*self._taxonomy_keys, PRIOR_COLUMN, *([DEDUP_COLUMN] if self._dedup else [])]
-        match_q = MultiMatchQuery(
-            expand_identifiers(text),
-            list(SEARCH_TEXT_COLUMNS),
-            boosts=[w.heading, w.text, w.path],
-            operator=FullTextOperator.OR,
-        )
-        legs = {
-            "match": self._pool.submit(self._fts, match_q, where, fetch, more),
-            "phrase": self._pool.submit(
-                self._fts,
-                PhraseQuery(text, "content_text", slop=slop, document_granularity=None),
-                where,
-                fetch,
-                more,
-            ),
-        }
-        if self._has_vectors:
-            legs["vector"] = self._pool.submit(self._vector, query, where, fetch, more)
+        positions: list[np.ndarray] = []
+        contributions: list[np.ndarray] = []
+        match_pos, match_scores = legs["match"]
+        if len(match_pos):
+            best = float(match_scores.max()) or 1.0
+            positions.append(match_pos)
+            contributions.append(match_scores / best)
+        phrase_pos = legs["phrase"][0]
+        if len(phrase_pos):
+            positions.append(phrase_pos)
+            contributions.append(w.phrase / (RRF_K + np.arange(1, len(phrase_pos) + 1, dtype=np.float64)))
+        vector_pos = legs.get("vector", _EMPTY_LEG)[0]
+        if len(vector_pos):
+            positions.append(vector_pos)
+            ranks = np.arange(1, len(vector_pos) + 1, dtype=np.float64)
+            contributions.append(w.vector * (RRF_K + 1) / (RRF_K + ranks))
         taxonomy = {k: f.values for k, f in self.metadata.taxonomy.items()}
         cues = query_cues(query, taxonomy, filters)
-        rows: dict[str, dict[str, Any]] = {}
-        scores: dict[str, float] = {}
-        match_rows = legs["match"].result()
-        best = max((r["_score"] for r in match_rows), default=0.0) or 1.0
-        for r in match_rows:
-            rows[r["chunk_id"]] = r
-            scores[r["chunk_id"]] = r["_score"] / best
-        for rank, r in enumerate(legs["phrase"].result(), start=1):
-            rows.setdefault(r["chunk_id"], r)
-            scores[r["chunk_id"]] = scores.get(r["chunk_id"], 0.0) + w.phrase / (RRF_K + rank)
-        if "vector" in legs:
-            for rank, r in enumerate(legs["vector"].result(), start=1):
-                rows.setdefault(r["chunk_id"], r)
-                scores[r["chunk_id"]] = scores.get(r["chunk_id"], 0.0) + w.vector * (RRF_K + 1) / (
-                    RRF_K + rank
-                )
-        out: list[_Candidate] = []
-        for cid, base in scores.items():
-            r = rows[cid]
-            prior = r.get(PRIOR_COLUMN)
-            score = base * (prior if isinstance(prior, float) else 1.0)
+        return self._order(positions, contributions, cues, tie_by_depth=True, dedup=self._dedup)
+
+    def _order(
+        self,
+        positions: Sequence[np.ndarray],
+        contributions: Sequence[np.ndarray],
+        cues: Mapping[str, str] | None,
+        *,
+        tie_by_depth: bool,
+        dedup: bool,
+    ) -> _Ranked:
+        """Sum each row's contributions, apply prior and cues, sort, drop byte-identical repeats."""
+        if not positions:
+            return _Ranked(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
+        catalog = self._catalog
+        rows, inverse = np.unique(np.concatenate(positions), return_inverse=True)
+        score = np.zeros(len(rows), dtype=np.float64)
+        np.add.at(score, inverse, np.concatenate(contributions))  # in leg order, as a row's sum
+        if cues is not None:  # the default ranking: static prior, then taxonomy cues
+            score = score * catalog.prior[rows]
             if cues:
-                score *= cue_factor(r, cues, w.cue)
-            values = {k: r.get(k) or "" for k in self._collapse_keys}
-            cand = _Candidate(
-                cid,
-                r["filepath"],
-                r.get("heading") or "",
-                values,
-                score=round(score, 6),
-                row_id=r.get("_rowid"),
-            )
-            cand.depth = cand.filepath.count("/")
-            out.append(cand)
-        out.sort(key=lambda c: (-c.score, c.depth, sort_key(c.chunk_id)))
-        if self._dedup:
-            # byte-identical text (a model documented again in a sub-package) is one answer
-            seen: set[str] = set()
-            unique: list[_Candidate] = []
-            for cand in out:
-                digest = rows[cand.chunk_id].get(DEDUP_COLUMN) or cand.chunk_id
-                if digest in seen:
-                    continue
-                seen.add(digest)
-                unique.append(cand)
-            out = unique
-        return out
+                score = score * self._cue_factors(rows, cues)
+        score = np.round(score, 6)
+        keys = [catalog.sort_rank[rows], *([catalog.depth[rows]] if tie_by_depth else []), -score]
+        order = np.lexsort(keys)
+        ranked = _Ranked(rows[order], score[order])
+        if dedup and catalog.dedup_group is not None:
+            ranked = ranked.keep(first_of_each_group(catalog.dedup_group[ranked.positions]))
+        return ranked
 
-    def _rows_by_id(self, ids: Sequence[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
-        if not ids:
+    def _cue_factors(self, rows: np.ndarray, cues: Mapping[str, str]) -> np.ndarray:
+        """Per-row :func:`~docs_mcp_core.ranking.cue_factor`, as arrays (same arithmetic, same order)."""
+        up = 1 + self._weights.cue
+        factor = np.ones(len(rows), dtype=np.float64)
+        for key, value in cues.items():
+            found = self._catalog.codes(key, value)
+            if found is None:
+                continue
+            codes, code = found
+            have = codes[rows]
+            factor = np.where(have == code, factor * up, np.where(have >= 0, factor / up, factor))
+        return factor
+
+    # ── hits ─────────────────────────────────────────────────────────────────────────────────
+
+    def _page_rows(self, page: np.ndarray) -> dict[int, dict[str, Any]]:
+        """Display columns of a page of hits: from memory, or taken by row id (one cheap read)."""
+        if not len(page):
             return {}
-        cols = [c for c in dict.fromkeys([*columns, *self._taxonomy_keys]) if c in self._columns]
-        in_list = ", ".join(quote_string(i) for i in ids)
-        rows = self._table.search().where(f"chunk_id IN ({in_list})").select(cols).limit(len(ids)).to_arrow()
-        return {r["chunk_id"]: r for r in rows.to_pylist()}
-
-    def _page_rows(self, page: Sequence[_Candidate]) -> dict[str, dict[str, Any]]:
-        """Display columns of a page of hits, taken by row id (much cheaper than a filtered scan)."""
-        row_ids = [c.row_id for c in page]
-        if not page or None in row_ids:
-            return self._rows_by_id([c.chunk_id for c in page], _HIT_COLUMNS)
+        row_ids = [int(r) for r in self._catalog.row_ids[page]]
+        cached = self._catalog.display_rows(page)
+        if cached is not None:
+            return dict(zip(row_ids, cached, strict=True))
         cols = [c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns]
-        rows = self._table.take_row_ids([int(r) for r in row_ids if r is not None]).select(cols).to_arrow()
-        return {r["chunk_id"]: r for r in rows.to_pylist()}
+        rows = self._loop.run(self._atable.take_row_ids(row_ids).with_row_id().select(cols).to_arrow())
+        return {int(r["_rowid"]): r for r in rows.to_pylist()}
 
     def _hit_metadata(self, row: Mapping[str, Any]) -> dict[str, str]:
         raw = row.get("metadata_json")
@@ -511,22 +528,22 @@ class SearchEngine:
                 pass
         return {k: row[k] for k in self._taxonomy_keys if isinstance(row.get(k), str) and row.get(k)}
 
-    def _hits(self, page: Sequence[_Candidate], query: str) -> list[SearchHit]:
+    def _hits(self, page: np.ndarray, scores: np.ndarray, query: str) -> list[SearchHit]:
         rows = self._page_rows(page)
         hits: list[SearchHit] = []
-        for cand in page:
-            row = rows.get(cand.chunk_id)
+        for row_id, score in zip(self._catalog.row_ids[page].tolist(), scores.tolist(), strict=True):
+            row = rows.get(int(row_id))
             if row is None:
                 continue
             hits.append(
                 SearchHit(
-                    chunk_id=cand.chunk_id,
+                    chunk_id=row["chunk_id"],
                     heading=row.get("heading") or "",
                     breadcrumb=row.get("breadcrumb") or "",
                     snippet=make_snippet(row.get("content_text") or "", query),
                     filepath=row.get("filepath") or "",
                     metadata=self._hit_metadata(row),
-                    score=cand.score,
+                    score=float(score),
                 )
             )
         return hits
@@ -581,15 +598,8 @@ class SearchEngine:
         if context == -1:
             return self.file_content(chunk_id.split("#", 1)[0])
         c = max(0, min(5, int(context)))
-        target = (
-            self._table.search()
-            .where(f"chunk_id = {quote_string(chunk_id)}")
-            .select(["chunk_id", "filepath", "chunk_index"])
-            .limit(1)
-            .to_arrow()
-            .to_pylist()
-        )
-        if not target:
+        located = self._loop.run(self._locate(chunk_id))
+        if located is None:
             if not is_chunk_id_format(chunk_id):
                 raise SearchError(
                     f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or {{filepath}}#{{heading-path}}."
@@ -597,18 +607,22 @@ class SearchEngine:
             raise SearchError(
                 f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
             )
-        filepath = target[0]["filepath"]
-        index = int(target[0]["chunk_index"])
-        fp = quote_string(filepath)
-        rows = (
-            self._table.search()
-            .where(f"filepath = {fp} AND chunk_index BETWEEN {max(0, index - c)} AND {index + c}")
-            .select(["chunk_id", "chunk_index", "content"])
-            .limit(2 * c + 1)
+        siblings, index = located  # every chunk of the file: chunk_index -> (row id, chunk id)
+        total = len(siblings)
+        wanted = [i for i in range(max(0, index - c), index + c + 1) if i in siblings]
+        contents = self._loop.run(
+            self._atable.take_row_ids([siblings[i][0] for i in wanted])
+            .with_row_id()
+            .select(["content"])
             .to_arrow()
-            .to_pylist()
         )
-        total = self._table.count_rows(f"filepath = {fp}")
+        by_row = dict(
+            zip(contents.column("_rowid").to_pylist(), contents.column("content").to_pylist(), strict=True)
+        )
+        rows = [
+            {"chunk_id": siblings[i][1], "chunk_index": i, "content": by_row.get(siblings[i][0], "")}
+            for i in wanted
+        ]
         blocks = []
         for row in sorted(rows, key=lambda r: r["chunk_index"]):
             i = int(row["chunk_index"])
@@ -618,6 +632,47 @@ class SearchEngine:
                 f"--- Chunk: {row['chunk_id']} (Chunk {i + 1} of {total}) ({role}) ---\n{row['content']}"
             )
         return "\n\n".join(blocks)
+
+    async def _locate(self, chunk_id: str) -> tuple[dict[int, tuple[int, str]], int] | None:
+        """The chunks of ``chunk_id``'s file (``chunk_index -> (row id, chunk id)``) and its index.
+
+        A chunk id starts with its file path, so one indexed lookup on ``filepath`` finds the target
+        and its neighbours together; ids whose path holds a ``#`` take a lookup by id first.
+        """
+        filepath = chunk_id.split("#", 1)[0]
+        for attempt in range(2):
+            if attempt == 1:
+                found = (
+                    await self._atable.query()
+                    .where(f"chunk_id = {quote_string(chunk_id)}")
+                    .select(["filepath"])
+                    .limit(1)
+                    .to_arrow()
+                )
+                if found.num_rows == 0 or found.column("filepath")[0].as_py() == filepath:
+                    return None
+                filepath = found.column("filepath")[0].as_py()
+            rows = (
+                await self._atable.query()
+                .where(f"filepath = {quote_string(filepath)}")
+                .with_row_id()
+                .select(["chunk_id", "chunk_index"])
+                .limit(1_000_000)
+                .to_arrow()
+            )
+            siblings = {
+                int(i): (int(r), str(cid))
+                for r, cid, i in zip(
+                    rows.column("_rowid").to_pylist(),
+                    rows.column("chunk_id").to_pylist(),
+                    rows.column("chunk_index").to_pylist(),
+                    strict=True,
+                )
+            }
+            for index, (_, cid) in siblings.items():
+                if cid == chunk_id:
+                    return siblings, index
+        return None
 
     def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
@@ -648,36 +703,6 @@ class SearchEngine:
 
     def matches(self, metadata: Mapping[str, str], filters: Mapping[str, str]) -> bool:
         return matches_filters(metadata, filters, self._taxonomy_keys)
-
-
-def dedup_key(
-    filepath: str, heading: str, chunk_id: str, values: Mapping[str, str], keys: Sequence[str]
-) -> str | None:
-    """Collapse key of a hit: its path with each collapse value replaced by ``*`` (None: keep it)."""
-    parts = filepath.split("/")
-    for key in keys:
-        value = values.get(key, "")
-        if not value:
-            return None
-        try:
-            parts[parts.index(value)] = "*"
-        except ValueError:
-            return None
-    m = _PART_RE.search(chunk_id)
-    return "/".join(parts) + ":" + heading + (f":{m.group(1)}" if m else "")
-
-
-def _collapse(ranked: list[_Candidate], keys: Sequence[str]) -> list[_Candidate]:
-    seen: set[str] = set()
-    out: list[_Candidate] = []
-    for cand in ranked:
-        key = dedup_key(cand.filepath, cand.heading, cand.chunk_id, cand.values, keys)
-        if key is not None:
-            if key in seen:
-                continue
-            seen.add(key)
-        out.append(cand)
-    return out
 
 
 def _query_embedder(

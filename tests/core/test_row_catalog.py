@@ -1,0 +1,92 @@
+"""The in-memory row catalog behind fusion: same answers with and without its display cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docs_mcp_core import row_catalog
+from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.errors import SearchError
+from docs_mcp_core.row_catalog import first_of_each_group
+from docs_mcp_core.search import SearchEngine, SearchOptions
+
+QUERIES = [
+    ("retry configuration", {}),
+    ("create a payment", {"language": "python"}),
+    ("webhook signature", {}),
+    ("pagination cursor", {"language": "go"}),
+    ("idempotency key", {"scope": "global-guide"}),
+]
+
+
+def _answers(engine: SearchEngine) -> list[object]:
+    out: list[object] = []
+    for query, filters in QUERIES:
+        first = engine.search(query, limit=5, filters=filters)
+        second = (
+            engine.search(query, limit=5, filters=filters, cursor=first.next_cursor)
+            if first.next_cursor
+            else None
+        )
+        out.append([h.to_dict() for h in first.hits])
+        out.append([h.to_dict() for h in second.hits] if second else None)
+    return out
+
+
+@pytest.mark.parametrize("ranking", ["default", "original"])
+def test_pages_are_the_same_whether_rows_come_from_memory_or_the_table(
+    built_index: Path, ranking: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cached = SearchEngine.open(built_index, options=SearchOptions(ranking=ranking))
+    assert cached._catalog.display is not None  # the example corpus fits the budget
+    monkeypatch.setattr(row_catalog, "DISPLAY_CACHE_BYTES", 0)
+    uncached = SearchEngine.open(built_index, options=SearchOptions(ranking=ranking))
+    assert uncached._catalog.display is None
+    try:
+        answers = _answers(cached)
+        assert any(answers)
+        assert answers == _answers(uncached)
+    finally:
+        cached.close()
+        uncached.close()
+
+
+def test_catalog_row_ids_are_sorted_and_cover_the_table(built_index: Path) -> None:
+    engine = SearchEngine.open(built_index)
+    try:
+        catalog = engine._catalog
+        assert len(catalog) == engine.metadata.stats.total_chunks
+        assert np.all(np.diff(catalog.row_ids.astype(np.int64)) > 0)
+        assert np.array_equal(catalog.positions(catalog.row_ids), np.arange(len(catalog)))
+        # the tie-break order is a permutation of the rows
+        assert sorted(catalog.sort_rank.tolist()) == list(range(len(catalog)))
+    finally:
+        engine.close()
+
+
+def test_first_of_each_group_keeps_order_and_ungrouped_rows() -> None:
+    groups = np.array([3, -1, 3, 7, -1, 7, 2, -5])
+    assert first_of_each_group(groups).tolist() == [True, True, False, True, True, False, True, True]
+    assert first_of_each_group(np.array([-1, -2])).tolist() == [True, True]
+
+
+def test_get_doc_finds_a_chunk_whose_path_holds_a_hash(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "c#-notes.md").write_text("# Notes\n\n## First\n\nalpha text\n\n## Second\n\nbeta text\n")
+    out = tmp_path / "idx"
+    build_index(BuildOptions(docs_dir=docs, out_dir=out))
+    engine = SearchEngine.open(out)
+    try:
+        hit = engine.search("beta text", limit=1).hits[0]
+        assert hit.chunk_id.startswith("c#-notes.md#")
+        text = engine.get_doc(hit.chunk_id, context=1)
+        assert f"--- Chunk: {hit.chunk_id} (Chunk 3 of 3) (Target) ---" in text
+        assert "(Chunk 2 of 3) (Context: -1)" in text
+        with pytest.raises(SearchError, match="c#-notes.md#missing"):
+            engine.get_doc("c#-notes.md#missing")
+    finally:
+        engine.close()
