@@ -16,8 +16,8 @@ read each page's rows by row id instead.
 
 from __future__ import annotations
 
+import itertools
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,9 +42,7 @@ class RowCatalog:
     dedup_group: np.ndarray | None  # int64: rows with equal text share a group
     taxonomy: dict[str, tuple[np.ndarray, list[str]]]  # key -> (codes, values); -1 = no value
     display: pa.Table | None = None  # display columns in catalog order, when they fit the budget
-    _collapse_source: Any = None  # callable loading (filepath, heading, chunk_id) columns on demand
     _collapse_groups: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def load(
@@ -55,15 +53,18 @@ class RowCatalog:
         dedup_column: str,
         display_columns: Sequence[str] = (),
         display_budget: int = DISPLAY_CACHE_BYTES,
+        collapse_keys: Sequence[str] = (),
     ) -> RowCatalog:
         """Read the attributes of every row of a LanceDB ``table`` (one scan of a few columns).
 
         ``display_columns`` are kept in memory as well when their size is within ``display_budget``
-        bytes (estimated from a sample first, so a large corpus never reads them here).
+        bytes (estimated from a sample first, so a large corpus never reads them here). Collapse
+        groups are computed for every non-empty subsequence of ``collapse_keys`` (the keys a query
+        can leave unfiltered).
         """
         names = set(table.schema.names)
         keys = [k for k in taxonomy_keys if k in names]
-        cols = ["chunk_id", "filepath", *keys]
+        cols = ["chunk_id", "filepath", "heading", *keys]
         if prior_column in names:
             cols.append(prior_column)
         if dedup_column in names:
@@ -110,9 +111,15 @@ class RowCatalog:
             if shown.nbytes > display_budget:
                 shown = None
         catalog = cls(row_ids, prior, depth, sort_rank, dedup_group, taxonomy, shown)
-        catalog._collapse_source = lambda: _scan(table, ["chunk_id", "filepath", "heading", *keys]).take(
-            pa.array(order)
-        )
+        live = [k for k in collapse_keys if k in names]
+        if live:
+            headings = data.column("heading").to_pylist()
+            values = {k: data.column(k).to_pylist() for k in live}
+            for size in range(1, len(live) + 1):
+                for subset in itertools.combinations(live, size):
+                    catalog._collapse_groups[subset] = _collapse_groups(
+                        filepaths, headings, chunk_ids, values, subset
+                    )
         return catalog
 
     def __len__(self) -> int:
@@ -144,27 +151,10 @@ class RowCatalog:
 
         Two rows share a group when their paths are equal once each collapse value is replaced by
         ``*`` and their headings (and ``-part-N`` suffixes) are equal: the same section documented
-        for several languages. Computed once per set of keys.
+        for several languages. ``keys`` must be a subsequence of the ``collapse_keys`` given to
+        :meth:`load`.
         """
-        wanted = tuple(keys)
-        with self._lock:
-            cached = self._collapse_groups.get(wanted)
-            if cached is not None:
-                return cached
-            data = self._collapse_source()
-            chunk_ids = data.column("chunk_id").to_pylist()
-            filepaths = data.column("filepath").to_pylist()
-            headings = data.column("heading").to_pylist()
-            values = {k: data.column(k).to_pylist() if k in data.column_names else None for k in wanted}
-            lookup: dict[str, int] = {}
-            groups = np.full(len(chunk_ids), -1, dtype=np.int64)
-            for i, chunk_id in enumerate(chunk_ids):
-                row_values = {k: (col[i] or "") if col is not None else "" for k, col in values.items()}
-                key = collapse_key(filepaths[i], headings[i] or "", chunk_id, row_values, wanted)
-                if key is not None:
-                    groups[i] = lookup.setdefault(key, len(lookup))
-            self._collapse_groups[wanted] = groups
-            return groups
+        return self._collapse_groups[tuple(keys)]
 
 
 def collapse_key(
@@ -182,6 +172,23 @@ def collapse_key(
             return None
     m = _PART_RE.search(chunk_id)
     return "/".join(parts) + ":" + heading + (f":{m.group(1)}" if m else "")
+
+
+def _collapse_groups(
+    filepaths: Sequence[str],
+    headings: Sequence[str | None],
+    chunk_ids: Sequence[str],
+    values: Mapping[str, Sequence[str | None]],
+    keys: Sequence[str],
+) -> np.ndarray:
+    lookup: dict[str, int] = {}
+    groups = np.full(len(chunk_ids), -1, dtype=np.int64)
+    for i, chunk_id in enumerate(chunk_ids):
+        row_values = {k: values[k][i] or "" for k in keys}
+        key = collapse_key(filepaths[i], headings[i] or "", chunk_id, row_values, keys)
+        if key is not None:
+            groups[i] = lookup.setdefault(key, len(lookup))
+    return groups
 
 
 def first_of_each_group(groups: np.ndarray) -> np.ndarray:

@@ -203,6 +203,7 @@ class SearchEngine:
                 c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns
             ],
             display_budget=row_catalog.DISPLAY_CACHE_BYTES,
+            collapse_keys=self._collapse_keys,
         )
         self._vector_lock = threading.Lock()
         self._vector_down_until = 0.0
@@ -264,6 +265,22 @@ class SearchEngine:
         filters: Mapping[str, str] | None = None,
         cursor: str | None = None,
     ) -> SearchResult:
+        """Search from synchronous code (runs :meth:`search_async` on LanceDB's event loop)."""
+        return self._loop.run(self.search_async(query, limit=limit, filters=filters, cursor=cursor))
+
+    async def search_async(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        filters: Mapping[str, str] | None = None,
+        cursor: str | None = None,
+    ) -> SearchResult:
+        """Search from a running asyncio loop (the MCP server's): no thread hops.
+
+        The retrievers are LanceDB queries awaited together; fusion and snippets (about a
+        millisecond of CPU) run on the calling loop.
+        """
         q = (query or "").strip()
         if not q:
             raise SearchError("query is required")
@@ -281,7 +298,7 @@ class SearchEngine:
         where = where_clause(active, self._taxonomy_keys)
         fetch = self._fetch_depth(offset, page_size)
         default = self.options.ranking == "default" and self._ranked_columns
-        legs = self._retrieve(q, where, fetch, default)
+        legs = await self._retrieve(q, where, fetch, default)
         ranked = self._fuse_default(q, active, legs) if default else self._fuse_original(legs)
         live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
         if live_collapse and len(ranked):
@@ -289,13 +306,13 @@ class SearchEngine:
             ranked = ranked.keep(first_of_each_group(groups))
         end = min(offset + page_size, len(ranked))
         page = ranked.positions[offset:end]
-        hits = self._hits(page, ranked.scores[offset:end], q)
+        hits = await self._hits(page, ranked.scores[offset:end], q)
         next_cursor = None
         if end < len(ranked):
             next_cursor = encode_cursor(
                 CursorPosition(offset + len(page), page_size), query=q, filters=active, secret=self._secret
             )
-        hint = None if hits else self._hint(q, active)
+        hint = None if hits else await self._hint(q, active)
         return SearchResult(hits, next_cursor, hint)
 
     def _fetch_depth(self, offset: int, page_size: int) -> int:
@@ -312,7 +329,7 @@ class SearchEngine:
 
     # ── retrieval: the legs run concurrently on LanceDB's event loop, one thread hop per search ──
 
-    def _retrieve(self, query: str, where: str | None, fetch: int, default: bool) -> dict[str, _Leg]:
+    async def _retrieve(self, query: str, where: str | None, fetch: int, default: bool) -> dict[str, _Leg]:
         from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
 
         text = _lexical_query_text(query)
@@ -331,14 +348,11 @@ class SearchEngine:
             )
         phrase_q = PhraseQuery(text, "content_text", slop=slop, document_granularity=None)
 
-        async def run() -> dict[str, _Leg]:
-            legs = {"match": self._fts(match_q, where, fetch), "phrase": self._fts(phrase_q, where, fetch)}
-            if self._has_vectors:
-                legs["vector"] = self._vector(query, where, fetch)
-            results = await asyncio.gather(*legs.values())
-            return dict(zip(legs, results, strict=True))
-
-        return self._loop.run(run())
+        legs = {"match": self._fts(match_q, where, fetch), "phrase": self._fts(phrase_q, where, fetch)}
+        if self._has_vectors:
+            legs["vector"] = self._vector(query, where, fetch)
+        results = await asyncio.gather(*legs.values())
+        return dict(zip(legs, results, strict=True))
 
     def _leg(self, rows: Any, score_column: str) -> _Leg:
         if rows.num_rows == 0:
@@ -414,7 +428,7 @@ class SearchEngine:
         """
         where = where_clause({k: v for k, v in (filters or {}).items() if v}, self._taxonomy_keys)
         positions, _ = self._loop.run(self._vector(query, where, max(1, limit)))
-        rows = self._page_rows(positions)
+        rows = self._loop.run(self._page_rows(positions))
         row_ids = self._catalog.row_ids[positions].tolist()
         return [rows[int(r)]["chunk_id"] for r in row_ids if int(r) in rows]
 
@@ -505,7 +519,7 @@ class SearchEngine:
 
     # ── hits ─────────────────────────────────────────────────────────────────────────────────
 
-    def _page_rows(self, page: np.ndarray) -> dict[int, dict[str, Any]]:
+    async def _page_rows(self, page: np.ndarray) -> dict[int, dict[str, Any]]:
         """Display columns of a page of hits: from memory, or taken by row id (one cheap read)."""
         if not len(page):
             return {}
@@ -514,7 +528,7 @@ class SearchEngine:
         if cached is not None:
             return dict(zip(row_ids, cached, strict=True))
         cols = [c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns]
-        rows = self._loop.run(self._atable.take_row_ids(row_ids).with_row_id().select(cols).to_arrow())
+        rows = await self._atable.take_row_ids(row_ids).with_row_id().select(cols).to_arrow()
         return {int(r["_rowid"]): r for r in rows.to_pylist()}
 
     def _hit_metadata(self, row: Mapping[str, Any]) -> dict[str, str]:
@@ -528,8 +542,8 @@ class SearchEngine:
                 pass
         return {k: row[k] for k in self._taxonomy_keys if isinstance(row.get(k), str) and row.get(k)}
 
-    def _hits(self, page: np.ndarray, scores: np.ndarray, query: str) -> list[SearchHit]:
-        rows = self._page_rows(page)
+    async def _hits(self, page: np.ndarray, scores: np.ndarray, query: str) -> list[SearchHit]:
+        rows = await self._page_rows(page)
         hits: list[SearchHit] = []
         for row_id, score in zip(self._catalog.row_ids[page].tolist(), scores.tolist(), strict=True):
             row = rows.get(int(row_id))
@@ -548,24 +562,17 @@ class SearchEngine:
             )
         return hits
 
-    def _hint(self, query: str, filters: Mapping[str, str]) -> dict[str, Any]:
+    async def _hint(self, query: str, filters: Mapping[str, str]) -> dict[str, Any]:
         from lancedb.query import FullTextOperator, MultiMatchQuery
 
         text = _lexical_query_text(query)
         cols = [c for c in ("chunk_id", "metadata_json", *self._taxonomy_keys) if c in self._columns]
+        match = MultiMatchQuery(
+            text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
+        )
         try:
-            rows = (
-                self._table.search(
-                    MultiMatchQuery(
-                        text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
-                    ),
-                    query_type="fts",
-                )
-                .select([*dict.fromkeys(cols), "_score"])
-                .limit(100)
-                .to_arrow()
-                .to_pylist()
-            )
+            found = await self._atable.query().nearest_to_text(match).select(cols).limit(100).to_arrow()
+            rows = found.to_pylist()
         except Exception as exc:
             if "Invalid count value" not in str(exc):
                 raise
@@ -593,12 +600,16 @@ class SearchEngine:
     def get_doc(self, chunk_id: str, context: int = 0) -> str:
         """The chunk's content, with up to ``context`` neighbours on each side, in the original's
         delimiter grammar: ``--- Chunk: <id> (Chunk i of n) (Target|Context: +k|-k) ---``."""
+        return self._loop.run(self.get_doc_async(chunk_id, context))
+
+    async def get_doc_async(self, chunk_id: str, context: int = 0) -> str:
+        """:meth:`get_doc` from a running asyncio loop."""
         if not chunk_id or not chunk_id.strip():
             raise SearchError("chunk_id must be a non-empty string")
         if context == -1:
-            return self.file_content(chunk_id.split("#", 1)[0])
+            return await self._file_content(chunk_id.split("#", 1)[0])
         c = max(0, min(5, int(context)))
-        located = self._loop.run(self._locate(chunk_id))
+        located = await self._locate(chunk_id)
         if located is None:
             if not is_chunk_id_format(chunk_id):
                 raise SearchError(
@@ -610,7 +621,7 @@ class SearchEngine:
         siblings, index = located  # every chunk of the file: chunk_index -> (row id, chunk id)
         total = len(siblings)
         wanted = [i for i in range(max(0, index - c), index + c + 1) if i in siblings]
-        contents = self._loop.run(
+        contents = await (
             self._atable.take_row_ids([siblings[i][0] for i in wanted])
             .with_row_id()
             .select(["content"])
@@ -676,14 +687,17 @@ class SearchEngine:
 
     def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
-        rows = (
-            self._table.search()
+        return self._loop.run(self._file_content(filepath))
+
+    async def _file_content(self, filepath: str) -> str:
+        found = await (
+            self._atable.query()
             .where(f"filepath = {quote_string(filepath)}")
             .select(["chunk_index", "content"])
             .limit(100_000)
             .to_arrow()
-            .to_pylist()
         )
+        rows = found.to_pylist()
         if not rows:
             raise SearchError(f"File '{filepath}' not found in the index.")
         return "\n\n".join(r["content"] for r in sorted(rows, key=lambda r: r["chunk_index"]))

@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote, urlsplit
 
 import anyio
@@ -38,6 +38,9 @@ from docs_mcp_server.engine import IndexUnavailableError, LazyEngine
 from docs_mcp_server.logs import log
 from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.options import BuildInfo, CustomTool, OptionsError, ServerOptions
+
+if TYPE_CHECKING:
+    from docs_mcp_core.search import SearchEngine
 from docs_mcp_server.schemas import (
     get_doc_description,
     get_doc_schema,
@@ -169,15 +172,12 @@ class DocsMcpApp:
         except ArgumentError as exc:
             return _error_result(str(exc))
 
-        def run() -> dict[str, Any]:
-            engine = self.engine.get()
-            result = engine.search(
+        try:
+            engine = await self._engine()
+            result = await engine.search_async(
                 request.query, limit=request.limit, filters=request.filters, cursor=request.cursor
             )
-            return result.to_dict()
-
-        try:
-            data = await anyio.to_thread.run_sync(run)
+            data = result.to_dict()
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.search_tool, exc)
         return _text_result(json.dumps(data, indent=2, ensure_ascii=False), data)
@@ -188,12 +188,18 @@ class DocsMcpApp:
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
-            text = await anyio.to_thread.run_sync(
-                lambda: self.engine.get().get_doc(request.chunk_id, request.context)
-            )
+            engine = await self._engine()
+            text = await engine.get_doc_async(request.chunk_id, request.context)
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.get_doc_tool, exc)
         return _text_result(text)
+
+    async def _engine(self) -> SearchEngine:
+        """The open engine; waits (off the event loop) while the index is still opening."""
+        engine = self.engine.opened()
+        if engine is None:
+            engine = await anyio.to_thread.run_sync(self.engine.get)
+        return engine
 
     def _engine_failure(self, tool: str, exc: Exception) -> types.CallToolResult:
         from docs_mcp_core.errors import DocsMcpError

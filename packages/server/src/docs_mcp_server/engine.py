@@ -55,6 +55,10 @@ class LazyEngine:
             return "failed"
         return "loading" if self._warm_up is not None and self._warm_up.is_alive() else "idle"
 
+    def opened(self) -> SearchEngine | None:
+        """The engine if it is already open (never blocks, never opens it)."""
+        return self._engine
+
     def get(self) -> SearchEngine:
         """The open engine; opens it on first use. Raises :class:`IndexUnavailableError`."""
         engine = self._engine

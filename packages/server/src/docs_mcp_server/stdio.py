@@ -12,6 +12,7 @@ a grace period); then the SDK winds down and the process exits with status 0.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ import queue
 import re
 import signal
 import threading
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from docs_mcp_server.handshake import EarlyHandshake
@@ -28,6 +30,12 @@ if TYPE_CHECKING:
     from docs_mcp_server.app import DocsMcpApp
 
 _EOF = None
+INLINE_WRITE_CHARS = 16 * 1024
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 _RESPONSE_PREFIX = re.compile(r'^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
@@ -61,6 +69,7 @@ class StdioWire:
         self._stdin_fd = stdin_fd
         self._stdout_fd = stdout_fd
         self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._waker: Callable[[], None] | None = None  # wakes an async reader waiting for a line
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._opening_seen = False
@@ -106,7 +115,31 @@ class StdioWire:
 
     def stop_input(self) -> None:
         """Behave as if stdin reached end of file (used on SIGINT/SIGTERM)."""
-        self._lines.put(_EOF)
+        self._put(_EOF)
+
+    def _put(self, raw: bytes | None) -> None:
+        self._lines.put(raw)
+        with self._state_lock:
+            waker, self._waker = self._waker, None
+        if waker is not None:
+            try:
+                waker()
+            except RuntimeError:  # the event loop has already closed: nobody is waiting
+                pass
+
+    def poll_line(self, waker: Callable[[], None]) -> tuple[bool, bytes | None]:
+        """Non-blocking: ``(True, line)`` when a line is queued, else ``(False, None)`` after
+        arranging for ``waker`` to be called (once, from the reader thread) when one arrives."""
+        with self._state_lock:
+            try:
+                return True, self._lines.get_nowait()
+            except queue.Empty:
+                self._waker = waker
+                return False, None
+
+    def cancel_wake(self) -> None:
+        with self._state_lock:
+            self._waker = None
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -118,10 +151,10 @@ class StdioWire:
                     continue
                 if not self._opening_seen:
                     self._consider_opening(raw)
-                self._lines.put(raw)
+                self._put(raw)
         except (OSError, ValueError) as exc:
             log(logging.WARNING, "stdin read failed", error=str(exc))
-        self._lines.put(_EOF)
+        self._put(_EOF)
 
     def _consider_opening(self, raw: bytes) -> None:
         try:
@@ -256,7 +289,7 @@ class _QueueLines:
 
         if self._done:
             raise StopAsyncIteration
-        raw = await anyio.to_thread.run_sync(self._wire.next_line, abandon_on_cancel=True)
+        raw = await self._next_line()
         if raw is None:
             # End of input: answer what was already asked (bounded), then let the SDK wind down.
             await anyio.to_thread.run_sync(
@@ -266,6 +299,23 @@ class _QueueLines:
             raise StopAsyncIteration
         self._wire._forwarded(raw)
         return raw.decode("utf-8", errors="replace")
+
+    async def _next_line(self) -> bytes | None:
+        """The next line, awaited on the event loop: the reader thread wakes it directly."""
+        loop = asyncio.get_running_loop()
+        while True:
+            arrived: asyncio.Future[None] = loop.create_future()
+
+            def wake(arrived: asyncio.Future[None] = arrived) -> None:
+                loop.call_soon_threadsafe(_resolve, arrived)
+
+            ready, raw = self._wire.poll_line(wake)
+            if ready:
+                return raw
+            try:
+                await arrived
+            finally:
+                self._wire.cancel_wake()
 
 
 class _WireWriter:
@@ -277,6 +327,10 @@ class _WireWriter:
     async def write(self, text: str) -> None:
         import anyio
 
+        if len(text) <= INLINE_WRITE_CHARS:
+            # well under a pipe's buffer: the write returns at once unless the client stops reading
+            self._wire.send(text.rstrip("\n"))
+            return
         await anyio.to_thread.run_sync(self._wire.send, text.rstrip("\n"))
 
     async def flush(self) -> None:
