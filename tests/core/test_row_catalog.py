@@ -90,3 +90,14 @@ def test_get_doc_finds_a_chunk_whose_path_holds_a_hash(tmp_path: Path) -> None:
             engine.get_doc("c#-notes.md#missing")
     finally:
         engine.close()
+
+
+def test_warm_up_primes_the_full_text_indexes_without_changing_answers(built_index: Path) -> None:
+    cold = SearchEngine.open(built_index)
+    warmed = SearchEngine.open(built_index)
+    try:
+        warmed.warm()
+        assert _answers(warmed) == _answers(cold)
+    finally:
+        cold.close()
+        warmed.close()

@@ -327,6 +327,22 @@ class SearchEngine:
             return min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
         return DEFAULT_POOL if offset + page_size <= DEFAULT_POOL else MAX_FETCH
 
+    def warm(self) -> None:
+        """Load the full-text indexes' term dictionaries with one cheap query, so that the first
+        real search is as fast as the rest."""
+        from lancedb.query import FullTextOperator, MultiMatchQuery
+
+        text = self.metadata.corpus_description or "documentation"
+        columns = [c for c in ("heading", "content_text", *SEARCH_TEXT_COLUMNS) if c in self._columns]
+
+        async def run() -> None:
+            queries = [
+                MultiMatchQuery(text, [c], boosts=[1.0], operator=FullTextOperator.OR) for c in columns
+            ]
+            await asyncio.gather(*(self._fts(q, None, 1) for q in queries))
+
+        self._loop.run(run())
+
     # ── retrieval: the legs run concurrently on LanceDB's event loop, one thread hop per search ──
 
     async def _retrieve(self, query: str, where: str | None, fetch: int, default: bool) -> dict[str, _Leg]:
