@@ -25,7 +25,6 @@ activations with one scale per call, so inputs batched together would nudge each
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -39,6 +38,7 @@ import numpy as np
 
 from docs_mcp_core.embedding import EmbedProgress, compute_config_fingerprint
 from docs_mcp_core.errors import EmbeddingError
+from docs_mcp_core.memory import release_free_heap
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -119,22 +119,6 @@ def resolve_local_model(model: str | None) -> LocalModel:
         f"local embedding model '{model}' is not shipped with docs-mcp-core. "
         f"Available: {', '.join(LOCAL_MODELS)} (omit --embedding-model to use the default)"
     )
-
-
-def _release_free_heap() -> None:
-    """Give the heap pages freed while loading the model back to the OS (glibc only; ~10 MB).
-
-    Parsing the ONNX file leaves a copy of the weights in freed malloc chunks, which glibc keeps
-    mapped; a long-lived server would otherwise carry them in its resident size for ever.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc (musl, ...): nothing to do
-        pass
 
 
 def available_cores() -> int:
@@ -355,7 +339,7 @@ class LocalEmbeddingProvider:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise EmbeddingError(f"cannot load the local embedding model {path}: {exc}") from exc
-        _release_free_heap()
+        release_free_heap()
         return session
 
     def _missing(self, path: Path) -> str:

@@ -49,6 +49,7 @@ from docs_mcp_core.index_store import (
     tune_vector_query,
     vector_index_type,
 )
+from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.ranking import RankingWeights, expand_identifiers, query_cues
@@ -328,8 +329,8 @@ class SearchEngine:
         return DEFAULT_POOL if offset + page_size <= DEFAULT_POOL else MAX_FETCH
 
     def warm(self) -> None:
-        """Load the full-text indexes' term dictionaries with one cheap query, so that the first
-        real search is as fast as the rest."""
+        """Load the full-text indexes' term dictionaries with one cheap query per column, so that
+        the first real search is as fast as the rest, then return the heap freed since opening."""
         from lancedb.query import FullTextOperator, MultiMatchQuery
 
         text = self.metadata.corpus_description or "documentation"
@@ -342,6 +343,7 @@ class SearchEngine:
             await asyncio.gather(*(self._fts(q, None, 1) for q in queries))
 
         self._loop.run(run())
+        release_free_heap()
 
     # ── retrieval: the legs run concurrently on LanceDB's event loop, one thread hop per search ──
 

@@ -211,6 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Arrow's default mimalloc pool keeps freed pages; the system allocator returns them (an idle
     # server holds ~15 MB less). Must be set before pyarrow is first imported.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    from docs_mcp_core.memory import limit_heap_arenas
+
+    limit_heap_arenas()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.about:

@@ -128,28 +128,6 @@ class LazyEngine:
                 engine.warm()
             except Exception as exc:  # noqa: BLE001 - a failed priming query is reported by real ones
                 log(logging.DEBUG, "warm-up query failed", error=str(exc))
-            release_free_memory()
-
-
-def release_free_memory() -> None:
-    """Hand memory freed while opening the index back to the OS (glibc ``malloc_trim``).
-
-    Opening reads every row's ranking attributes once; glibc keeps the freed scan buffers in its
-    heaps, which a long-running idle server would otherwise carry (about 15 MB on sdk-docs).
-    Does nothing on other C libraries.
-    """
-    try:
-        import ctypes
-        import ctypes.util
-
-        name = ctypes.util.find_library("c")
-        if name:
-            libc = ctypes.CDLL(name)
-            trim = getattr(libc, "malloc_trim", None)
-            if trim is not None:
-                trim(0)
-    except OSError:
-        pass
 
     def wait_warm(self, timeout: float | None = None) -> bool:
         """Wait for a started warm-up to finish; True when the engine is ready."""
