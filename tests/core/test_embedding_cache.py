@@ -125,7 +125,7 @@ def test_round_trip_and_on_disk_layout(saved: tuple[Path, str]) -> None:
             CHUNKS, HashEmbeddingProvider(dimensions=16).embed([t for _, t in CHUNKS]), strict=True
         )
     }
-    assert loaded.entries == expected
+    assert {fp: [float(x) for x in v] for fp, v in loaded.entries.items()} == expected
 
     import lancedb
 
@@ -298,7 +298,9 @@ def test_same_inputs_twice_make_no_api_calls_and_one_edit_one_call(tmp_path: Pat
         second = build(tmp_path, provider, CHUNKS)
         assert (second.hits, second.misses) == (3, 0)
         assert len(api.requests) == calls  # zero requests
-        assert second.vectors == {cid: f32(v) for cid, v in first.vectors.items()}
+        assert {cid: [float(x) for x in v] for cid, v in second.vectors.items()} == {
+            cid: f32([float(x) for x in v]) for cid, v in first.vectors.items()
+        }
 
         edited = to_embedding_input("a.md > Auth", "Pass an API key or a bearer token.")
         third = build(tmp_path, provider, [CHUNKS[0], ("a.md#auth", edited), CHUNKS[2]])

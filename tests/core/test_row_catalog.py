@@ -86,7 +86,7 @@ def test_get_doc_finds_a_chunk_whose_path_holds_a_hash(tmp_path: Path) -> None:
         text = engine.get_doc(hit.chunk_id, context=1)
         assert f"--- Chunk: {hit.chunk_id} (Chunk 3 of 3) (Target) ---" in text
         assert "(Chunk 2 of 3) (Context: -1)" in text
-        with pytest.raises(SearchError, match="c#-notes.md#missing"):
+        with pytest.raises(SearchError, match=r"c#-notes\.md#missing"):
             engine.get_doc("c#-notes.md#missing")
     finally:
         engine.close()

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from docs_mcp_core.chunk_stream import ChunksJsonWriter, ChunkSpill
 from docs_mcp_core.chunking import Chunk
@@ -50,6 +50,9 @@ from docs_mcp_core.manifest import resolve_file_config
 from docs_mcp_core.metadata import METADATA_FILENAME, metadata_to_json, normalize_metadata
 from docs_mcp_core.storage import GENERATION_PREFIX, IndexStorage, is_uri, new_build_id, open_storage
 from docs_mcp_core.validation import validate_corpus
+
+if TYPE_CHECKING:
+    from docs_mcp_core.embedding_cache import Vector
 
 CHUNKS_FILENAME = "chunks.json"
 WORK_DIRNAME = ".lancedb.work"  # a local build's scratch: the chunk spill and chunks.json being written
@@ -626,7 +629,7 @@ class _BatchEmbedder:
             self.announced = True
             self.rep.step(f"embedding {total:,} chunks with {self.provider.name}/{self.provider.model}")
 
-    def whole_corpus_vectors(self, spill: ChunkSpill, total: int) -> dict[str, list[float]] | None:
+    def whole_corpus_vectors(self, spill: ChunkSpill, total: int) -> dict[str, Vector] | None:
         """Every vector at once when the provider would use its Batch API for this corpus, else ``None``."""
         threshold = getattr(self.provider, "batch_api_threshold", 0)
         if not (isinstance(threshold, int) and 0 < threshold <= total):
@@ -636,19 +639,19 @@ class _BatchEmbedder:
         items = [(c.chunk_id, embedding_input(c)) for batch in spill.batches() for c in batch]
         return self._embed(items, total)
 
-    def vectors(self, chunks: Sequence[Chunk], total: int) -> dict[str, list[float]]:
+    def vectors(self, chunks: Sequence[Chunk], total: int) -> dict[str, Vector]:
         from docs_mcp_core.chunking import embedding_input
 
         return self._embed([(c.chunk_id, embedding_input(c)) for c in chunks], total)
 
-    def _embed(self, items: list[tuple[str, str]], total: int) -> dict[str, list[float]]:
+    def _embed(self, items: list[tuple[str, str]], total: int) -> dict[str, Vector]:
         import numpy as np
 
         from docs_mcp_core.embedding_cache import embed_with_cache, embedding_fingerprint
 
         self._announce(total)
         started = time.perf_counter()
-        vectors: dict[str, list[float]] = {}
+        vectors: dict[str, Vector] = {}
         rest: list[tuple[str, str]] = []
         dims = self.provider.dimensions
         cached = self.cache.entries
@@ -656,12 +659,13 @@ class _BatchEmbedder:
             fp = embedding_fingerprint(self.config, text)
             vector = self.fresh.get(fp)
             if vector is not None:  # same input as an earlier miss of this build: a miss, embedded once
-                vectors[chunk_id] = vector.tolist()
+                vectors[chunk_id] = vector
                 self.misses += 1
                 self.entries.setdefault(fp, (chunk_id, vector))
             else:
                 rest.append((chunk_id, text))
-                if self.preflight and len(cached.get(fp) or ()) != dims:
+                hit = cached.get(fp)
+                if self.preflight and (hit is None or len(hit) != dims):
                     self.preflight = False
                     _preflight(self.provider, self.rep)
 
@@ -717,7 +721,7 @@ class _BatchEmbedder:
             self.rep.step(summary)
         if self.cache_parent is not None:
             # float32 rows; the cache writer only needs sequences numpy can stack
-            entries = cast("Mapping[str, tuple[str, list[float]]]", self.entries)
+            entries = cast("Mapping[str, tuple[str, Vector]]", self.entries)
             failure = save_embedding_cache(self.cache_parent, self.config, entries)
             if failure:
                 self.warn(failure)

@@ -31,9 +31,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from docs_mcp_core.embedding import EmbeddingProvider, EmbedProgress, sha256hex
 from docs_mcp_core.errors import EmbeddingError
@@ -55,6 +56,8 @@ __all__ = [
     "load_embedding_cache",
     "save_embedding_cache",
 ]
+
+Vector: TypeAlias = "list[float] | npt.NDArray[np.float32]"  # one embedding (cached ones are float32 rows)
 
 CACHE_DIRNAME = ".embedding-cache"
 CACHE_TMP_DIRNAME = ".embedding-cache.tmp"
@@ -80,7 +83,7 @@ def embedding_fingerprint(config_fingerprint: str, embedding_input: str) -> str:
 class CacheLoadResult:
     """Vectors read from the cache (fingerprint -> vector) and why, if at all, it was discarded."""
 
-    entries: dict[str, list[float]] = field(default_factory=dict)
+    entries: dict[str, Vector] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -92,10 +95,10 @@ class EmbedOutcome:
     embedding input of this build (so vectors of deleted or edited chunks are pruned).
     """
 
-    vectors: dict[str, list[float]]
+    vectors: dict[str, Vector]
     hits: int
     misses: int
-    entries: dict[str, tuple[str, list[float]]]
+    entries: dict[str, tuple[str, Vector]]
     elapsed_seconds: float
     provider_name: str = ""
     embedded_inputs: int = 0
@@ -155,7 +158,7 @@ def _lancedb() -> Any:
     return lancedb
 
 
-def _read_table(cache_dir: Path) -> dict[str, list[float]] | None:
+def _read_table(cache_dir: Path) -> dict[str, Vector] | None:
     """The cached vectors, or ``None`` when the meta is valid but no table was written."""
     if not (cache_dir / f"{CACHE_TABLE_NAME}.lance").exists():
         return None
@@ -167,16 +170,18 @@ def _read_table(cache_dir: Path) -> dict[str, list[float]] | None:
         return {}
     import pyarrow as pa
 
-    if pa.types.is_fixed_size_list(column.type):
+    rows: Sequence[Vector]
+    if pa.types.is_fixed_size_list(column.type) and column.null_count == 0:
+        # rows are views of one float32 matrix: 1 KB per 256-d vector (Python floats took 8 KB)
         width = column.type.list_size
         flat = column.flatten().to_numpy(zero_copy_only=False)
-        matrix = np.asarray(flat, dtype=np.float64).reshape(len(fingerprints), width)
-        rows: list[list[float]] = matrix.tolist()
+        matrix = np.asarray(flat, dtype=np.float32).reshape(len(fingerprints), width)
+        rows = list(matrix)
     else:
-        rows = [[float(x) for x in v] for v in column.to_pylist()]
-    entries: dict[str, list[float]] = {}
+        rows = [np.asarray(v, dtype=np.float32) if v else [] for v in column.to_pylist()]
+    entries: dict[str, Vector] = {}
     for fingerprint, vector in zip(fingerprints, rows, strict=True):
-        if isinstance(fingerprint, str) and vector:
+        if isinstance(fingerprint, str) and len(vector):
             entries[fingerprint] = vector
     return entries
 
@@ -236,7 +241,7 @@ def load_embedding_cache(cache_parent: Path, config_fingerprint: str) -> CacheLo
     return result
 
 
-def _write_table(directory: Path, entries: Mapping[str, tuple[str, list[float]]]) -> None:
+def _write_table(directory: Path, entries: Mapping[str, tuple[str, Vector]]) -> None:
     import pyarrow as pa
 
     fingerprints = list(entries)
@@ -260,7 +265,7 @@ def _write_table(directory: Path, entries: Mapping[str, tuple[str, list[float]]]
 def save_embedding_cache(
     cache_parent: Path,
     config_fingerprint: str,
-    entries: Mapping[str, tuple[str, list[float]]],
+    entries: Mapping[str, tuple[str, Vector]],
 ) -> str | None:
     """Replace the cache with ``entries`` (fingerprint -> (chunk_id, vector)).
 
@@ -333,7 +338,7 @@ def embed_with_cache(
     cached = cache.entries if cache is not None else {}
 
     fingerprints = [embedding_fingerprint(config, text) for _, text in items]
-    resolved: dict[str, list[float]] = {}
+    resolved: dict[str, Vector] = {}
     hits = 0
     miss_inputs: dict[str, str] = {}  # fingerprint -> input, first occurrence order
     for (_, text), fp in zip(items, fingerprints, strict=True):
@@ -371,8 +376,8 @@ def embed_with_cache(
                     EmbedProgress(phase="embedding", done=hits + embedded_chunks, total=total, cached=hits)
                 )
 
-    vectors_by_chunk: dict[str, list[float]] = {}
-    entries: dict[str, tuple[str, list[float]]] = {}
+    vectors_by_chunk: dict[str, Vector] = {}
+    entries: dict[str, tuple[str, Vector]] = {}
     for (chunk_id, _), fp in zip(items, fingerprints, strict=True):
         vector = resolved[fp]
         vectors_by_chunk[chunk_id] = vector

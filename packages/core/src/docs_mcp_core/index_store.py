@@ -100,7 +100,7 @@ def chunks_to_arrow(
     chunks: Sequence[Chunk],
     metadata_keys: Sequence[str],
     fingerprints: Mapping[str, str],
-    vectors: Mapping[str, Sequence[float]] | None = None,
+    vectors: Mapping[str, Any] | None = None,  # chunk id -> list of floats or float32 array
     vector_dimensions: int | None = None,
     generic_headings: set[str] | None = None,
 ) -> pa.Table:
@@ -133,7 +133,13 @@ def chunks_to_arrow(
     ]
     if vector_dimensions:
         vecs = vectors or {}
-        cols["vector"] = [list(vecs[c.chunk_id]) if c.chunk_id in vecs else None for c in chunks]
+        if chunks and all(c.chunk_id in vecs for c in chunks):
+            import numpy as np
+
+            matrix = np.asarray([vecs[c.chunk_id] for c in chunks], dtype=np.float32).reshape(-1)
+            cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix), vector_dimensions)
+        else:
+            cols["vector"] = [list(vecs[c.chunk_id]) if c.chunk_id in vecs else None for c in chunks]
     return pa.table(cols, schema=schema)
 
 
