@@ -293,12 +293,28 @@ def read_cached_chunks(db_path: Path) -> dict[str, tuple[str, list[Chunk]]]:
         names = set(table.schema.names)
         if "file_fingerprint" not in names:
             return {}
-        data = table.to_arrow().select([*BASE_COLUMNS, "file_fingerprint"])
+        wanted = [*BASE_COLUMNS, "file_fingerprint"]
+        total = table.count_rows()
+        # only the columns a chunk needs (not vectors or search columns), a batch at a time
+        batches = table.search().select(wanted).limit(max(1, total)).to_batches(8192)
     except Exception:  # noqa: BLE001 - a broken cache is just a cold build
         return {}
-    cols = {name: data.column(name).to_pylist() for name in (*BASE_COLUMNS, "file_fingerprint")}
     grouped: dict[str, tuple[str, list[Chunk]]] = {}
-    for i in range(data.num_rows):
+    try:
+        for batch in batches:
+            _group_cached_batch(batch, wanted, grouped)
+    except Exception:  # noqa: BLE001 - a broken cache is just a cold build
+        return {}
+    for _fp, chunks in grouped.values():
+        chunks.sort(key=lambda c: c.chunk_index)
+    return grouped
+
+
+def _group_cached_batch(
+    batch: Any, names: Sequence[str], grouped: dict[str, tuple[str, list[Chunk]]]
+) -> None:
+    cols = {name: batch.column(name).to_pylist() for name in names}
+    for i in range(batch.num_rows):
         fp = cols["file_fingerprint"][i] or ""
         if not fp:
             continue
@@ -320,9 +336,6 @@ def read_cached_chunks(db_path: Path) -> dict[str, tuple[str, list[Chunk]]]:
         )
         entry = grouped.setdefault(filepath, (fp, []))
         entry[1].append(chunk)
-    for _fp, chunks in grouped.values():
-        chunks.sort(key=lambda c: c.chunk_index)
-    return grouped
 
 
 def directory_size(path: Path) -> int:
