@@ -4,6 +4,11 @@ Importing LanceDB costs well over a second, so the server answers the MCP handsh
 tools without it; the engine is opened by the first call that needs it (or earlier by
 :meth:`LazyEngine.start_warm_up`, which the command line starts as soon as the server is up), behind a
 lock so concurrent first calls open it only once.
+
+A local index folder that is rebuilt while the server runs (``docs-mcp build`` into the folder being
+served) is picked up without a restart: ``metadata.json`` is written last by every build, so when its
+file identity changes the next call opens the new index and swaps it in; calls already running
+finish on the old one. If the new index cannot be opened the old one keeps serving.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +26,17 @@ from docs_mcp_server.logs import log
 
 if TYPE_CHECKING:
     from docs_mcp_core.search import SearchEngine
+
+
+RELOAD_CHECK_SECONDS = 1.0  # how often a call looks at metadata.json (DOCS_MCP_RELOAD_CHECK_SECONDS)
+
+
+def _reload_check_seconds() -> float:
+    raw = os.environ.get("DOCS_MCP_RELOAD_CHECK_SECONDS", "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else RELOAD_CHECK_SECONDS
+    except ValueError:
+        return RELOAD_CHECK_SECONDS
 
 
 class IndexUnavailableError(RuntimeError):
@@ -45,6 +62,10 @@ class LazyEngine:
         self._engine: SearchEngine | None = None
         self._error: IndexUnavailableError | None = None
         self._warm_up: threading.Thread | None = None
+        self._stamp: tuple[int, int, int] | None = None  # metadata.json identity of the open engine
+        self._failed_stamp: tuple[int, int, int] | None = None
+        self._next_check = 0.0
+        self._check_every = _reload_check_seconds()
 
     @property
     def state(self) -> str:
@@ -56,13 +77,18 @@ class LazyEngine:
         return "loading" if self._warm_up is not None and self._warm_up.is_alive() else "idle"
 
     def opened(self) -> SearchEngine | None:
-        """The engine if it is already open (never blocks, never opens it)."""
-        return self._engine
+        """The engine if it is open and current (never blocks, never opens it)."""
+        engine = self._engine
+        if engine is None or self._rebuilt():
+            return None
+        return engine
 
     def get(self) -> SearchEngine:
         """The open engine; opens it on first use. Raises :class:`IndexUnavailableError`."""
         engine = self._engine
         if engine is not None:
+            if self._rebuilt():
+                return self._reload(engine)
             return engine
         with self._lock:
             if self._engine is None and self._error is None:
@@ -72,8 +98,76 @@ class LazyEngine:
             assert self._engine is not None
             return self._engine
 
+    # -- picking up a rebuilt index -------------------------------------------------------------
+
+    def _metadata_stamp(self) -> tuple[int, int, int] | None:
+        """Identity of the local ``metadata.json`` (None for object stores or when unreadable)."""
+        from docs_mcp_core.storage import is_uri
+
+        if is_uri(str(self.index_dir)):
+            return None
+        try:
+            st = os.stat(Path(self.index_dir) / "metadata.json")
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_ino, st.st_size)
+
+    def _rebuilt(self) -> bool:
+        """Whether ``metadata.json`` changed since the engine was opened (checked at most every
+        :data:`RELOAD_CHECK_SECONDS`)."""
+        if self._stamp is None:
+            return False
+        now = time.monotonic()
+        if now < self._next_check:
+            return False
+        self._next_check = now + self._check_every
+        stamp = self._metadata_stamp()
+        return stamp is not None and stamp != self._stamp and stamp != self._failed_stamp
+
+    def _reload(self, current: SearchEngine) -> SearchEngine:
+        from docs_mcp_core.search import SearchEngine, SearchOptions
+
+        with self._lock:
+            if self._engine is not current:  # another call reloaded it meanwhile
+                return self._engine or current
+            stamp = self._metadata_stamp()
+            if stamp is None or stamp == self._stamp:
+                return current
+            try:
+                fresh = SearchEngine.open(
+                    self.index_dir,
+                    options=SearchOptions(**self._search_options),
+                    on_warning=self._on_warning,
+                    storage_options=self._storage_options,
+                )
+            except Exception as exc:  # noqa: BLE001 - keep serving the index that works
+                self._failed_stamp = stamp
+                log(
+                    logging.ERROR,
+                    "the index was rebuilt but the new one cannot be opened; still serving the previous one",
+                    index_dir=str(self.index_dir),
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+                return current
+            if fresh.metadata.taxonomy != current.metadata.taxonomy:
+                log(
+                    logging.WARNING,
+                    "the rebuilt index has a different taxonomy; restart the server to update the "
+                    "tools' filter enums",
+                    index_dir=str(self.index_dir),
+                )
+            self._engine, self._stamp, self._failed_stamp = fresh, stamp, None
+            log(
+                logging.INFO,
+                "search index reloaded",
+                index_dir=str(self.index_dir),
+                chunks=fresh.metadata.stats.total_chunks,
+            )
+            return fresh
+
     def _open(self) -> None:
         os.environ.setdefault("LANCEDB_LOG", "error")
+        stamp = self._metadata_stamp()  # taken first: a build finishing meanwhile is seen next time
         from docs_mcp_core.errors import DocsMcpError
         from docs_mcp_core.search import SearchEngine, SearchOptions
 
@@ -101,6 +195,8 @@ class LazyEngine:
             )
         else:
             assert self._engine is not None
+            self._stamp = stamp
+            self._next_check = time.monotonic() + self._check_every
             embedding = self._engine.metadata.embedding
             log(
                 logging.INFO if self._engine.vector_search_enabled else logging.DEBUG,
