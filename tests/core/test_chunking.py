@@ -292,6 +292,28 @@ def test_content_text_keeps_list_items_and_table_cells_apart() -> None:
     assert "Data" in words
 
 
+@pytest.mark.parametrize(
+    ("markdown", "kept", "gone"),
+    [
+        ("Call `client.get<Link>()` with `Bearer <token>`.", ["client.get<Link>()", "Bearer <token>"], ["`"]),
+        ("Set `__pydantic_extra__` and `*string` fields.", ["__pydantic_extra__", "*string"], []),
+        (
+            "See [`links.create<T>`](https://x.test/a) and **`x*y`**.",
+            ["links.create<T>", "x*y"],
+            ["https", "**"],
+        ),
+        ('<Card title="Go" description="run `@` refs" /> after', ["after"], ["Card", "title", "@"]),
+        ("Double ``a ` b`` ticks, <b>bold</b> text.", ["a ` b", "bold"], ["<b>", "``"]),
+    ],
+)
+def test_content_text_keeps_code_spans_verbatim(markdown: str, kept: list[str], gone: list[str]) -> None:
+    text = build_chunks("c.md", f"## Code\n\n{markdown}\n", Strategy("h2"))[0].content_text
+    for fragment in kept:
+        assert fragment in text
+    for fragment in gone:
+        assert fragment not in text
+
+
 def test_sizes_are_counted_in_utf16_code_units() -> None:
     emoji = "😀" * 30  # 30 code points, 60 UTF-16 units
     assert utf16_len(emoji) == 60

@@ -276,7 +276,32 @@ _TABLE_DELIM_RE = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t
 _BACKTICKS_RE = re.compile(r"`+")
 
 
+_CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
+
+
 def _inline_to_text(text: str) -> str:
+    """Plain text of inline markdown; code spans keep their text verbatim (``get<T>()``,
+    ``Bearer <token>``), everything else loses markup, tags, link targets and escapes.
+
+    Code spans are set aside behind private-use placeholders while the markup is stripped, so a
+    tag whose attribute holds a code span still goes as a whole, and put back afterwards.
+    """
+    if "`" not in text:
+        return _markup_to_text(text)
+    spans: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        spans.append(m.group(2))
+        return f"\ue000{len(spans) - 1}\ue001"
+
+    held = _CODE_SPAN_RE.sub(hold, text)
+    if not spans:
+        return _markup_to_text(text)
+    return _PLACEHOLDER_RE.sub(lambda m: spans[int(m.group(1))], _markup_to_text(held))
+
+
+def _markup_to_text(text: str) -> str:
     if "<" in text:
         text = _COMMENT_RE.sub(" ", text)
         text = _AUTOLINK_RE.sub(r"\1", text)
@@ -284,7 +309,7 @@ def _inline_to_text(text: str) -> str:
     if "[" in text:
         text = _IMAGE_RE.sub(r"\1", text)
         text = _LINK_RE.sub(r"\1", text)
-    if "`" in text:
+    if "`" in text:  # an unmatched backtick run
         text = _BACKTICKS_RE.sub("", text)
     text = _EMPHASIS_RE.sub("", text)
     if "\\" in text:
