@@ -109,8 +109,14 @@ def percentile(values: list[float], p: float) -> float:
 def lay_out(corpus: Path, copies: int, dest: Path) -> Path:
     """``dest/copy-<i>`` -> ``corpus`` for i < copies (symbolic links, which the build follows)."""
     dest.mkdir(parents=True, exist_ok=True)
+    target = corpus.resolve()
     for i in range(copies):
-        (dest / f"copy-{i}").symlink_to(corpus.resolve(), target_is_directory=True)
+        link = dest / f"copy-{i}"
+        if link.is_symlink():
+            if link.resolve() == target:
+                continue  # laid out by an earlier run with the same --work-dir
+            link.unlink()
+        link.symlink_to(target, target_is_directory=True)
     return dest
 
 
