@@ -135,12 +135,34 @@ def git_source_commit(docs_dir: Path) -> str | None:
     return sha if out.returncode == 0 and _SHA_RE.match(sha) else None
 
 
+def _scan_front_matter(markdown: str) -> dict[str, Any] | None:
+    """The YAML mapping between a leading ``---`` line and the next ``---`` line (``{}`` when
+    empty), or ``None`` when the file does not look that simple."""
+    import yaml
+
+    lines = markdown.split("\n")
+    if lines[0].rstrip("\r") != "---":
+        return None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r") == "---":
+            try:
+                data = yaml.safe_load("\n".join(lines[1:i]))
+            except yaml.YAMLError:
+                return None
+            if data is None:
+                return {}
+            return {str(k): v for k, v in data.items()} if isinstance(data, dict) else None
+    return None
+
+
 def _reuse_cached(
     docs_dir: Path, rel: str, resolver: ManifestResolver, entry: tuple[str, list[Chunk]], title: str | None
 ) -> ChunkedFile | None:
     """The previous build's result for an unchanged file, without parsing it.
 
-    Files with front matter always go through the parser (their configuration lives in it).
+    Front matter is read with a light scan instead of the markdown parser. Whatever that scan
+    gets wrong can only change the configuration, hence the fingerprint, so such a file is parsed
+    as usual (and its errors reported there).
     """
     try:
         raw = (docs_dir / rel).read_bytes()
@@ -148,17 +170,23 @@ def _reuse_cached(
         manifest = resolver.nearest(rel)
     except (OSError, UnicodeDecodeError, FindingError):
         return None
+    front_matter: dict[str, Any] | None = None
     if markdown.startswith("---"):
-        return None
+        front_matter = _scan_front_matter(markdown)
+        if front_matter is None:
+            return None
     rel_in_manifest = rel[len(manifest.base) + 1 :] if manifest is not None and manifest.base else rel
-    config = resolve_file_config(
-        rel_in_manifest,
-        manifest.manifest if manifest else None,
-        markdown=markdown,
-        front_matter=None,
-        first_h1=None,
-        source=rel,
-    )
+    try:
+        config = resolve_file_config(
+            rel_in_manifest,
+            manifest.manifest if manifest else None,
+            markdown=markdown,
+            front_matter=front_matter or None,
+            first_h1=None,
+            source=rel,
+        )
+    except Exception:  # noqa: BLE001 - the parser path reports it with file and line
+        return None
     fingerprint = file_fingerprint(config.strategy, config.metadata, markdown)
     if fingerprint != entry[0]:
         return None
