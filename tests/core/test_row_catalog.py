@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docs_mcp_core import row_catalog
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.row_catalog import first_of_each_group
@@ -42,7 +41,7 @@ def test_pages_are_the_same_whether_rows_come_from_memory_or_the_table(
 ) -> None:
     cached = SearchEngine.open(built_index, options=SearchOptions(ranking=ranking))
     assert cached._catalog.display is not None  # the example corpus fits the budget
-    monkeypatch.setattr(row_catalog, "DISPLAY_CACHE_BYTES", 0)
+    monkeypatch.setenv("DOCS_MCP_DISPLAY_CACHE_MB", "0")
     uncached = SearchEngine.open(built_index, options=SearchOptions(ranking=ranking))
     assert uncached._catalog.display is None
     try:

@@ -9,14 +9,16 @@ operations.
 
 Memory is a few bytes per row (the strings are reduced to integers at load): about 0.5 MB for
 the 11k-chunk SDK corpus. When the display columns of the whole table (chunk id, heading,
-breadcrumb, path, metadata, plain text) fit in :data:`DISPLAY_CACHE_BYTES` (9 MB for that corpus),
-they are kept too, so a page of hits is assembled without another LanceDB read; larger corpora
-read each page's rows by row id instead.
+breadcrumb, path, metadata, plain text) fit in :func:`display_cache_bytes` (128 MiB unless
+``DOCS_MCP_DISPLAY_CACHE_MB`` says otherwise; 9 MB for that corpus, 88 MB for ten copies of it),
+they are kept too, so a page of hits is assembled without another LanceDB read (saving 1.5-3 ms a
+search); larger corpora read each page's rows by row id instead.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +29,20 @@ import pyarrow as pa
 
 from docs_mcp_core.ordering import sort_key
 
-DISPLAY_CACHE_BYTES = 64 * 1024 * 1024
+DISPLAY_CACHE_BYTES = 128 * 1024 * 1024
+
+
+def display_cache_bytes() -> int:
+    """The display cache budget: ``DOCS_MCP_DISPLAY_CACHE_MB`` (0 turns it off) or the default."""
+    raw = os.environ.get("DOCS_MCP_DISPLAY_CACHE_MB", "").strip()
+    if raw:
+        try:
+            return max(0, int(float(raw) * 1024 * 1024))
+        except ValueError:
+            pass
+    return DISPLAY_CACHE_BYTES
+
+
 _PART_RE = re.compile(r"-part-(\d+)$")
 
 
@@ -72,8 +87,9 @@ class RowCatalog:
         display = [c for c in dict.fromkeys(display_columns) if c in names]
         keep_display = bool(display) and display_budget > 0 and _fits(table, display, display_budget)
         data = _scan(table, list(dict.fromkeys([*cols, *display])) if keep_display else cols)
-        order = np.argsort(data.column("_rowid").to_numpy(), kind="stable")
-        data = data.take(pa.array(order))
+        scanned_ids = data.column("_rowid").to_numpy()
+        if len(scanned_ids) > 1 and not bool(np.all(scanned_ids[1:] > scanned_ids[:-1])):
+            data = data.take(pa.array(np.argsort(scanned_ids, kind="stable")))  # scans are usually in order
         row_ids = data.column("_rowid").to_numpy().astype(np.uint64)
         n = data.num_rows
 
@@ -206,7 +222,8 @@ def _fits(table: Any, columns: Sequence[str], budget: int) -> bool:
     total = table.count_rows()
     if total == 0:
         return True
-    sample = table.search().select(list(columns)).limit(min(total, 2000)).to_arrow()
+    step = max(1, total // 2000)  # rows spread over the whole table: the head may be atypical
+    sample = table.take_offsets(list(range(0, total, step))).select(list(columns)).to_arrow()
     return sample.nbytes / max(1, sample.num_rows) * total <= budget * 0.9
 
 

@@ -203,7 +203,7 @@ class SearchEngine:
             display_columns=[
                 c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns
             ],
-            display_budget=row_catalog.DISPLAY_CACHE_BYTES,
+            display_budget=row_catalog.display_cache_bytes(),
             collapse_keys=self._collapse_keys,
         )
         self._vector_lock = threading.Lock()

@@ -32,6 +32,7 @@ environment variables:
   DOCS_MCP_CURSOR_SECRET       default for --cursor-secret
   PLAYGROUND_PASSWORD          default for --playground-password
   DOCS_MCP_RELOAD_CHECK_SECONDS  how often a rebuilt local index is looked for (default 1)
+  DOCS_MCP_DISPLAY_CACHE_MB    memory for hit text (default 128; 0 reads every page from the index)
   OPENAI_API_KEY               default for --query-embedding-api-key
   AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION,
   AWS_ALLOW_HTTP               object-store settings for an s3:// --index-dir (see --storage-option)
