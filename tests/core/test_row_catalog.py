@@ -44,6 +44,10 @@ def test_pages_are_the_same_whether_rows_come_from_memory_or_the_table(
     monkeypatch.setenv("DOCS_MCP_DISPLAY_CACHE_MB", "0")
     uncached = SearchEngine.open(built_index, options=SearchOptions(ranking=ranking))
     assert uncached._catalog.display is None
+    monkeypatch.setenv("DOCS_MCP_DISPLAY_CACHE_MB", "0.1")  # smaller than the corpus: given up
+    over_budget = SearchEngine.open(built_index, options=SearchOptions(ranking=ranking))
+    assert over_budget._catalog.display is None
+    over_budget.close()
     try:
         answers = _answers(cached)
         assert any(answers)

@@ -73,7 +73,7 @@ class RowCatalog:
         """Read the attributes of every row of a LanceDB ``table`` (one scan of a few columns).
 
         ``display_columns`` are kept in memory as well when their size is within ``display_budget``
-        bytes (estimated from a sample first, so a large corpus never reads them here). Collapse
+        bytes (read batch by batch, given up as soon as they pass it). Collapse
         groups are computed for every non-empty subsequence of ``collapse_keys`` (the keys a query
         can leave unfiltered).
         """
@@ -84,12 +84,7 @@ class RowCatalog:
             cols.append(prior_column)
         if dedup_column in names:
             cols.append(dedup_column)
-        display = [c for c in dict.fromkeys(display_columns) if c in names]
-        keep_display = bool(display) and display_budget > 0 and _fits(table, display, display_budget)
-        data = _scan(table, list(dict.fromkeys([*cols, *display])) if keep_display else cols)
-        scanned_ids = data.column("_rowid").to_numpy()
-        if len(scanned_ids) > 1 and not bool(np.all(scanned_ids[1:] > scanned_ids[:-1])):
-            data = data.take(pa.array(np.argsort(scanned_ids, kind="stable")))  # scans are usually in order
+        data = _in_row_order(_scan(table, cols))
         row_ids = data.column("_rowid").to_numpy().astype(np.uint64)
         n = data.num_rows
 
@@ -121,11 +116,14 @@ class RowCatalog:
                 ((lookup.setdefault(v, len(lookup)) if v else -1) for v in values), dtype=np.int32, count=n
             )
             taxonomy[key] = (codes, list(lookup))
-        shown = None
-        if keep_display:
-            shown = data.select(display).combine_chunks()
-            if shown.nbytes > display_budget:
-                shown = None
+        display = [c for c in dict.fromkeys(display_columns) if c in names]
+        shown = _scan_within(table, display, display_budget) if display and display_budget > 0 else None
+        if shown is not None:
+            shown = _in_row_order(shown)
+            if not np.array_equal(shown.column("_rowid").to_numpy().astype(np.uint64), row_ids):
+                shown = None  # the table changed between the scans: do without
+            else:
+                shown = shown.select(display).combine_chunks()
         catalog = cls(row_ids, prior, depth, sort_rank, dedup_group, taxonomy, shown)
         live = [k for k in collapse_keys if k in names]
         if live:
@@ -217,14 +215,28 @@ def first_of_each_group(groups: np.ndarray) -> np.ndarray:
     return keep
 
 
-def _fits(table: Any, columns: Sequence[str], budget: int) -> bool:
-    """Whether ``columns`` of ``table`` likely fit ``budget`` bytes, judged from a sample of rows."""
+def _scan_within(table: Any, columns: Sequence[str], budget: int) -> pa.Table | None:
+    """``columns`` of every row (with ``_rowid``), read a batch at a time; ``None`` as soon as they
+    pass ``budget`` bytes, so a large corpus costs at most the budget while it is looked at."""
     total = table.count_rows()
-    if total == 0:
-        return True
-    step = max(1, total // 2000)  # rows spread over the whole table: the head may be atypical
-    sample = table.take_offsets(list(range(0, total, step))).select(list(columns)).to_arrow()
-    return sample.nbytes / max(1, sample.num_rows) * total <= budget * 0.9
+    reader = table.search().with_row_id(True).select(list(columns)).limit(max(1, total)).to_batches(8192)
+    batches: list[pa.RecordBatch] = []
+    size = 0
+    for batch in reader:
+        size += batch.nbytes
+        if size > budget:
+            return None
+        batches.append(batch)
+    if not batches:
+        return None
+    return pa.Table.from_batches(batches)
+
+
+def _in_row_order(data: pa.Table) -> pa.Table:
+    ids = data.column("_rowid").to_numpy()
+    if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+        return data.take(pa.array(np.argsort(ids, kind="stable")))  # scans are usually in order
+    return data
 
 
 def _scan(table: Any, columns: Sequence[str]) -> pa.Table:

@@ -200,9 +200,7 @@ class SearchEngine:
             self._taxonomy_keys,
             PRIOR_COLUMN,
             DEDUP_COLUMN,
-            display_columns=[
-                c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns
-            ],
+            display_columns=self._display_columns(),
             display_budget=row_catalog.display_cache_bytes(),
             collapse_keys=self._collapse_keys,
         )
@@ -334,7 +332,11 @@ class SearchEngine:
         from lancedb.query import FullTextOperator, MultiMatchQuery
 
         text = self.metadata.corpus_description or "documentation"
-        columns = [c for c in ("heading", "content_text", *SEARCH_TEXT_COLUMNS) if c in self._columns]
+        if self.options.ranking == "default" and self._ranked_columns:
+            wanted: tuple[str, ...] = (*SEARCH_TEXT_COLUMNS, "content_text")  # the columns it searches
+        else:
+            wanted = ("heading", "content_text")
+        columns = [c for c in wanted if c in self._columns]
 
         async def run() -> None:
             queries = [
@@ -537,6 +539,10 @@ class SearchEngine:
 
     # ── hits ─────────────────────────────────────────────────────────────────────────────────
 
+    def _display_columns(self) -> list[str]:
+        """Columns a hit is made of (the taxonomy columns stand in for unreadable ``metadata_json``)."""
+        return [c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns]
+
     async def _page_rows(self, page: np.ndarray) -> dict[int, dict[str, Any]]:
         """Display columns of a page of hits: from memory, or taken by row id (one cheap read)."""
         if not len(page):
@@ -545,8 +551,9 @@ class SearchEngine:
         cached = self._catalog.display_rows(page)
         if cached is not None:
             return dict(zip(row_ids, cached, strict=True))
-        cols = [c for c in dict.fromkeys([*_HIT_COLUMNS, *self._taxonomy_keys]) if c in self._columns]
-        rows = await self._atable.take_row_ids(row_ids).with_row_id().select(cols).to_arrow()
+        rows = (
+            await self._atable.take_row_ids(row_ids).with_row_id().select(self._display_columns()).to_arrow()
+        )
         return {int(r["_rowid"]): r for r in rows.to_pylist()}
 
     def _hit_metadata(self, row: Mapping[str, Any]) -> dict[str, str]:
