@@ -7,9 +7,15 @@ Usage::
     result.to_dict()  # {"hits": [...], "next_cursor": str | None, "hint": {...} | None}
     text = engine.get_doc("guides/retries.md#backoff", context=1)
 
-The engine opens the index read-only and never writes to it. Every method is synchronous and
-thread-safe; async callers run them in a worker thread. Failures a caller can cause raise
-:class:`~docs_mcp_core.errors.SearchError`, whose message is the text MCP clients receive.
+The engine opens the index read-only and never writes to it. ``search`` and ``get_doc`` are
+synchronous and thread-safe; code on an asyncio loop awaits ``search_async`` / ``get_doc_async``
+instead, with no thread hop. The retrievers are LanceDB queries that return only row ids and
+scores; every row's ranking attributes (and, within a memory budget, its display text) are read
+once at open into a :class:`~docs_mcp_core.row_catalog.RowCatalog`, so fusion and the page of hits
+are array operations. Failures a caller can cause raise :class:`~docs_mcp_core.errors.SearchError`,
+whose message is the text MCP clients receive.
+
+The default ranking is described in :mod:`docs_mcp_core.ranking` and ``docs/ranking.md``.
 
 Ranking (the original's recipe): three retrievers run with the same prefilter, each returning up
 to ``max(offset + limit + 200, 5 * limit)`` rows (at most 5000): a BM25 multi-match over
