@@ -15,6 +15,11 @@ one of: the login cookie (set by ``POST /login``: an HMAC of the password under 
 process start, so a restart signs everybody out and the password itself never sits in a cookie),
 or ``Authorization: Bearer <password>``. ``--auth-token`` keeps working for ``/mcp``: either
 credential opens it. ``/healthz`` stays open.
+
+Password guessing is throttled: after :data:`LOGIN_ATTEMPTS` wrong passwords from one client
+address within :data:`LOGIN_WINDOW_SECONDS`, ``POST /login`` answers 429 with ``Retry-After``
+until the oldest failure leaves the window (behind a proxy every client shares its address, so the
+limit then applies to all of them together).
 """
 
 from __future__ import annotations
@@ -22,8 +27,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import html
+import math
 import secrets
-from collections.abc import Iterator
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -40,6 +48,9 @@ PAGE_PATHS = ("/", "/index.html")
 LOGIN_PATH = "/login"
 LOGOUT_PATH = "/logout"
 MAX_LOGIN_BODY = 16 * 1024
+LOGIN_ATTEMPTS = 10  # wrong passwords per client address ...
+LOGIN_WINDOW_SECONDS = 60.0  # ... within this window, then 429 until the oldest one expires
+_TRACKED_CLIENTS = 10_000
 _PUBLIC_SUFFIXES = {
     ".js": "text/javascript",
     ".css": "text/css",
@@ -127,6 +138,57 @@ def bearer_token(scope: Scope) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
+class LoginThrottle:
+    """Wrong passwords per client address in a sliding window (bounded memory)."""
+
+    def __init__(
+        self,
+        attempts: int = LOGIN_ATTEMPTS,
+        window_seconds: float = LOGIN_WINDOW_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.attempts = attempts
+        self.window = window_seconds
+        self._clock = clock
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def _recent(self, client: str, now: float) -> deque[float] | None:
+        failures = self._failures.get(client)
+        if failures is None:
+            return None
+        while failures and failures[0] <= now - self.window:
+            failures.popleft()
+        if not failures:
+            del self._failures[client]
+            return None
+        return failures
+
+    def retry_after(self, client: str) -> float:
+        """Seconds until ``client`` may try again (0: now)."""
+        now = self._clock()
+        failures = self._recent(client, now)
+        if failures is None or len(failures) < self.attempts:
+            return 0.0
+        return max(0.0, failures[0] + self.window - now)
+
+    def failed(self, client: str) -> None:
+        now = self._clock()
+        failures = self._recent(client, now)
+        if failures is None:
+            failures = self._failures[client] = deque(maxlen=self.attempts)
+            while len(self._failures) > _TRACKED_CLIENTS:
+                self._failures.popitem(last=False)
+        failures.append(now)
+
+    def succeeded(self, client: str) -> None:
+        self._failures.pop(client, None)
+
+
+def _client(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
 class Playground:
     """Routes and login of the playground page (mounted by :mod:`docs_mcp_server.http`).
 
@@ -134,9 +196,17 @@ class Playground:
     server, only used here to tell the page that ``/mcp`` wants a token it must ask the user for.
     """
 
-    def __init__(self, build_info: BuildInfo, *, password: str | None = None, auth_token: str | None = None):
+    def __init__(
+        self,
+        build_info: BuildInfo,
+        *,
+        password: str | None = None,
+        auth_token: str | None = None,
+        throttle: LoginThrottle | None = None,
+    ):
         self.build_info = build_info
         self.password = password or None
+        self.throttle = throttle or LoginThrottle()
         self._key = secrets.token_bytes(32)
         self._cookie_value = (
             hmac.new(self._key, self.password.encode(), hashlib.sha256).hexdigest() if self.password else ""
@@ -241,11 +311,24 @@ class Playground:
         if body is None:
             await self._login_page(send, 413, error="That request was too large.")
             return
+        client = _client(scope)
+        wait = self.throttle.retry_after(client)
+        if wait > 0:
+            seconds = max(1, math.ceil(wait))
+            await self._login_page(
+                send,
+                429,
+                error=f"Too many wrong passwords. Try again in {seconds} seconds.",
+                extra=[(b"retry-after", str(seconds).encode())],
+            )
+            return
         fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
         candidate = (fields.get("password") or [""])[0]
         if not self.password_matches(candidate):
+            self.throttle.failed(client)
             await self._login_page(send, 401, error="Wrong password. Try again.")
             return
+        self.throttle.succeeded(client)
         cookie = (
             f"{COOKIE_NAME}={self._cookie_value}; Path=/; Max-Age={COOKIE_MAX_AGE}; HttpOnly; SameSite=Lax"
         )
@@ -273,13 +356,22 @@ class Playground:
             template = template.replace(placeholder, value)
         return template.encode()
 
-    async def _login_page(self, send: Send, status: int, *, error: str = "", method: str = "GET") -> None:
+    async def _login_page(
+        self,
+        send: Send,
+        status: int,
+        *,
+        error: str = "",
+        method: str = "GET",
+        extra: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
         text = (
             self._login_template.replace("{{SERVER_NAME}}", html.escape(self.build_info.name))
             .replace("{{ERROR_HIDDEN}}", "" if error else "hidden")
             .replace("{{ERROR}}", html.escape(error))
         )
-        await _respond(send, status, b"text/html; charset=utf-8", text.encode(), _PAGE_HEADERS, method=method)
+        headers = [*_PAGE_HEADERS, *(extra or [])]
+        await _respond(send, status, b"text/html; charset=utf-8", text.encode(), headers, method=method)
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
