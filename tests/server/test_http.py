@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from docs_mcp_server.playground import LOGIN_ATTEMPTS
+
 from .conftest import server_env, text
 from .processes import ServerProcess
 
@@ -250,6 +252,22 @@ def test_auth_token_required_on_mcp(auth_server: int) -> None:
     assert "mcp-session-id" not in {
         k.lower() for k in post_mcp(auth_server, INITIALIZE, {"Authorization": "Bearer s3cret"})[1]
     }
+
+
+def test_wrong_tokens_are_throttled_but_missing_ones_are_not(built_index: Path) -> None:
+    server, port = start_http(built_index, "--auth-token", "right-token")
+    try:
+        for _ in range(12):  # no credential at all is not a guess
+            assert post_mcp(port, INITIALIZE)[0] == 401
+        for _ in range(LOGIN_ATTEMPTS):
+            assert post_mcp(port, INITIALIZE, {"Authorization": "Bearer guess"})[0] == 401
+        status, headers, messages = post_mcp(port, INITIALIZE, {"Authorization": "Bearer right-token"})
+        assert status == 429
+        assert 1 <= int(headers["Retry-After"]) <= 60
+        assert messages[0]["error"] == {"code": -32000, "message": "Too many failed authentications"}
+        assert request(port, "GET", "/healthz")[0] == 200
+    finally:
+        server.stop()
 
 
 @pytest.mark.anyio

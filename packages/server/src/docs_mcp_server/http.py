@@ -16,6 +16,7 @@ import errno
 import hmac
 import json
 import logging
+import math
 import signal
 import socket
 import threading
@@ -31,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
+from docs_mcp_server.playground import LoginThrottle, client_address
 
 if TYPE_CHECKING:
     from docs_mcp_server.playground import Playground
@@ -84,6 +86,11 @@ class _Drain:
             AppStatus.should_exit = True
 
 
+def _presents_credentials(scope: Scope) -> bool:
+    """Whether the request carries an ``Authorization`` header or a cookie (a credential to check)."""
+    return any(key in (b"authorization", b"cookie") for key, _ in scope.get("headers", []))
+
+
 class DocsHttpMiddleware:
     """ASGI wrapper adding health, headers, CORS, auth, routing and logs around the MCP app."""
 
@@ -101,6 +108,8 @@ class DocsHttpMiddleware:
         self.playground = playground
         self.header_value = app.build_info.header_value().encode("latin-1", errors="replace")
         self.drain = _Drain()
+        # wrong credentials on /mcp count against the same per-address budget as the login form
+        self.throttle = playground.throttle if playground is not None else LoginThrottle()
 
     def _common_headers(self) -> list[tuple[bytes, bytes]]:
         return [
@@ -162,7 +171,25 @@ class DocsHttpMiddleware:
                     send, *_json_response_parts(405, {"error": "Method Not Allowed"}, [(b"allow", b"GET")])
                 )
         elif path == MCP_PATH:
+            client = client_address(scope)
+            guarded = self.auth_token is not None or (
+                self.playground is not None and self.playground.protects_mcp
+            )
+            wait = self.throttle.retry_after(client) if guarded else 0.0
+            if wait > 0:
+                seconds = str(max(1, math.ceil(wait))).encode()
+                await self._respond(
+                    send,
+                    *_json_response_parts(
+                        429,
+                        _jsonrpc_error(-32000, "Too many failed authentications"),
+                        [(b"retry-after", seconds)],
+                    ),
+                )
+                return
             if not self._mcp_allowed(scope):
+                if _presents_credentials(scope):  # a request with none is not a guess
+                    self.throttle.failed(client)
                 await self._respond(
                     send,
                     *_json_response_parts(

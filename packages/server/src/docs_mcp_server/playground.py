@@ -19,7 +19,8 @@ credential opens it. ``/healthz`` stays open.
 Password guessing is throttled: after :data:`LOGIN_ATTEMPTS` wrong passwords from one client
 address within :data:`LOGIN_WINDOW_SECONDS`, ``POST /login`` answers 429 with ``Retry-After``
 until the oldest failure leaves the window (behind a proxy every client shares its address, so the
-limit then applies to all of them together).
+limit then applies to all of them together). Wrong credentials on ``/mcp`` count against the same
+budget (see :mod:`docs_mcp_server.http`).
 """
 
 from __future__ import annotations
@@ -184,7 +185,8 @@ class LoginThrottle:
         self._failures.pop(client, None)
 
 
-def _client(scope: Scope) -> str:
+def client_address(scope: Scope) -> str:
+    """The request's client address (``unknown`` when the server does not know it)."""
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
 
@@ -311,7 +313,7 @@ class Playground:
         if body is None:
             await self._login_page(send, 413, error="That request was too large.")
             return
-        client = _client(scope)
+        client = client_address(scope)
         wait = self.throttle.retry_after(client)
         if wait > 0:
             seconds = max(1, math.ceil(wait))
