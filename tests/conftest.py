@@ -38,14 +38,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="session")
-def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    """``examples/docs`` built by the real ``docs-mcp build`` (no embeddings), shared by the session."""
+def build_with_cli(docs: Path, out: Path) -> Path:
+    """Run the real ``docs-mcp build`` (no embeddings); fail the test with its stderr if it fails."""
     from tests.server.conftest import BUILD_COMMAND, server_env
 
-    out = tmp_path_factory.mktemp("examples-index")
     result = subprocess.run(
-        [BUILD_COMMAND, "build", "--docs-dir", str(examples_docs), "--out", str(out)],
+        [BUILD_COMMAND, "build", "--docs-dir", str(docs), "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -54,3 +52,9 @@ def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -
     if result.returncode != 0:
         pytest.fail(f"docs-mcp build failed ({result.returncode}):\n{result.stderr[-4000:]}")
     return out
+
+
+@pytest.fixture(scope="session")
+def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
+    """``examples/docs`` built by the real ``docs-mcp build`` (no embeddings), shared by the session."""
+    return build_with_cli(examples_docs, tmp_path_factory.mktemp("examples-index"))

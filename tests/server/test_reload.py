@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .conftest import BUILD_COMMAND, SERVER_COMMAND, server_env, text
+from tests.conftest import build_with_cli
+
+from .conftest import SERVER_COMMAND, server_env, text
 
 NEW_GUIDE = "# Zephyr quokkas\n\n## Feeding zephyr quokkas\n\nZephyrquokka rations are served at dawn.\n"
-
-
-def _build(docs: Path, out: Path) -> None:
-    result = subprocess.run(
-        [BUILD_COMMAND, "build", "--docs-dir", str(docs), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(),
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
 
 
 @pytest.mark.anyio
@@ -31,7 +21,7 @@ async def test_a_rebuilt_index_is_served_without_a_restart(tmp_path: Path, examp
     docs = tmp_path / "docs"
     shutil.copytree(examples_docs, docs)
     out = tmp_path / "idx"
-    _build(docs, out)
+    build_with_cli(docs, out)
     params = StdioServerParameters(
         command=SERVER_COMMAND,
         args=["--index-dir", str(out), "--log-level", "warning"],
@@ -45,7 +35,7 @@ async def test_a_rebuilt_index_is_served_without_a_restart(tmp_path: Path, examp
         assert retries.structured_content["hits"]
 
         (docs / "guides" / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
-        _build(docs, out)
+        build_with_cli(docs, out)
 
         after = await client.call_tool("search_docs", {"query": "zephyrquokka rations"})
         assert not after.is_error, text(after.content[0])
@@ -61,10 +51,10 @@ async def test_a_rebuilt_index_is_served_without_a_restart(tmp_path: Path, examp
         assert still.structured_content["hits"][0]["chunk_id"] == hit["chunk_id"]
 
 
-def test_metadata_json_is_written_last_by_a_build(tmp_path: Path, examples_docs: Path) -> None:
+def test_metadata_json_is_written_last_by_abuild_with_cli(tmp_path: Path, examples_docs: Path) -> None:
     """The reload signal is metadata.json: it must not be older than the table it describes."""
     out = tmp_path / "idx"
-    _build(examples_docs, out)
+    build_with_cli(examples_docs, out)
     metadata_time = (out / "metadata.json").stat().st_mtime_ns
     newest_table_file = max(p.stat().st_mtime_ns for p in (out / ".lancedb").rglob("*") if p.is_file())
     assert metadata_time >= newest_table_file
