@@ -55,6 +55,7 @@ def test_help_documents_version_and_environment() -> None:
         (["--phrase-slop", "1.5"], "invalid integer value '1.5'"),
         (["--port", "70000"], "port must be between 0 and 65535"),
         (["--phrase-slop", "9"], "phrase slop must be an integer from 0 to 5"),
+        (["--vector-cooldown", "-5"], "vector cooldown must be a number of seconds >= 0"),
         (["--tool-prefix", "a b"], "tool prefix 'a b' is invalid"),
         (["--custom-tools-json", "[{]"], "--custom-tools-json is not valid JSON"),
     ],

@@ -58,6 +58,8 @@ def test_build_info_header_and_health_shape(tmp_path: Path) -> None:
         ({"proximity_weight": 0.0}, "proximity weight must be a positive number"),
         ({"vector_weight": -1.0}, "vector weight must be a positive number"),
         ({"phrase_slop": 6}, "phrase slop must be an integer from 0 to 5"),
+        ({"vector_cooldown_seconds": -1.0}, "vector cooldown must be a number of seconds >= 0"),
+        ({"vector_cooldown_seconds": float("nan")}, "vector cooldown must be a number of seconds >= 0"),
         ({"ranking": "fancy"}, "ranking must be one of: default, original"),
     ],
 )
@@ -122,3 +124,14 @@ def test_custom_tools_json_parsing(tmp_path: Path) -> None:
 def test_custom_tools_json_errors(value: str, message: str) -> None:
     with pytest.raises(OptionsError, match=message):
         parse_custom_tools_json(value)
+
+
+def test_vector_cooldown_reaches_the_engine(built_index: Path) -> None:
+    from docs_mcp_server.app import DocsMcpApp
+    from docs_mcp_server.boot import load_index_metadata
+
+    options = ServerOptions(index_dir=built_index, vector_cooldown_seconds=5.0)
+    app = DocsMcpApp(options, load_index_metadata(built_index))
+    assert app.engine.get().options.vector_cooldown_seconds == 5.0
+    default = DocsMcpApp(ServerOptions(index_dir=built_index), load_index_metadata(built_index))
+    assert default.engine.get().options.vector_cooldown_seconds == 60.0

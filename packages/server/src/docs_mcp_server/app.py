@@ -89,6 +89,7 @@ class DocsMcpApp:
                 "proximity_weight": options.proximity_weight,
                 "phrase_slop": options.phrase_slop,
                 "vector_weight": options.vector_weight,
+                "vector_cooldown_seconds": options.vector_cooldown_seconds,
                 "cursor_secret": options.cursor_secret,
                 "ranking": options.ranking,
                 "query_embedding_api_key": options.query_embedding_api_key,

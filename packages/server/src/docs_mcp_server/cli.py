@@ -172,6 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--ranking", choices=("default", "original"), help="ranking recipe (default: the engine's)"
     )
     search.add_argument(
+        "--vector-cooldown",
+        type=_number(float),
+        metavar="SECONDS",
+        help="after a failed query embedding, search lexically this long before trying again (default 60)",
+    )
+    search.add_argument(
         "--query-embedding-api-key", help="API key for embedding queries (else OPENAI_API_KEY)"
     )
     search.add_argument("--query-embedding-base-url", help="base URL of an OpenAI-compatible embeddings API")
@@ -262,6 +268,7 @@ def _serve(args: argparse.Namespace) -> int:
             proximity_weight=args.proximity_weight,
             phrase_slop=args.phrase_slop,
             vector_weight=args.vector_weight,
+            vector_cooldown_seconds=args.vector_cooldown,
             ranking=args.ranking,
             query_embedding_api_key=args.query_embedding_api_key,
             query_embedding_base_url=args.query_embedding_base_url,

@@ -6,6 +6,7 @@ its options before any of the heavier MCP or search machinery is imported.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -104,6 +105,7 @@ class ServerOptions:
     proximity_weight: float | None = None
     phrase_slop: int | None = None
     vector_weight: float | None = None
+    vector_cooldown_seconds: float | None = None
     ranking: str | None = None
     query_embedding_api_key: str | None = None
     query_embedding_base_url: str | None = None
@@ -172,6 +174,9 @@ def validate_options(options: ServerOptions) -> None:
         raise OptionsError(f"proximity weight must be a positive number, got {options.proximity_weight!r}")
     if options.vector_weight is not None and not options.vector_weight > 0:
         raise OptionsError(f"vector weight must be a positive number, got {options.vector_weight!r}")
+    cooldown = options.vector_cooldown_seconds
+    if cooldown is not None and not (math.isfinite(cooldown) and cooldown >= 0):
+        raise OptionsError(f"vector cooldown must be a number of seconds >= 0, got {cooldown!r}")
     if options.phrase_slop is not None and not 0 <= options.phrase_slop <= 5:
         raise OptionsError(f"phrase slop must be an integer from 0 to 5, got {options.phrase_slop!r}")
     if options.ranking is not None and options.ranking not in ("default", "original"):
