@@ -82,7 +82,8 @@ def _pss_kib(pid: int) -> int:
     return 0
 
 
-def _tree_pss_kib(root: int) -> int:
+def tree_pss_kib(root: int) -> int:
+    """PSS of ``root`` and all its descendants (the build and its chunking workers), in KiB."""
     tree = _children()
     total, stack = 0, [root]
     while stack:
@@ -111,7 +112,7 @@ def run_build(docs: Path, out: Path, log: Path) -> Measure:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            peak_tree = max(peak_tree, _tree_pss_kib(proc.pid))
+            peak_tree = max(peak_tree, tree_pss_kib(proc.pid))
             time.sleep(POLL_SECONDS)
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_index import directory_bytes, tree_pss_kib
 from server_stdio import StdioServer as _StdioServer
 from server_stdio import rss_mb
 
@@ -53,17 +54,6 @@ POLL_SECONDS = 0.02
 TIMEOUT = 300.0
 PUBLISHED_FILES = ("chunks.json", "metadata.json")
 TARGETS = {"build_s": 100.0, "build_rss_mib": 1000.0, "p50_ms": 15.0, "p95_ms": 30.0, "index_mb": 680.0}
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "scale", "version": "1"},
-    },
-}
 
 
 @dataclass
@@ -128,40 +118,6 @@ def first_copy_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # ── build ───────────────────────────────────────────────────────────────────────────────────────
 
 
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        tree.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    return tree
-
-
-def _pss_kib(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def _tree_pss_kib(root: int) -> int:
-    tree, total, stack = _children(), 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += _pss_kib(pid)
-        stack.extend(tree.get(pid, []))
-    return total
-
-
 def run_build(docs: Path, out: Path, extra: list[str], log: Path, figures: Figures) -> None:
     env = dict(os.environ, LANCEDB_LOG="error")
     command = [*bin_command("docs-mcp"), "build", "--docs-dir", str(docs), "--out", str(out), *extra]
@@ -180,7 +136,7 @@ def run_build(docs: Path, out: Path, extra: list[str], log: Path, figures: Figur
             if time.perf_counter() > deadline:
                 proc.kill()
                 raise SystemExit("docs-mcp build ran for more than an hour; stopped")
-            peak_tree = max(peak_tree, _tree_pss_kib(proc.pid))
+            peak_tree = max(peak_tree, tree_pss_kib(proc.pid))
             time.sleep(POLL_SECONDS)
         figures.build_wall_s = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
@@ -199,10 +155,6 @@ def run_build(docs: Path, out: Path, extra: list[str], log: Path, figures: Figur
     figures.cache_mb = (
         directory_bytes(out / ".embedding-cache") / MB if (out / ".embedding-cache").is_dir() else 0.0
     )
-
-
-def directory_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 # ── search over stdio ───────────────────────────────────────────────────────────────────────────
