@@ -16,6 +16,20 @@ SERVER_COMMAND = str(BIN_DIR / "docs-mcp-server")
 BUILD_COMMAND = str(BIN_DIR / "docs-mcp")
 
 
+# the opening JSON-RPC messages of a raw protocol exchange
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
 def text(block: Any) -> str:
     """The text of a text content block or text resource contents (asserting that is what it is)."""
     from mcp.types import TextContent, TextResourceContents

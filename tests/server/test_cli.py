@@ -9,20 +9,16 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .conftest import SERVER_COMMAND, metadata_document, server_env, text, write_index_stub
+from .conftest import (
+    INITIALIZE,
+    INITIALIZED,
+    SERVER_COMMAND,
+    metadata_document,
+    server_env,
+    text,
+    write_index_stub,
+)
 from .processes import ServerProcess, run_server
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def one_error_line(stderr: str) -> str:

@@ -15,22 +15,12 @@ from mcp import Client
 
 from docs_mcp_server.playground import LOGIN_ATTEMPTS
 
-from .conftest import server_env, text
+from .conftest import INITIALIZE, server_env, text
 from .processes import ServerProcess
 
 HEADER = "name=test-server version=0.1.0 git=abc1234 date=2026-01-02"
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 PROTOCOL = {"MCP-Protocol-Version": "2025-06-18"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 IDENTITY_FLAGS = [

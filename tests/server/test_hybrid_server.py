@@ -26,20 +26,9 @@ from docs_mcp_server.engine import LazyEngine
 from tests.core.test_hybrid import LEXICAL_QUERY, TWIN_CHUNK, build, make_corpus, twin_query
 from tests.fakes.openai_server import FakeOpenAI, Fault
 
-from .conftest import server_env
+from .conftest import INITIALIZE, INITIALIZED, server_env
 from .processes import ServerProcess
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 DEGRADED = "vector search degraded to lexical-only"
 
 
