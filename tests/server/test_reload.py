@@ -59,3 +59,26 @@ def test_metadata_json_is_written_last_by_abuild_with_cli(tmp_path: Path, exampl
     newest_table_file = max(p.stat().st_mtime_ns for p in (out / ".lancedb").rglob("*") if p.is_file())
     assert metadata_time >= newest_table_file
     assert json.loads((out / "metadata.json").read_text(encoding="utf-8"))["stats"]["total_chunks"] > 0
+
+
+def test_a_change_seen_by_the_non_blocking_check_is_reloaded_by_the_next_get(
+    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The async path asks ``opened()`` first and falls back to ``get()``: the change that
+    ``opened()`` noticed must not be forgotten until the next check interval."""
+    from docs_mcp_server.engine import LazyEngine
+
+    monkeypatch.setenv("DOCS_MCP_RELOAD_CHECK_SECONDS", "3600")
+    docs = tmp_path / "docs"
+    shutil.copytree(examples_docs, docs)
+    out = build_with_cli(docs, tmp_path / "idx")
+    lazy = LazyEngine(out)
+    first = lazy.get()
+    (docs / "guides" / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
+    build_with_cli(docs, out)
+    lazy._next_check = 0.0  # the check interval has run out
+    assert lazy.opened() is None
+    fresh = lazy.get()
+    assert fresh is not first
+    assert fresh.search("zephyrquokka rations", limit=1).hits
+    assert lazy.opened() is fresh

@@ -64,6 +64,7 @@ class LazyEngine:
         self._warm_up: threading.Thread | None = None
         self._stamp: tuple[int, int, int] | None = None  # metadata.json identity of the open engine
         self._failed_stamp: tuple[int, int, int] | None = None
+        self._reload_due = False  # a change was seen; the next get() reloads (opened() defers to it)
         self._next_check = 0.0
         self._check_every = _reload_check_seconds()
 
@@ -113,21 +114,25 @@ class LazyEngine:
         return (st.st_mtime_ns, st.st_ino, st.st_size)
 
     def _rebuilt(self) -> bool:
-        """Whether ``metadata.json`` changed since the engine was opened (checked at most every
-        :data:`RELOAD_CHECK_SECONDS`)."""
+        """Whether ``metadata.json`` changed since the engine was opened (looked at most every
+        :data:`RELOAD_CHECK_SECONDS`; a change seen stays due until :meth:`_reload` handles it)."""
         if self._stamp is None:
             return False
+        if self._reload_due:
+            return True
         now = time.monotonic()
         if now < self._next_check:
             return False
         self._next_check = now + self._check_every
         stamp = self._metadata_stamp()
-        return stamp is not None and stamp != self._stamp and stamp != self._failed_stamp
+        self._reload_due = stamp is not None and stamp != self._stamp and stamp != self._failed_stamp
+        return self._reload_due
 
     def _reload(self, current: SearchEngine) -> SearchEngine:
         from docs_mcp_core.search import SearchEngine, SearchOptions
 
         with self._lock:
+            self._reload_due = False
             if self._engine is not current:  # another call reloaded it meanwhile
                 return self._engine or current
             stamp = self._metadata_stamp()
