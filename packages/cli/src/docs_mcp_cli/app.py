@@ -304,13 +304,9 @@ def main() -> NoReturn:
     flushed: LanceDB's native worker threads can otherwise abort interpreter finalisation after
     a successful command (every index write is complete and swapped in by then).
     """
-    # Builds run many native threads (LanceDB, Arrow): capped malloc arenas and Arrow's system
-    # allocator return freed memory instead of keeping it (10x sdk-docs with vectors: peak RSS
-    # 1.2 GB -> 0.9 GB). Arrow reads the variable when pyarrow is first imported.
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    from docs_mcp_core.memory import limit_heap_arenas
+    from docs_mcp_core.memory import return_freed_memory_by_default
 
-    limit_heap_arenas()
+    return_freed_memory_by_default()
     code: int = 0
     try:
         app()

@@ -41,3 +41,16 @@ def limit_heap_arenas(arenas: int = 2) -> None:
         ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
     except (OSError, AttributeError):
         pass
+
+
+def return_freed_memory_by_default() -> None:
+    """Process set-up for the long-running commands (builds, servers); call it before pyarrow is
+    imported and before any native thread starts.
+
+    Arrow's default mimalloc pool keeps freed pages and glibc gives every thread its own arena;
+    Arrow's system allocator and two arenas return that memory instead (an idle sdk-docs server
+    holds ~30 MB less, a 10x build with vectors peaks at 0.9 GB instead of 1.2 GB). Settings the
+    user made in the environment win.
+    """
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    limit_heap_arenas()

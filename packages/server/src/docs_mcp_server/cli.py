@@ -216,12 +216,9 @@ def _fail(message: str, code: int) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("LANCEDB_LOG", "error")
-    # Arrow's default mimalloc pool keeps freed pages; the system allocator returns them (an idle
-    # server holds ~15 MB less). Must be set before pyarrow is first imported.
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    from docs_mcp_core.memory import limit_heap_arenas
+    from docs_mcp_core.memory import return_freed_memory_by_default
 
-    limit_heap_arenas()
+    return_freed_memory_by_default()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.about:
