@@ -174,10 +174,6 @@ class StdioWire:
         self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
         self.early_answered = True
 
-    def next_line(self) -> bytes | None:
-        """Blocking: the next input line, or ``None`` at end of input."""
-        return self._lines.get()
-
     # -- writing -------------------------------------------------------------------------------
 
     def _write_line(self, text: str) -> None:
