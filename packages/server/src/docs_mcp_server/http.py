@@ -371,6 +371,32 @@ def _uvicorn_config(asgi: DocsHttpMiddleware, graceful_timeout: float) -> uvicor
     )
 
 
+def _listen(
+    app: DocsMcpApp,
+    *,
+    host: str,
+    port: int,
+    stateless: bool,
+    auth_token: str | None,
+    graceful_timeout: float,
+    playground: bool,
+    playground_password: str | None,
+    handle_signals: bool,
+) -> tuple[socket.socket, _UvicornServer]:
+    """The bound socket and the uvicorn server for ``app`` (shared by both ways to serve)."""
+    asgi = build_asgi_app(
+        app,
+        stateless=stateless,
+        auth_token=auth_token,
+        host=host,
+        playground=playground,
+        playground_password=playground_password,
+    )
+    sock = bind_socket(host, port)
+    config = _uvicorn_config(asgi, graceful_timeout)
+    return sock, _UvicornServer(config, asgi.drain, handle_signals=handle_signals)
+
+
 def run_http(
     app: DocsMcpApp,
     *,
@@ -384,16 +410,17 @@ def run_http(
     playground_password: str | None = None,
 ) -> None:
     """Serve ``app`` over HTTP until SIGINT/SIGTERM (blocking); in-flight requests finish first."""
-    asgi = build_asgi_app(
+    sock, server = _listen(
         app,
+        host=host,
+        port=port,
         stateless=stateless,
         auth_token=auth_token,
-        host=host,
+        graceful_timeout=graceful_timeout,
         playground=playground,
         playground_password=playground_password,
+        handle_signals=True,
     )
-    sock = bind_socket(host, port)
-    server = _UvicornServer(_uvicorn_config(asgi, graceful_timeout), asgi.drain, handle_signals=True)
     log(
         logging.INFO,
         "started mcp server",
@@ -433,16 +460,17 @@ async def serve_http(
             async with Client(http.url) as client:
                 print(await client.call_tool("search_docs", {"query": "retry"}))
     """
-    asgi = build_asgi_app(
+    sock, server = _listen(
         app,
+        host=host,
+        port=port,
         stateless=stateless,
         auth_token=auth_token,
-        host=host,
+        graceful_timeout=graceful_timeout,
         playground=playground,
         playground_password=playground_password,
+        handle_signals=False,
     )
-    sock = bind_socket(host, port)
-    server = _UvicornServer(_uvicorn_config(asgi, graceful_timeout), asgi.drain, handle_signals=False)
     handle = HttpServer(url=_url(sock), port=sock.getsockname()[1], uvicorn_server=server)
     if warm_up:
         app.engine.start_warm_up()
