@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 RRF_K = 60
 RANKINGS = ("default", "original")
 MAX_FETCH = 5000
-DEFAULT_POOL = 500
+DEFAULT_POOL = 200  # rows per retriever for pages within the first 200 results (docs/ranking.md)
 MAX_QUERY_TERMS = 64
 VECTOR_COOLDOWN_SECONDS = 60.0
 QUERY_EMBEDDING_TIMEOUT_SECONDS = 5.0  # per request; a query never waits on a slow embedding API for long

@@ -6,7 +6,6 @@ import re
 
 SNIPPET_LENGTH = 220
 _LEAD = 60
-_WS_RE = re.compile(r"\s+")
 _TERM_RE = re.compile(r"[a-z0-9]+")
 
 
@@ -20,7 +19,7 @@ def query_terms(query: str) -> list[str]:
 def make_snippet(text: str, query: str, length: int = SNIPPET_LENGTH) -> str:
     """A window of ``text`` (original casing, whitespace collapsed) of about ``length`` characters
     that contains as many distinct query terms as possible, with ``...`` where it was cut."""
-    normal = _WS_RE.sub(" ", text).strip()
+    normal = " ".join(text.split())  # the same as collapsing r"\s+" and stripping, several times faster
     if len(normal) <= length:
         return normal
     lower = normal.lower()
