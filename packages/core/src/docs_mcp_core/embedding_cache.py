@@ -152,10 +152,9 @@ def _recover_interrupted_save(cache_parent: Path) -> None:
 
 
 def _lancedb() -> Any:
-    os.environ.setdefault("LANCEDB_LOG", "error")
-    import lancedb
+    from docs_mcp_core.lancedb_loader import import_lancedb
 
-    return lancedb
+    return import_lancedb()
 
 
 def _read_table(cache_dir: Path) -> dict[str, Vector] | None:

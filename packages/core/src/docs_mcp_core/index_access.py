@@ -17,6 +17,7 @@ from typing import Any
 
 from docs_mcp_core.errors import IndexNotFoundError
 from docs_mcp_core.index_store import TABLE_NAME
+from docs_mcp_core.lancedb_loader import import_lancedb
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, parse_metadata_bytes, read_metadata
 from docs_mcp_core.storage import describe, is_uri, open_storage
 
@@ -50,8 +51,7 @@ def open_index(index_dir: str | Path, storage_options: Mapping[str, str] | None 
         raise IndexNotFoundError(
             f"LanceDB index not found at '{db_path}'. Re-run docs-mcp build to generate the index."
         )
-    import lancedb
-
+    lancedb = import_lancedb()
     try:
         table = lancedb.connect(str(db_path), read_consistency_interval=None).open_table(table_name)
     except Exception as exc:  # noqa: BLE001 - any storage failure is "unusable index"
@@ -75,8 +75,7 @@ def _open_remote(uri: str, storage_options: Mapping[str, str] | None) -> OpenedI
     metadata = parse_metadata_bytes(data, where)
     table_name = metadata.index.table or TABLE_NAME
     db_uri = storage.uri(metadata.index.path)
-    import lancedb
-
+    lancedb = import_lancedb()
     try:
         db = lancedb.connect(db_uri, read_consistency_interval=None, storage_options=storage.lance_options)
         table = db.open_table(table_name)

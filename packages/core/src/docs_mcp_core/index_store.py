@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.chunking import Chunk
+from docs_mcp_core.lancedb_loader import import_lancedb
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -161,8 +162,9 @@ def write_table(
     index failures are. ``after_rows`` runs once every row is written, before the indexes are built
     (a build saves its embedding cache there and frees the vectors before the memory-hungry part).
     """
-    import lancedb
     import pyarrow as pa
+
+    lancedb = import_lancedb()
     from lancedb.index import FTS, BTree
 
     step = on_step or (lambda _s: None)
@@ -287,8 +289,7 @@ def read_cached_chunks(db_path: Path) -> dict[str, tuple[str, list[Chunk]]]:
     if not (db_path / f"{TABLE_NAME}.lance").exists():
         return {}
     try:
-        import lancedb
-
+        lancedb = import_lancedb()
         table = lancedb.connect(str(db_path)).open_table(TABLE_NAME)
         names = set(table.schema.names)
         if "file_fingerprint" not in names:
