@@ -164,7 +164,7 @@ def _read_lines(stream: object, sink: queue.Queue[str | None]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kill_after", ["chunking: ", "index: full-text index"])
+@pytest.mark.parametrize("kill_after", ["chunking: ", "index: full-text and scalar indexes"])
 def test_build_killed_midway_leaves_the_old_index_working(
     tmp_path: Path, old_index: Path, big_corpus: Path, kill_after: str
 ) -> None:

