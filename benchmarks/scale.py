@@ -225,11 +225,12 @@ def measure_vector_leg(index_dir: Path, cases: list[dict[str, Any]], figures: Fi
     queries = [case["query"] for case in cases]
     vectors = provider.embed(queries)
 
-    def ids(vector: list[float], limit: int, exact: bool) -> list[tuple[str, float]]:
-        builder: Any = table.search(list(vector), vector_column_name="vector")
+    def ids(vector: list[float], limit: int, exact: bool) -> list[tuple[int, float]]:
+        """Row ids and distances, queried as the engine's vector leg queries (no columns read)."""
+        builder: Any = table.search(list(vector), vector_column_name="vector").with_row_id(True)
         builder = builder.bypass_vector_index() if exact else tune_vector_query(builder, index_type, limit)
-        rows = builder.select(["chunk_id", "_distance"]).limit(limit).to_arrow().to_pylist()
-        return [(r["chunk_id"], r["_distance"]) for r in rows]
+        rows = builder.select(["_distance"]).limit(limit).to_arrow()
+        return list(zip(rows.column("_rowid").to_pylist(), rows.column("_distance").to_pylist(), strict=True))
 
     def recall(limit: int) -> float:
         """Share of the ANN top 10 within the exact 10th-best distance (ties count as hits)."""

@@ -118,7 +118,9 @@ def test_summary_and_reporter(tmp_path: Path, examples_docs: Path) -> None:
     assert any(
         s.startswith(f"chunked 20 files into {len(chunks)} chunks (0 unchanged") for s in reporter.steps
     )
-    assert "index: writing table" in reporter.steps and "index: full-text and scalar indexes" in reporter.steps
+    assert (
+        "index: writing table" in reporter.steps and "index: full-text and scalar indexes" in reporter.steps
+    )
     assert reporter.warnings == summary.warnings == []
 
 

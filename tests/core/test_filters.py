@@ -203,3 +203,36 @@ def test_injection_attempts_never_widen_the_selection(table: Any, value: str) ->
     assert _selected(table, {"language": value}) == _selected(table, {"language": "ruby"})
     assert _selected(table, {"language": value, "scope": "sdk-specific"}) == set()
     assert table.count_rows() == len(ROWS)  # and nothing was dropped
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"language": "python"},
+        {"language": "ruby"},
+        {"scope": "legacy"},
+        {"language": "python", "scope": "sdk-specific"},
+        {"service": "mistral", "language": "python"},
+        {"service": "nobody"},
+        {"language": "it's"},
+    ],
+)
+def test_vectorised_mask_agrees_with_the_python_rule(table: Any, filters: dict[str, str]) -> None:
+    from docs_mcp_core.filters import filter_mask
+    from docs_mcp_core.row_catalog import RowCatalog
+
+    catalog = RowCatalog.load(table, KEYS, "search_prior", "search_dedup", display_columns=["chunk_id"])
+    assert catalog.display is not None
+    ids = [i.removesuffix(".md") for i in catalog.display.column("chunk_id").to_pylist()]
+    mask = filter_mask(filters, KEYS, catalog.equals)
+    assert mask is not None
+    assert {name for name, keep in zip(ids, mask.tolist(), strict=True) if keep} == _expected(filters)
+
+
+def test_no_filter_no_mask() -> None:
+    from docs_mcp_core.filters import filter_mask
+
+    def equals(key: str, value: str) -> Any:
+        raise AssertionError("not consulted")
+
+    assert filter_mask({}, KEYS, equals) is None

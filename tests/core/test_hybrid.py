@@ -600,3 +600,51 @@ def test_while_one_query_probes_a_recovering_api_the_others_do_not_wait(
     assert probe and probe[0].chunk_id == TWIN_CHUNK  # the probe succeeded: the outage is over
     assert engine.search(query, limit=3).hits[0].chunk_id == TWIN_CHUNK
     assert embedding_count(api) == 3 and len(warnings) == 1
+
+
+def test_ivf_probes_grow_as_the_prefilter_narrows() -> None:
+    from docs_mcp_core.index_store import ANN_QUERY_NPROBES, ivf_probes
+
+    assert ivf_probes(1.0) == ivf_probes(0.1) == ANN_QUERY_NPROBES
+    assert ivf_probes(0.05) == 2 * ANN_QUERY_NPROBES
+    assert ivf_probes(0.01) == 10 * ANN_QUERY_NPROBES
+    assert ivf_probes(0.0) >= 1_000_000  # nothing passes: LanceDB stops at the partition count
+
+
+def test_ivf_query_under_a_narrow_prefilter_matches_exact_search(tmp_path: Path) -> None:
+    """A filter keeping 1 % of the rows: the probes grow with it, so the neighbours are still found."""
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+    from lancedb.index import IvfFlat
+
+    from docs_mcp_core.index_store import tune_vector_query
+
+    rng = np.random.default_rng(7)
+    rows, dims = 4_000, 32
+    centres = rng.normal(size=(64, dims))
+    vectors = (centres[rng.integers(0, 64, rows)] + rng.normal(scale=0.3, size=(rows, dims))).astype(
+        np.float32
+    )
+    group = np.where(np.arange(rows) % 100 == 0, "rare", "common")
+    data = pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "grp": pa.array(group.tolist()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), dims),
+        }
+    )
+    table = lancedb.connect(str(tmp_path)).create_table("chunks", data)
+    table.create_index("vector", config=IvfFlat(distance_type="l2", num_partitions=64))
+    where = "grp = 'rare'"
+    share = float(np.mean(group == "rare"))
+    assert share == 0.01
+    found = 0
+    for q in vectors[1:200:10]:
+        exact = table.search(q).bypass_vector_index().where(where).limit(10).to_arrow()
+        tuned = tune_vector_query(table.search(q).where(where), "IvfFlat", 210, share).limit(210).to_arrow()
+        want = exact.column("id").to_pylist()
+        got = tuned.column("id").to_pylist()[:10]
+        assert len(want) == 10
+        found += len(set(got) & set(want))
+    assert found / (20 * 10) >= 0.95

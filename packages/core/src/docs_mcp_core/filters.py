@@ -1,13 +1,16 @@
 """Taxonomy filters: the SQL prefilter pushed down to LanceDB, and the same rule in Python.
 
-The ``language``/``scope`` auto-include rule is the original's: when ``language`` is filtered and
+The same rule has three forms here: SQL for LanceDB, a test of one chunk's metadata, and a
+vectorised mask over every row. The ``language``/``scope`` auto-include rule is the original's: when ``language`` is filtered and
 ``scope`` is not, SDK-specific chunks of that language, every ``global-guide`` chunk, and chunks of
 any other scope that are language-neutral or in that language all match.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 from docs_mcp_core.index_store import quote_identifier, quote_string
 
@@ -64,3 +67,34 @@ def matches_filters(
         if scope and metadata.get("scope", "") != scope:
             return False
     return all(metadata.get(k, "") == v for k, v in filters.items() if k not in ("language", "scope"))
+
+
+def filter_mask(
+    filters: Mapping[str, str],
+    taxonomy_keys: Sequence[str] | None,
+    equals: Callable[[str, str], np.ndarray],
+) -> np.ndarray | None:
+    """Boolean mask of the rows passing ``filters`` (same semantics as :func:`where_clause`).
+
+    ``equals(key, value)`` is the mask of rows whose ``key`` is ``value`` (``""``: no value).
+    None when nothing is filtered.
+    """
+    masks: list[np.ndarray] = []
+    language, scope = filters.get("language"), filters.get("scope")
+    if _auto_include(filters, taxonomy_keys):
+        sdk, guide = equals("scope", SDK_SPECIFIC), equals("scope", GLOBAL_GUIDE)
+        in_language = equals("language", language or "")
+        neutral = equals("language", "")
+        masks.append((sdk & in_language) | guide | (~sdk & ~guide & (neutral | in_language)))
+    else:
+        if language:
+            masks.append(equals("language", language))
+        if scope:
+            masks.append(equals("scope", scope))
+    masks.extend(equals(k, v) for k, v in filters.items() if k not in ("language", "scope"))
+    if not masks:
+        return None
+    mask = masks[0]
+    for other in masks[1:]:
+        mask = mask & other
+    return mask

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -51,7 +52,9 @@ DEDUP_COLUMN = "search_dedup"  # hash of content_text: byte-identical chunks col
 ANN_INDEX_MIN_ROWS = 5_000  # at ANN_INDEX_REFERENCE_DIMS; fewer rows when vectors are wider
 ANN_INDEX_REFERENCE_DIMS = 256
 ANN_INDEX_FLOOR_ROWS = 1_000  # never an index below this many rows, whatever the dimensions
-ANN_QUERY_MIN_NPROBES = 20
+ANN_QUERY_NPROBES = 20
+ANN_PROBE_FULL_SHARE = 0.1  # below this share of rows passing the prefilter, probe more (ivf_probes)
+ANN_MAX_NPROBES = 1_000_000  # LanceDB stops at the partition count
 ANN_QUERY_REFINE_FACTOR_PQ = 10  # indexes we do not build (the original writes IVF_PQ) need refining
 ANN_QUERY_REFINE_FACTOR_SQ = 2
 ANN_QUERY_EF = 300
@@ -288,12 +291,11 @@ def vector_index_type(table: Any) -> str | None:
     return None
 
 
-def tune_vector_query(builder: Any, index_type: str | None, fetch: int) -> Any:
+def tune_vector_query(builder: Any, index_type: str | None, fetch: int, share: float = 1.0) -> Any:
     """Apply the measured query-time parameters for ``index_type`` to a vector query builder.
 
-    IVF indexes probe :data:`ANN_QUERY_MIN_NPROBES` partitions, and more (up to all) when a narrow
-    prefilter leaves fewer than ``fetch`` rows in them: fixed probing lost most neighbours under a
-    1 % filter. Quantized indexes re-rank ``refine factor x fetch`` candidates with exact distances.
+    IVF indexes probe :func:`ivf_probes` partitions for a prefilter that keeps ``share`` of the
+    rows. Quantized indexes re-rank ``refine factor x fetch`` candidates with exact distances.
     """
     if not index_type:
         return builder
@@ -304,8 +306,22 @@ def tune_vector_query(builder: Any, index_type: str | None, fetch: int) -> Any:
     if "HNSW" in kind:  # the graph must hand on at least limit x refine factor candidates
         builder = builder.ef(max(ANN_QUERY_EF, fetch * refine))
     if kind.startswith("IVF"):
-        builder = builder.minimum_nprobes(ANN_QUERY_MIN_NPROBES).maximum_nprobes(0)
+        builder = builder.nprobes(ivf_probes(share))
     return builder
+
+
+def ivf_probes(share: float) -> int:
+    """Partitions an IVF query probes when its prefilter keeps ``share`` (0-1) of the rows.
+
+    :data:`ANN_QUERY_NPROBES` while the filter keeps at least :data:`ANN_PROBE_FULL_SHARE` of the
+    rows; below that, proportionally more, so that about as many rows pass the filter in the
+    probed partitions as at that share (a fixed 20 lost half the neighbours under a 1 % filter).
+    A fixed count, because LanceDB's open-ended probing (``maximum_nprobes(0)``) probed far more
+    partitions than needed even without a filter: 19 ms instead of 7 ms at 110k x 256.
+    """
+    if share >= ANN_PROBE_FULL_SHARE:
+        return ANN_QUERY_NPROBES
+    return min(ANN_MAX_NPROBES, math.ceil(ANN_QUERY_NPROBES * ANN_PROBE_FULL_SHARE / max(share, 1e-9)))
 
 
 def read_cached_chunks(db_path: Path) -> dict[str, tuple[str, list[Chunk]]]:

@@ -160,6 +160,19 @@ class RowCatalog:
         except ValueError:
             return codes, -2
 
+    def equals(self, key: str, value: str) -> np.ndarray:
+        """Mask of the rows whose taxonomy ``key`` is ``value`` (``""``: rows without a value)."""
+        entry = self.taxonomy.get(key)
+        if entry is None:
+            return np.full(len(self), value == "", dtype=bool)
+        codes, values = entry
+        if value == "":
+            return codes == -1
+        try:
+            return codes == values.index(value)
+        except ValueError:
+            return np.zeros(len(self), dtype=bool)
+
     def collapse_groups(self, keys: Sequence[str]) -> np.ndarray:
         """Collapse group of every row for the live collapse ``keys`` (-1: the row never collapses).
 

@@ -46,7 +46,7 @@ import numpy as np
 from docs_mcp_core import row_catalog
 from docs_mcp_core.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.errors import SearchError
-from docs_mcp_core.filters import matches_filters, where_clause
+from docs_mcp_core.filters import filter_mask, matches_filters, where_clause
 from docs_mcp_core.index_store import (
     DEDUP_COLUMN,
     PRIOR_COLUMN,
@@ -215,6 +215,7 @@ class SearchEngine:
         self._vector_warned = False
         self._vector_probing = False
         self._ann_index = vector_index_type(table) if self._has_vectors else None
+        self._prefilters: dict[tuple[tuple[str, str], ...], tuple[str | None, float]] = {}
 
     # ── opening ──────────────────────────────────────────────────────────────────────────────
 
@@ -300,10 +301,10 @@ class SearchEngine:
         offset = 0
         if cursor:
             offset = decode_cursor(cursor, query=q, filters=active, secret=self._secret).offset
-        where = where_clause(active, self._taxonomy_keys)
+        where, share = self._prefilter(active)
         fetch = self._fetch_depth(offset, page_size)
         default = self.options.ranking == "default" and self._ranked_columns
-        legs = await self._retrieve(q, where, fetch, default)
+        legs = await self._retrieve(q, where, share, fetch, default)
         ranked = self._fuse_default(q, active, legs) if default else self._fuse_original(legs)
         live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
         if live_collapse and len(ranked):
@@ -355,7 +356,22 @@ class SearchEngine:
 
     # ── retrieval: the legs run concurrently on LanceDB's event loop, one thread hop per search ──
 
-    async def _retrieve(self, query: str, where: str | None, fetch: int, default: bool) -> dict[str, _Leg]:
+    def _prefilter(self, active: Mapping[str, str]) -> tuple[str | None, float]:
+        """The SQL prefilter of ``active`` filters and the share of rows it keeps (memoised)."""
+        key = tuple(sorted(active.items()))
+        found = self._prefilters.get(key)
+        if found is None:
+            where = where_clause(active, self._taxonomy_keys)
+            mask = filter_mask(active, self._taxonomy_keys, self._catalog.equals) if where else None
+            share = float(mask.mean()) if mask is not None and len(mask) else 1.0
+            if len(self._prefilters) >= 4096:
+                self._prefilters.clear()
+            found = self._prefilters[key] = (where, share)
+        return found
+
+    async def _retrieve(
+        self, query: str, where: str | None, share: float, fetch: int, default: bool
+    ) -> dict[str, _Leg]:
         from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
 
         text = _lexical_query_text(query)
@@ -376,7 +392,7 @@ class SearchEngine:
 
         legs = {"match": self._fts(match_q, where, fetch), "phrase": self._fts(phrase_q, where, fetch)}
         if self._has_vectors:
-            legs["vector"] = self._vector(query, where, fetch)
+            legs["vector"] = self._vector(query, where, fetch, share)
         results = await asyncio.gather(*legs.values())
         return dict(zip(legs, results, strict=True))
 
@@ -398,7 +414,7 @@ class SearchEngine:
             raise
         return self._leg(rows, "_score")
 
-    async def _vector(self, query: str, where: str | None, fetch: int) -> _Leg:
+    async def _vector(self, query: str, where: str | None, fetch: int, share: float = 1.0) -> _Leg:
         """The vector leg: embed the query, nearest neighbours under the same prefilter.
 
         It never fails a search. When embedding or the vector query fails, this query gets no vector
@@ -421,7 +437,7 @@ class SearchEngine:
                 leg = _EMPTY_LEG
             else:
                 builder = self._atable.query().nearest_to(list(vector)).column("vector").with_row_id()
-                builder = tune_vector_query(builder, self._ann_index, fetch)
+                builder = tune_vector_query(builder, self._ann_index, fetch, share)
                 if where:
                     builder = builder.where(where)
                 leg = self._leg(await builder.select(["_distance"]).limit(fetch).to_arrow(), "_distance")
@@ -452,8 +468,8 @@ class SearchEngine:
 
         Empty when the index has no usable vectors or the embedding provider is unavailable.
         """
-        where = where_clause({k: v for k, v in (filters or {}).items() if v}, self._taxonomy_keys)
-        positions, _ = self._loop.run(self._vector(query, where, max(1, limit)))
+        where, share = self._prefilter({k: v for k, v in (filters or {}).items() if v})
+        positions, _ = self._loop.run(self._vector(query, where, max(1, limit), share))
         rows = self._loop.run(self._page_rows(positions))
         row_ids = self._catalog.row_ids[positions].tolist()
         return [rows[int(r)]["chunk_id"] for r in row_ids if int(r) in rows]
