@@ -9,6 +9,8 @@ import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.ranking import (
+    coverage_factor,
+    coverage_terms,
     cue_factor,
     expand_identifiers,
     generic_headings,
@@ -90,6 +92,26 @@ def test_cue_factor_boosts_matches_and_damps_other_values() -> None:
     assert cue_factor({}, cues, 0.5) == 1.0  # language-neutral chunks are left alone
 
 
+def test_coverage_terms_drop_short_and_stop_words_and_cut_endings() -> None:
+    assert coverage_terms("How do I verify the Webhook signature?") == ["verify", "webhook", "signature"]
+    assert coverage_terms("tags TAG Tags") == ["tag"]
+    assert coverage_terms("go to it") == []
+
+
+def test_coverage_factor_counts_words_found_at_word_starts() -> None:
+    terms = ["verify", "webhook", "signature"]
+    every = coverage_factor("verify each webhook signature", terms)
+    one = coverage_factor("webhook webhook webhook", terms)
+    none = coverage_factor("nothing relevant", terms)
+    assert every == 1.0
+    assert 0 < none < one < every
+    assert one == ((1 + 0.5) / (3 + 0.5)) ** 0.5
+    # a term matches the start of a word only: "tag" is in "tags", not in "stage"
+    assert coverage_factor("stage", ["tag", "zzz"]) == coverage_factor("none", ["tag", "zzz"])
+    assert coverage_factor("tags", ["tag", "zzz"]) > coverage_factor("stage", ["tag", "zzz"])
+    assert coverage_factor("anything", []) == 1.0
+
+
 def _write(root: Path, rel: str, text: str) -> None:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,3 +180,31 @@ def test_byte_identical_chunks_collapse_into_one_hit(ranked_index: Path) -> None
         h for h in original.search("LinkSchema fields destination", limit=10).hits if h.heading == "Fields"
     ]
     assert len(orig_fields) == 3
+
+
+def test_a_chunk_with_every_query_word_outranks_one_repeating_a_single_word(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import docs_mcp_core.search as search_module
+
+    docs = tmp_path / "docs"
+    # "webhook" is rare in the corpus, "verify" and "signature" are everywhere: BM25 alone prefers
+    # the short section that repeats the rare word
+    _write(docs, "guides/events.md", "# Events\n\n## Delivery\n\nWebhook events and webhook retries.\n")
+    _write(
+        docs,
+        "guides/security.md",
+        "# Security\n\n## Incoming requests\n\n"
+        + "Verify the signature of each incoming webhook before you trust it.\n",
+    )
+    for i in range(8):
+        _write(docs, f"guides/keys-{i}.md", f"# Keys {i}\n\n## Signing\n\nVerify the signature of key {i}.\n")
+    out = tmp_path / "idx"
+    build_index(BuildOptions(docs_dir=docs, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
+    query = "verify webhook signature"
+    security = "guides/security.md#security/incoming-requests"
+    with_coverage = [h.chunk_id for h in SearchEngine.open(out).search(query, limit=3).hits]
+    assert with_coverage[0] == security
+    monkeypatch.setattr(search_module, "COVERAGE_DEPTH", 0)  # the signal off: no row is measured
+    without = [h.chunk_id for h in SearchEngine.open(out).search(query, limit=3).hits]
+    assert without[0] == "guides/events.md#events/delivery"

@@ -14,6 +14,10 @@ Each signal is general — none knows about a particular corpus, file or query s
   of links (tables of contents, "available operations") and chunks whose heading is a generic
   section name repeated all over the corpus ("Fields", "Example Usage") are damped; deeper paths
   are damped very slightly, so a canonical page outranks its copies in sub-packages.
+* **Query-term coverage.** The best-scored rows with a full-text match are multiplied by the
+  square root of the share of the query's words they contain (smoothed: never zero): a chunk that
+  says every word of the question outranks one that repeats a single word often. Rows found by
+  the vector retriever alone are left as they are.
 * **Taxonomy cues.** An unfiltered query that names a taxonomy value ("... in the Go SDK",
   "Dub TypeScript") boosts chunks carrying that value and damps chunks carrying another one.
 """
@@ -35,6 +39,14 @@ _WORD_RE = re.compile(r"[A-Za-z0-9]+")
 NAV_RATIO_THRESHOLD = 0.5
 NAV_PENALTY = 0.5
 GENERIC_HEADING_PENALTY = 0.2
+COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
+COVERAGE_EXPONENT = 0.5
+COVERAGE_SMOOTHING = 0.5
+# Words that say nothing about which chunk is wanted (LanceDB's full-text search drops them too);
+# words of one or two letters are never counted.
+COVERAGE_STOP_WORDS = frozenset(
+    "and are can does for from how the this that what when which with you your".split()  # noqa: SIM905
+)
 GENERIC_HEADING_MIN_COUNT = 20
 GENERIC_HEADING_SHARE = 0.005
 DEPTH_DAMPING = 0.02
@@ -95,6 +107,36 @@ def _joined_parts(token: str) -> str | None:
     """
     parts = identifier_parts(token)
     return " ".join(parts) if len(parts) > 1 else None
+
+
+def coverage_terms(query: str) -> list[str]:
+    """The words of ``query`` that coverage counts: lower-cased, distinct, stop words and words of
+    one or two characters left out, common English endings cut (``tags`` and ``tag`` are one
+    word: a term matches the start of a word of the chunk's lower-cased text)."""
+    terms: dict[str, None] = {}
+    for word in _WORD_RE.findall(query.lower()):
+        if len(word) <= 2 or word in COVERAGE_STOP_WORDS:
+            continue
+        for ending in ("ing", "es", "ed", "s"):
+            if word.endswith(ending) and len(word) - len(ending) >= 3:
+                word = word[: -len(ending)]
+                break
+        terms.setdefault(word, None)
+    return list(terms)
+
+
+def coverage_pattern(terms: Sequence[str]) -> re.Pattern[str]:
+    """A pattern finding ``terms`` at the start of a word (``tag`` in ``tags``, not in ``stage``)."""
+    return re.compile(r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + ")")
+
+
+def coverage_factor(text: str, terms: Sequence[str], pattern: re.Pattern[str] | None = None) -> float:
+    """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``."""
+    if not terms:
+        return 1.0
+    found = set((pattern or coverage_pattern(terms)).findall(text))
+    share = (len(found) + COVERAGE_SMOOTHING) / (len(terms) + COVERAGE_SMOOTHING)
+    return float(share**COVERAGE_EXPONENT)
 
 
 def path_words(filepath: str, breadcrumb: str) -> str:

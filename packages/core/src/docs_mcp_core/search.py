@@ -58,7 +58,15 @@ from docs_mcp_core.index_store import (
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ordering import sort_key
-from docs_mcp_core.ranking import RankingWeights, expand_identifiers, query_cues
+from docs_mcp_core.ranking import (
+    COVERAGE_DEPTH,
+    RankingWeights,
+    coverage_factor,
+    coverage_pattern,
+    coverage_terms,
+    expand_identifiers,
+    query_cues,
+)
 from docs_mcp_core.row_catalog import RowCatalog, first_of_each_group
 from docs_mcp_core.snippet import make_snippet
 
@@ -305,7 +313,7 @@ class SearchEngine:
         fetch = self._fetch_depth(offset, page_size)
         default = self.options.ranking == "default" and self._ranked_columns
         legs = await self._retrieve(q, where, share, fetch, default)
-        ranked = self._fuse_default(q, active, legs) if default else self._fuse_original(legs)
+        ranked = await self._fuse_default(q, active, legs) if default else self._fuse_original(legs)
         live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
         if live_collapse and len(ranked):
             groups = self._catalog.collapse_groups(live_collapse)[ranked.positions]
@@ -495,8 +503,11 @@ class SearchEngine:
             contributions.append(w / (RRF_K + ranks) if w > 0 else np.zeros(len(first)))
         return self._order(positions, contributions, None, tie_by_depth=False, dedup=False)
 
-    def _fuse_default(self, query: str, filters: Mapping[str, str], legs: Mapping[str, _Leg]) -> _Ranked:
-        """Score fusion with identifier-aware fields, static priors and taxonomy cues (ranking.py)."""
+    async def _fuse_default(
+        self, query: str, filters: Mapping[str, str], legs: Mapping[str, _Leg]
+    ) -> _Ranked:
+        """Score fusion with identifier-aware fields, static priors, taxonomy cues and query-term
+        coverage (ranking.py)."""
         w = self._weights
         positions: list[np.ndarray] = []
         contributions: list[np.ndarray] = []
@@ -516,7 +527,47 @@ class SearchEngine:
             contributions.append(w.vector * (RRF_K + 1) / (RRF_K + ranks))
         taxonomy = {k: f.values for k, f in self.metadata.taxonomy.items()}
         cues = query_cues(query, taxonomy, filters)
-        return self._order(positions, contributions, cues, tie_by_depth=True, dedup=self._dedup)
+        coverage = None
+        terms = coverage_terms(query)
+        if len(terms) >= 2 and len(match_pos):
+            rows, score = self._scores(positions, contributions, cues)
+            lexical = np.isin(rows, match_pos)  # rows the vector retriever alone found keep their score
+            rows, score = rows[lexical], score[lexical]
+            top = rows[np.argsort(-score, kind="stable")[:COVERAGE_DEPTH]]
+            texts = await self._coverage_texts(top)
+            pattern = coverage_pattern(terms)
+            factors = np.fromiter((coverage_factor(t, terms, pattern) for t in texts), np.float64, len(top))
+            coverage = (top, factors)
+        return self._order(
+            positions, contributions, cues, tie_by_depth=True, dedup=self._dedup, boost=coverage
+        )
+
+    async def _coverage_texts(self, positions: np.ndarray) -> list[str]:
+        """Lower-cased heading, breadcrumb, path and text of the rows at ``positions``."""
+        columns = ("heading", "breadcrumb", "filepath", "content_text")
+        rows = await self._page_rows(positions)
+        out: list[str] = []
+        for row_id in self._catalog.row_ids[positions].tolist():
+            row = rows.get(int(row_id)) or {}
+            out.append(" ".join(str(row.get(c) or "") for c in columns).lower())
+        return out
+
+    def _scores(
+        self,
+        positions: Sequence[np.ndarray],
+        contributions: Sequence[np.ndarray],
+        cues: Mapping[str, str] | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's summed contributions, times prior and cues (default ranking): ``(rows, score)``."""
+        catalog = self._catalog
+        rows, inverse = np.unique(np.concatenate(positions), return_inverse=True)
+        score = np.zeros(len(rows), dtype=np.float64)
+        np.add.at(score, inverse, np.concatenate(contributions))  # in leg order, as a row's sum
+        if cues is not None:  # the default ranking: static prior, then taxonomy cues
+            score = score * catalog.prior[rows]
+            if cues:
+                score = score * self._cue_factors(rows, cues)
+        return rows, score
 
     def _order(
         self,
@@ -526,18 +577,17 @@ class SearchEngine:
         *,
         tie_by_depth: bool,
         dedup: bool,
+        boost: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> _Ranked:
-        """Sum each row's contributions, apply prior and cues, sort, drop byte-identical repeats."""
+        """Sum each row's contributions, apply prior, cues and ``boost`` (``(positions, factors)``),
+        sort, drop byte-identical repeats."""
         if not positions:
             return _Ranked(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
         catalog = self._catalog
-        rows, inverse = np.unique(np.concatenate(positions), return_inverse=True)
-        score = np.zeros(len(rows), dtype=np.float64)
-        np.add.at(score, inverse, np.concatenate(contributions))  # in leg order, as a row's sum
-        if cues is not None:  # the default ranking: static prior, then taxonomy cues
-            score = score * catalog.prior[rows]
-            if cues:
-                score = score * self._cue_factors(rows, cues)
+        rows, score = self._scores(positions, contributions, cues)
+        if boost is not None:
+            boosted, factors = boost
+            score[np.searchsorted(rows, boosted)] *= factors
         score = np.round(score, 6)
         keys = [catalog.sort_rank[rows], *([catalog.depth[rows]] if tie_by_depth else []), -score]
         order = np.lexsort(keys)
