@@ -125,18 +125,24 @@ def coverage_terms(query: str) -> list[str]:
     return list(terms)
 
 
-def coverage_pattern(terms: Sequence[str]) -> re.Pattern[str]:
-    """A pattern finding ``terms`` at the start of a word (``tag`` in ``tags``, not in ``stage``)."""
-    return re.compile(r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + ")")
-
-
-def coverage_factor(text: str, terms: Sequence[str], pattern: re.Pattern[str] | None = None) -> float:
+def coverage_factor(text: str, terms: Sequence[str]) -> float:
     """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``."""
     if not terms:
         return 1.0
-    found = set((pattern or coverage_pattern(terms)).findall(text))
-    share = (len(found) + COVERAGE_SMOOTHING) / (len(terms) + COVERAGE_SMOOTHING)
+    found = sum(1 for term in terms if _starts_a_word(text, term))
+    share = (found + COVERAGE_SMOOTHING) / (len(terms) + COVERAGE_SMOOTHING)
     return float(share**COVERAGE_EXPONENT)
+
+
+def _starts_a_word(text: str, term: str) -> bool:
+    """Whether ``term`` occurs in ``text`` after a character that is not a letter or digit (or
+    at the start): ``tag`` is in ``tags`` and ``list_tags``, not in ``stage``."""
+    at = text.find(term)
+    while at >= 0:
+        if at == 0 or not text[at - 1].isalnum():
+            return True
+        at = text.find(term, at + 1)
+    return False
 
 
 def path_words(filepath: str, breadcrumb: str) -> str:

@@ -160,6 +160,13 @@ class RowCatalog:
         except ValueError:
             return codes, -2
 
+    def display_values(self, positions: np.ndarray, columns: Sequence[str]) -> list[list[Any]] | None:
+        """Values of display ``columns`` at ``positions``, one list per column (None when not in memory)."""
+        if self.display is None:
+            return None
+        page = self.display.select(list(columns)).take(pa.array(positions, type=pa.int64()))
+        return [[v if v is not None else "" for v in page.column(c).to_pylist()] for c in columns]
+
     def equals(self, key: str, value: str) -> np.ndarray:
         """Mask of the rows whose taxonomy ``key`` is ``value`` (``""``: rows without a value)."""
         entry = self.taxonomy.get(key)

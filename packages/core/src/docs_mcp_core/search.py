@@ -62,7 +62,6 @@ from docs_mcp_core.ranking import (
     COVERAGE_DEPTH,
     RankingWeights,
     coverage_factor,
-    coverage_pattern,
     coverage_terms,
     expand_identifiers,
     query_cues,
@@ -82,6 +81,7 @@ VECTOR_COOLDOWN_SECONDS = 60.0
 QUERY_EMBEDDING_TIMEOUT_SECONDS = 5.0  # per request; a query never waits on a slow embedding API for long
 QUERY_EMBEDDING_MAX_RETRIES = 1
 _CHUNK_ID_RE = re.compile(r"^(?!\s)([^#\s]+)(#[^#\s]+)?$")
+_COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath", "content_text")
 _HIT_COLUMNS = ("chunk_id", "heading", "breadcrumb", "content_text", "filepath", "metadata_json")
 _log = logging.getLogger(__name__)
 
@@ -527,30 +527,31 @@ class SearchEngine:
             contributions.append(w.vector * (RRF_K + 1) / (RRF_K + ranks))
         taxonomy = {k: f.values for k, f in self.metadata.taxonomy.items()}
         cues = query_cues(query, taxonomy, filters)
-        coverage = None
+        if not positions:
+            return self._order(positions, contributions, cues, tie_by_depth=True, dedup=self._dedup)
+        rows, score = self._scores(positions, contributions, cues)
         terms = coverage_terms(query)
-        if len(terms) >= 2 and len(match_pos):
-            rows, score = self._scores(positions, contributions, cues)
-            lexical = np.isin(rows, match_pos)  # rows the vector retriever alone found keep their score
-            rows, score = rows[lexical], score[lexical]
-            top = rows[np.argsort(-score, kind="stable")[:COVERAGE_DEPTH]]
-            texts = await self._coverage_texts(top)
-            pattern = coverage_pattern(terms)
-            factors = np.fromiter((coverage_factor(t, terms, pattern) for t in texts), np.float64, len(top))
-            coverage = (top, factors)
+        if len(terms) >= 2 and len(match_pos) and COVERAGE_DEPTH > 0:
+            lexical = np.flatnonzero(np.isin(rows, match_pos))  # vector-only rows keep their score
+            top = lexical[np.argsort(-score[lexical], kind="stable")[:COVERAGE_DEPTH]]
+            texts = await self._coverage_texts(rows[top])
+            score[top] *= np.fromiter((coverage_factor(t, terms) for t in texts), np.float64, len(top))
+        scored = (rows, score)
         return self._order(
-            positions, contributions, cues, tie_by_depth=True, dedup=self._dedup, boost=coverage
+            positions, contributions, cues, tie_by_depth=True, dedup=self._dedup, scored=scored
         )
 
     async def _coverage_texts(self, positions: np.ndarray) -> list[str]:
         """Lower-cased heading, breadcrumb, path and text of the rows at ``positions``."""
-        columns = ("heading", "breadcrumb", "filepath", "content_text")
-        rows = await self._page_rows(positions)
-        out: list[str] = []
-        for row_id in self._catalog.row_ids[positions].tolist():
-            row = rows.get(int(row_id)) or {}
-            out.append(" ".join(str(row.get(c) or "") for c in columns).lower())
-        return out
+        columns = _COVERAGE_COLUMNS
+        values = self._catalog.display_values(positions, columns)
+        if values is None:  # not held in memory: one take by row id
+            row_ids = [int(r) for r in self._catalog.row_ids[positions]]
+            rows = await self._atable.take_row_ids(row_ids).with_row_id().select(list(columns)).to_arrow()
+            by_id = {int(r): i for i, r in enumerate(rows.column("_rowid").to_pylist())}
+            order = [by_id[r] for r in row_ids]
+            values = [[rows.column(c)[i].as_py() or "" for i in order] for c in columns]
+        return [" ".join(parts).lower() for parts in zip(*values, strict=True)]
 
     def _scores(
         self,
@@ -577,17 +578,14 @@ class SearchEngine:
         *,
         tie_by_depth: bool,
         dedup: bool,
-        boost: tuple[np.ndarray, np.ndarray] | None = None,
+        scored: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> _Ranked:
-        """Sum each row's contributions, apply prior, cues and ``boost`` (``(positions, factors)``),
-        sort, drop byte-identical repeats."""
+        """Sum each row's contributions, apply prior and cues (or take ``scored``: the rows and
+        their final scores), sort, drop byte-identical repeats."""
         if not positions:
             return _Ranked(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
         catalog = self._catalog
-        rows, score = self._scores(positions, contributions, cues)
-        if boost is not None:
-            boosted, factors = boost
-            score[np.searchsorted(rows, boosted)] *= factors
+        rows, score = scored if scored is not None else self._scores(positions, contributions, cues)
         score = np.round(score, 6)
         keys = [catalog.sort_rank[rows], *([catalog.depth[rows]] if tie_by_depth else []), -score]
         order = np.lexsort(keys)
