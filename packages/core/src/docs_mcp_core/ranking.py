@@ -15,9 +15,10 @@ Each signal is general — none knows about a particular corpus, file or query s
   section name repeated all over the corpus ("Fields", "Example Usage") are damped; deeper paths
   are damped very slightly, so a canonical page outranks its copies in sub-packages.
 * **Query-term coverage.** The best-scored rows with a full-text match are multiplied by the
-  square root of the share of the query's words they contain (smoothed: never zero): a chunk that
-  says every word of the question outranks one that repeats a single word often. Rows found by
-  the vector retriever alone are left as they are.
+  square root of the share of the query's words found in their heading, breadcrumb, path and
+  first 3,000 characters of text (smoothed: never zero): a chunk that says every word of the
+  question outranks one that repeats a single word often. Rows found by the vector retriever
+  alone are left as they are.
 * **Taxonomy cues.** An unfiltered query that names a taxonomy value ("... in the Go SDK",
   "Dub TypeScript") boosts chunks carrying that value and damps chunks carrying another one.
 """
@@ -40,6 +41,7 @@ NAV_RATIO_THRESHOLD = 0.5
 NAV_PENALTY = 0.5
 GENERIC_HEADING_PENALTY = 0.2
 COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
+COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes first
 COVERAGE_EXPONENT = 0.5
 COVERAGE_SMOOTHING = 0.5
 # Words that say nothing about which chunk is wanted (LanceDB's full-text search drops them too);

@@ -60,6 +60,7 @@ from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.ranking import (
     COVERAGE_DEPTH,
+    COVERAGE_TEXT_CHARS,
     RankingWeights,
     coverage_factor,
     coverage_terms,
@@ -542,7 +543,7 @@ class SearchEngine:
         )
 
     async def _coverage_texts(self, positions: np.ndarray) -> list[str]:
-        """Lower-cased heading, breadcrumb, path and text of the rows at ``positions``."""
+        """Lower-cased heading, breadcrumb, path and start of the text of the rows at ``positions``."""
         columns = _COVERAGE_COLUMNS
         values = self._catalog.display_values(positions, columns)
         if values is None:  # not held in memory: one take by row id
@@ -551,7 +552,11 @@ class SearchEngine:
             by_id = {int(r): i for i, r in enumerate(rows.column("_rowid").to_pylist())}
             order = [by_id[r] for r in row_ids]
             values = [[rows.column(c)[i].as_py() or "" for i in order] for c in columns]
-        return [" ".join(parts).lower() for parts in zip(*values, strict=True)]
+        head, crumbs, path, text = values
+        return [
+            f"{h} {c} {p} {t[:COVERAGE_TEXT_CHARS]}".lower()
+            for h, c, p, t in zip(head, crumbs, path, text, strict=True)
+        ]
 
     def _scores(
         self,
