@@ -1,6 +1,6 @@
 """Comparing embedding providers on one corpus: build an index per provider, run the suite on each.
 
-For every spec of ``--embeddings`` (``none``, ``hash``, ``openai/<model>``; the label is the spec as
+For every spec of ``--embeddings`` (``none``, ``local``, ``hash``, ``openai/<model>``; the label is the spec as
 written) the benchmark builds ``<work-dir>/<label>`` with the project's CLI::
 
     docs-mcp build --docs-dir DIR --out WORK/<label> --embedding-provider P [--embedding-model M]
@@ -78,7 +78,7 @@ def parse_embedding_specs(raw: str) -> list[EmbeddingSpec]:
     specs = [EmbeddingSpec.parse(part) for part in raw.split(",")]
     specs = [spec for spec in specs if spec.provider]
     if not specs:
-        raise EvalError(f"--embeddings {raw!r} names no provider (expected e.g. 'none,hash,openai/MODEL')")
+        raise EvalError(f"--embeddings {raw!r} names no provider (expected e.g. 'none,local,openai/MODEL')")
     return specs
 
 

@@ -261,7 +261,7 @@ def benchmark_command(
     embeddings: Annotated[
         str,
         typer.Option(
-            "--embeddings", metavar="SPECS", help="Comma-separated providers: none,hash,openai/MODEL."
+            "--embeddings", metavar="SPECS", help="Comma-separated providers: none,local,hash,openai/MODEL."
         ),
     ] = DEFAULT_EMBEDDINGS,
     build_command: Annotated[
