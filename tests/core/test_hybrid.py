@@ -617,6 +617,7 @@ def test_ivf_query_under_a_narrow_prefilter_matches_exact_search(tmp_path: Path)
     import numpy as np
     import pyarrow as pa
     from lancedb.index import IvfFlat
+    from lancedb.query import LanceVectorQueryBuilder
 
     from docs_mcp_core.index_store import tune_vector_query
 
@@ -641,7 +642,9 @@ def test_ivf_query_under_a_narrow_prefilter_matches_exact_search(tmp_path: Path)
     assert share == 0.01
     found = 0
     for q in vectors[1:200:10]:
-        exact = table.search(q).bypass_vector_index().where(where).limit(10).to_arrow()
+        flat = table.search(q)
+        assert isinstance(flat, LanceVectorQueryBuilder)
+        exact = flat.bypass_vector_index().where(where).limit(10).to_arrow()
         tuned = tune_vector_query(table.search(q).where(where), "IvfFlat", 210, share).limit(210).to_arrow()
         want = exact.column("id").to_pylist()
         got = tuned.column("id").to_pylist()[:10]
