@@ -70,3 +70,17 @@ def test_query_terms_are_lowercased_alphanumeric_and_unique() -> None:
 def test_odd_queries_never_fail(query: str) -> None:
     snippet = make_snippet(FILLER, query)
     assert 0 < len(snippet) <= SNIPPET_LENGTH + 6
+
+
+def test_stop_words_do_not_pull_the_window_away_from_the_words_that_matter() -> None:
+    chatter = "How do I get to the start of it in the end? It is in the docs, and the docs are on the site."
+    answer = "Create a payment link with payment_links.create and share the returned URL."
+    text = f"{chatter} {FILLER} {answer} {FILLER}"
+    snippet = make_snippet(text, "how do I create a payment link in the python sdk")
+    assert "payment_links.create" in snippet
+    assert "start of it" not in snippet
+
+
+def test_a_query_of_stop_words_only_still_anchors_on_them() -> None:
+    text = f"{FILLER} Where is it? {FILLER}"
+    assert "Where is it" in make_snippet(text, "where is it")

@@ -44,10 +44,12 @@ COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage 
 COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes first
 COVERAGE_EXPONENT = 0.5
 COVERAGE_SMOOTHING = 0.5
-# Words that say nothing about which chunk is wanted (LanceDB's full-text search drops them too);
-# words of one or two letters are never counted.
-COVERAGE_STOP_WORDS = frozenset(
-    "and are can does for from how the this that what when which with you your".split()  # noqa: SIM905
+# Words that say nothing about which chunk is wanted (LanceDB's full-text search drops them too).
+# Coverage also leaves out every word of one or two letters; snippets keep those that are not here
+# (``go``, ``v2``, ``qr``).
+STOP_WORDS = frozenset(
+    "a an and are as at be by can do does for from how i if in is it me my of on or so the this "  # noqa: SIM905
+    "that to we what when which with you your".split()
 )
 GENERIC_HEADING_MIN_COUNT = 20
 GENERIC_HEADING_SHARE = 0.005
@@ -117,7 +119,7 @@ def coverage_terms(query: str) -> list[str]:
     word: a term matches the start of a word of the chunk's lower-cased text)."""
     terms: dict[str, None] = {}
     for word in _WORD_RE.findall(query.lower()):
-        if len(word) <= 2 or word in COVERAGE_STOP_WORDS:
+        if len(word) <= 2 or word in STOP_WORDS:
             continue
         for ending in ("ing", "es", "ed", "s"):
             if word.endswith(ending) and len(word) - len(ending) >= 3:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from docs_mcp_core.ranking import STOP_WORDS
+
 SNIPPET_LENGTH = 220
 _LEAD = 60
 _TERM_RE = re.compile(r"[a-z0-9]+")
@@ -23,7 +25,11 @@ def make_snippet(text: str, query: str, length: int = SNIPPET_LENGTH) -> str:
     if len(normal) <= length:
         return normal
     lower = normal.lower()
-    terms = [t for t in query_terms(query) if len(t) > 1] or query_terms(query)
+    every = query_terms(query)
+    # the words that say what is wanted; stop words and single letters only when nothing else is left
+    terms = (
+        [t for t in every if len(t) > 1 and t not in STOP_WORDS] or [t for t in every if len(t) > 1] or every
+    )
     positions: list[tuple[int, str]] = []
     for term in terms:
         start = 0
