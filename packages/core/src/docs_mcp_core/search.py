@@ -371,7 +371,9 @@ class SearchEngine:
         found = self._prefilters.get(key)
         if found is None:
             where = where_clause(active, self._taxonomy_keys)
-            mask = filter_mask(active, self._taxonomy_keys, self._catalog.equals) if where else None
+            # the share only sets how many IVF partitions the vector leg probes
+            wanted = where is not None and self._ann_index is not None
+            mask = filter_mask(active, self._taxonomy_keys, self._catalog.equals) if wanted else None
             share = float(mask.mean()) if mask is not None and len(mask) else 1.0
             if len(self._prefilters) >= 4096:
                 self._prefilters.clear()
@@ -502,7 +504,7 @@ class SearchEngine:
             ranks = first.astype(np.float64) + 1.0
             positions.append(pos[first])
             contributions.append(w / (RRF_K + ranks) if w > 0 else np.zeros(len(first)))
-        return self._order(positions, contributions, None, tie_by_depth=False, dedup=False)
+        return self._order(*self._scores(positions, contributions, None), tie_by_depth=False, dedup=False)
 
     async def _fuse_default(
         self, query: str, filters: Mapping[str, str], legs: Mapping[str, _Leg]
@@ -528,30 +530,23 @@ class SearchEngine:
             contributions.append(w.vector * (RRF_K + 1) / (RRF_K + ranks))
         taxonomy = {k: f.values for k, f in self.metadata.taxonomy.items()}
         cues = query_cues(query, taxonomy, filters)
-        if not positions:
-            return self._order(positions, contributions, cues, tie_by_depth=True, dedup=self._dedup)
         rows, score = self._scores(positions, contributions, cues)
         terms = coverage_terms(query)
-        if len(terms) >= 2 and len(match_pos) and COVERAGE_DEPTH > 0:
+        if len(terms) >= 2 and len(match_pos):
             lexical = np.flatnonzero(np.isin(rows, match_pos))  # vector-only rows keep their score
             top = lexical[np.argsort(-score[lexical], kind="stable")[:COVERAGE_DEPTH]]
             texts = await self._coverage_texts(rows[top])
             score[top] *= np.fromiter((coverage_factor(t, terms) for t in texts), np.float64, len(top))
-        scored = (rows, score)
-        return self._order(
-            positions, contributions, cues, tie_by_depth=True, dedup=self._dedup, scored=scored
-        )
+        return self._order(rows, score, tie_by_depth=True, dedup=self._dedup)
 
     async def _coverage_texts(self, positions: np.ndarray) -> list[str]:
         """Lower-cased heading, breadcrumb, path and start of the text of the rows at ``positions``."""
         columns = _COVERAGE_COLUMNS
         values = self._catalog.display_values(positions, columns)
-        if values is None:  # not held in memory: one take by row id
-            row_ids = [int(r) for r in self._catalog.row_ids[positions]]
-            rows = await self._atable.take_row_ids(row_ids).with_row_id().select(list(columns)).to_arrow()
-            by_id = {int(r): i for i, r in enumerate(rows.column("_rowid").to_pylist())}
-            order = [by_id[r] for r in row_ids]
-            values = [[rows.column(c)[i].as_py() or "" for i in order] for c in columns]
+        if values is None:  # not held in memory: the rows' display columns, taken by row id
+            rows = await self._page_rows(positions)
+            found = [rows.get(int(r)) or {} for r in self._catalog.row_ids[positions].tolist()]
+            values = [[row.get(c) or "" for row in found] for c in columns]
         head, crumbs, path, text = values
         return [
             f"{h} {c} {p} {t[:COVERAGE_TEXT_CHARS]}".lower()
@@ -565,6 +560,8 @@ class SearchEngine:
         cues: Mapping[str, str] | None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Each row's summed contributions, times prior and cues (default ranking): ``(rows, score)``."""
+        if not positions:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
         catalog = self._catalog
         rows, inverse = np.unique(np.concatenate(positions), return_inverse=True)
         score = np.zeros(len(rows), dtype=np.float64)
@@ -575,22 +572,9 @@ class SearchEngine:
                 score = score * self._cue_factors(rows, cues)
         return rows, score
 
-    def _order(
-        self,
-        positions: Sequence[np.ndarray],
-        contributions: Sequence[np.ndarray],
-        cues: Mapping[str, str] | None,
-        *,
-        tie_by_depth: bool,
-        dedup: bool,
-        scored: tuple[np.ndarray, np.ndarray] | None = None,
-    ) -> _Ranked:
-        """Sum each row's contributions, apply prior and cues (or take ``scored``: the rows and
-        their final scores), sort, drop byte-identical repeats."""
-        if not positions:
-            return _Ranked(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
+    def _order(self, rows: np.ndarray, score: np.ndarray, *, tie_by_depth: bool, dedup: bool) -> _Ranked:
+        """Sort scored rows (ties by depth, then chunk id) and drop byte-identical repeats."""
         catalog = self._catalog
-        rows, score = scored if scored is not None else self._scores(positions, contributions, cues)
         score = np.round(score, 6)
         keys = [catalog.sort_rank[rows], *([catalog.depth[rows]] if tie_by_depth else []), -score]
         order = np.lexsort(keys)
