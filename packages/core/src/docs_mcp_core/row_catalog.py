@@ -252,6 +252,11 @@ def _scan_within(table: Any, columns: Sequence[str], budget: int) -> pa.Table | 
     return pa.Table.from_batches(batches)
 
 
+def scan_in_row_order(table: Any, columns: Sequence[str]) -> pa.Table:
+    """``columns`` (and ``_rowid``) of every row of a LanceDB ``table``, in row id order."""
+    return _in_row_order(_scan(table, columns))
+
+
 def _in_row_order(data: pa.Table) -> pa.Table:
     ids = data.column("_rowid").to_numpy()
     if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):

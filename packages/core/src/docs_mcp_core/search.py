@@ -55,6 +55,7 @@ from docs_mcp_core.index_store import (
     tune_vector_query,
     vector_index_type,
 )
+from docs_mcp_core.lexical_index import LexicalIndex
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ordering import sort_key
@@ -75,6 +76,9 @@ if TYPE_CHECKING:
 
 RRF_K = 60
 RANKINGS = ("default", "original")
+MATCH_RETRIEVERS = ("memory", "lancedb")
+PHRASE_COLUMN = "content_text"
+_LEG_ORDER = ("match", "phrase", "vector")  # fusion sums the legs in this order
 MAX_FETCH = 5000
 DEFAULT_POOL = 200  # rows per retriever for pages within the first 200 results (docs/ranking.md)
 MAX_QUERY_TERMS = 64
@@ -101,6 +105,9 @@ class SearchOptions:
     query_embedding_base_url: str | None = None
     vector_cooldown_seconds: float = VECTOR_COOLDOWN_SECONDS
     query_embedding_timeout_seconds: float = QUERY_EMBEDDING_TIMEOUT_SECONDS
+    # the default ranking's match retriever: "memory" (lexical_index.py, LanceDB's scores without
+    # a LanceDB query) or "lancedb" (the table's full-text indexes)
+    match_retriever: str = "memory"
 
 
 @dataclass(frozen=True)
@@ -203,6 +210,11 @@ class SearchEngine:
         self._dedup = DEDUP_COLUMN in self._columns
         if options.ranking not in RANKINGS:
             raise ValueError(f"unknown ranking '{options.ranking}'. Valid rankings: {', '.join(RANKINGS)}")
+        if options.match_retriever not in MATCH_RETRIEVERS:
+            raise ValueError(
+                f"unknown match retriever '{options.match_retriever}'. "
+                f"Valid retrievers: {', '.join(MATCH_RETRIEVERS)}"
+            )
         self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
         # the query embedder's blocking calls (HTTP or ONNX) run here, off LanceDB's event loop
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docs-mcp-embed")
@@ -224,7 +236,8 @@ class SearchEngine:
         self._vector_warned = False
         self._vector_probing = False
         self._ann_index = vector_index_type(table) if self._has_vectors else None
-        self._prefilters: dict[tuple[tuple[str, str], ...], tuple[str | None, float]] = {}
+        self._prefilters: dict[tuple[tuple[str, str], ...], tuple[str | None, float, np.ndarray | None]] = {}
+        self._lexical = self._load_lexical(table) if self._uses_lexical_index() else None
 
     # ── opening ──────────────────────────────────────────────────────────────────────────────
 
@@ -310,10 +323,10 @@ class SearchEngine:
         offset = 0
         if cursor:
             offset = decode_cursor(cursor, query=q, filters=active, secret=self._secret).offset
-        where, share = self._prefilter(active)
+        prefilter = self._prefilter(active)
         fetch = self._fetch_depth(offset, page_size)
         default = self.options.ranking == "default" and self._ranked_columns
-        legs = await self._retrieve(q, where, share, fetch, default)
+        legs = await self._retrieve(q, prefilter, fetch, default)
         ranked = await self._fuse_default(q, active, legs) if default else self._fuse_original(legs)
         live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
         if live_collapse and len(ranked):
@@ -348,8 +361,10 @@ class SearchEngine:
         from lancedb.query import FullTextOperator, MultiMatchQuery
 
         text = self.metadata.corpus_description or "documentation"
-        if self.options.ranking == "default" and self._ranked_columns:
-            wanted: tuple[str, ...] = (*SEARCH_TEXT_COLUMNS, "content_text")  # the columns it searches
+        if self._lexical is not None:
+            wanted: tuple[str, ...] = () if not self.options.phrase_slop else (PHRASE_COLUMN,)
+        elif self.options.ranking == "default" and self._ranked_columns:
+            wanted = (*SEARCH_TEXT_COLUMNS, "content_text")  # the columns it searches
         else:
             wanted = ("heading", "content_text")
         columns = [c for c in wanted if c in self._columns]
@@ -365,30 +380,80 @@ class SearchEngine:
 
     # ── retrieval: the legs run concurrently on LanceDB's event loop, one thread hop per search ──
 
-    def _prefilter(self, active: Mapping[str, str]) -> tuple[str | None, float]:
-        """The SQL prefilter of ``active`` filters and the share of rows it keeps (memoised)."""
+    def _prefilter(self, active: Mapping[str, str]) -> tuple[str | None, float, np.ndarray | None]:
+        """The SQL prefilter of ``active`` filters, the share of rows it keeps and the same rule as a
+        mask over the catalog's rows (memoised).
+
+        The mask is computed only when something uses it: the in-memory match retriever, or the
+        vector leg's probing (the share sets how many IVF partitions it probes).
+        """
         key = tuple(sorted(active.items()))
         found = self._prefilters.get(key)
         if found is None:
             where = where_clause(active, self._taxonomy_keys)
-            # the share only sets how many IVF partitions the vector leg probes
-            wanted = where is not None and self._ann_index is not None
+            wanted = where is not None and (self._ann_index is not None or self._lexical is not None)
             mask = filter_mask(active, self._taxonomy_keys, self._catalog.equals) if wanted else None
             share = float(mask.mean()) if mask is not None and len(mask) else 1.0
             if len(self._prefilters) >= 4096:
                 self._prefilters.clear()
-            found = self._prefilters[key] = (where, share)
+            found = self._prefilters[key] = (where, share, mask)
         return found
 
+    def _uses_lexical_index(self) -> bool:
+        return (
+            self.options.ranking == "default"
+            and self.options.match_retriever == "memory"
+            and self._ranked_columns
+        )
+
+    def _load_lexical(self, table: Any) -> LexicalIndex | None:
+        """The in-memory match retriever over the search columns, in catalog order (None when the
+        table changed under the catalog's scan: the LanceDB retriever then serves)."""
+        display = self._catalog.display
+        held = display is not None and PHRASE_COLUMN in display.column_names  # no second copy
+        columns = [*SEARCH_TEXT_COLUMNS] if held else [*SEARCH_TEXT_COLUMNS, PHRASE_COLUMN]
+        data = row_catalog.scan_in_row_order(table, columns)
+        if not np.array_equal(data.column("_rowid").to_numpy().astype(np.uint64), self._catalog.row_ids):
+            return None
+        texts = {c: data.column(c) for c in columns}
+        if held:
+            assert display is not None
+            texts[PHRASE_COLUMN] = display.column(PHRASE_COLUMN)
+        # the longest column first, so that it overlaps the short ones rather than the other long one
+        order = [PHRASE_COLUMN, *SEARCH_TEXT_COLUMNS]
+        lexical = LexicalIndex.build({c: texts[c] for c in order}, positions=[PHRASE_COLUMN])
+        release_free_heap()
+        return lexical
+
     async def _retrieve(
-        self, query: str, where: str | None, share: float, fetch: int, default: bool
+        self, query: str, active: tuple[str | None, float, np.ndarray | None], fetch: int, default: bool
     ) -> dict[str, _Leg]:
         from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
 
+        where, share, mask = active
         text = _lexical_query_text(query)
         slop = max(0, min(5, int(self.options.phrase_slop)))
+        w = self._weights
+        lexical = self._lexical if default else None
+        legs: dict[str, asyncio.Future[_Leg]] = {}
+        # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
+        if self._has_vectors:
+            legs["vector"] = asyncio.ensure_future(self._vector(query, where, fetch, share))
+        if lexical is None or slop:
+            phrase_q = PhraseQuery(text, PHRASE_COLUMN, slop=slop, document_granularity=None)
+            legs["phrase"] = asyncio.ensure_future(self._fts(phrase_q, where, fetch))
+        if lexical is not None:
+            if legs:
+                await asyncio.sleep(0)  # let the LanceDB legs submit their queries
+            boosts: dict[str, float] = dict(
+                zip(SEARCH_TEXT_COLUMNS, (w.heading, w.text, w.path), strict=True)
+            )
+            found = {"match": lexical.search(expand_identifiers(text), boosts, mask=mask, limit=fetch)}
+            if not slop:
+                found["phrase"] = lexical.phrase(text, PHRASE_COLUMN, mask=mask, limit=fetch)
+            found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
+            return {name: found[name] for name in _LEG_ORDER if name in found}
         if default:
-            w = self._weights
             match_q = MultiMatchQuery(
                 expand_identifiers(text),
                 list(SEARCH_TEXT_COLUMNS),
@@ -399,13 +464,9 @@ class SearchEngine:
             match_q = MultiMatchQuery(
                 text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
             )
-        phrase_q = PhraseQuery(text, "content_text", slop=slop, document_granularity=None)
-
-        legs = {"match": self._fts(match_q, where, fetch), "phrase": self._fts(phrase_q, where, fetch)}
-        if self._has_vectors:
-            legs["vector"] = self._vector(query, where, fetch, share)
-        results = await asyncio.gather(*legs.values())
-        return dict(zip(legs, results, strict=True))
+        legs["match"] = asyncio.ensure_future(self._fts(match_q, where, fetch))
+        results = dict(zip(legs, await asyncio.gather(*legs.values()), strict=True))
+        return {name: results[name] for name in _LEG_ORDER if name in results}
 
     def _leg(self, rows: Any, score_column: str) -> _Leg:
         if rows.num_rows == 0:
@@ -479,7 +540,7 @@ class SearchEngine:
 
         Empty when the index has no usable vectors or the embedding provider is unavailable.
         """
-        where, share = self._prefilter({k: v for k, v in (filters or {}).items() if v})
+        where, share, _ = self._prefilter({k: v for k, v in (filters or {}).items() if v})
         positions, _ = self._loop.run(self._vector(query, where, max(1, limit), share))
         rows = self._loop.run(self._page_rows(positions))
         row_ids = self._catalog.row_ids[positions].tolist()

@@ -1,0 +1,186 @@
+"""The in-memory BM25 retriever scores exactly as LanceDB's full-text indexes do.
+
+Every comparison is against a real LanceDB table built from the example corpus: single columns,
+the boosted multi-column match of the default ranking, and phrase queries. Then the engine itself:
+its answers are the same whichever retriever serves the match and phrase legs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.index_store import SEARCH_TEXT_COLUMNS
+from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.lexical_index import FieldIndex, LexicalIndex
+from docs_mcp_core.row_catalog import scan_in_row_order
+from docs_mcp_core.search import SearchEngine, SearchOptions
+
+QUERIES = [
+    "retry configuration",
+    "retries backoff python",
+    "create a link",
+    "error handling",
+    "pagination cursor next page",
+    "authentication bearer token",
+    "rate limit 429 Too Many Requests",
+    "typescript",
+    "install the SDK with pip",
+    "webhooks signature verify",
+    "error error error",  # a repeated term counts each time
+]
+COLUMNS = [*SEARCH_TEXT_COLUMNS, "content_text"]
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
+    out = tmp_path_factory.mktemp("lexical-index")
+    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def table(index_dir: Path) -> Any:
+    return import_lancedb().connect(str(index_dir / ".lancedb")).open_table("chunks")
+
+
+@pytest.fixture(scope="module")
+def rows(table: Any) -> pa.Table:
+    return scan_in_row_order(table, [*COLUMNS, "chunk_id"])
+
+
+@pytest.fixture(scope="module")
+def lexical(rows: pa.Table) -> LexicalIndex:
+    return LexicalIndex.build({c: rows.column(c) for c in COLUMNS}, positions=["content_text"])
+
+
+def lancedb_scores(table: Any, query: Any) -> dict[str, float]:
+    found = table.search(query, query_type="fts").select(["chunk_id", "_score"]).limit(10_000).to_arrow()
+    return dict(zip(found.column("chunk_id").to_pylist(), found.column("_score").to_pylist(), strict=True))
+
+
+def mine(rows: pa.Table, positions: np.ndarray, scores: np.ndarray) -> dict[str, float]:
+    ids = rows.column("chunk_id").to_pylist()
+    return {ids[int(p)]: float(s) for p, s in zip(positions, scores, strict=True)}
+
+
+def assert_same(ours: dict[str, float], theirs: dict[str, float]) -> None:
+    assert ours.keys() == theirs.keys()
+    for chunk_id, score in theirs.items():
+        assert ours[chunk_id] == pytest.approx(score, rel=2e-3), chunk_id
+
+
+@pytest.mark.parametrize("column", COLUMNS)
+@pytest.mark.parametrize("query", QUERIES)
+def test_one_column_scores_equal_lancedb(
+    table: Any, rows: pa.Table, lexical: LexicalIndex, column: str, query: str
+) -> None:
+    from lancedb.query import FullTextOperator, MultiMatchQuery
+
+    positions, scores = lexical.search(query, {column: 1.0}, limit=10_000)
+    theirs = MultiMatchQuery(query, [column], boosts=[1.0], operator=FullTextOperator.OR)
+    assert_same(mine(rows, positions, scores), lancedb_scores(table, theirs))
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_boosted_multi_column_match_equals_lancedb(
+    table: Any, rows: pa.Table, lexical: LexicalIndex, query: str
+) -> None:
+    from lancedb.query import FullTextOperator, MultiMatchQuery
+
+    boosts = {"search_heading": 3.0, "search_text": 1.0, "search_path": 2.0}
+    positions, scores = lexical.search(query, boosts, limit=10_000)
+    theirs = MultiMatchQuery(query, list(boosts), boosts=list(boosts.values()), operator=FullTextOperator.OR)
+    assert_same(mine(rows, positions, scores), lancedb_scores(table, theirs))
+
+
+@pytest.mark.parametrize(
+    "query", [*QUERIES, "the retry configuration", "retries. Configuration", "by id", "zzz unknown"]
+)
+def test_phrase_rows_and_scores_equal_lancedb(
+    table: Any, rows: pa.Table, lexical: LexicalIndex, query: str
+) -> None:
+    from lancedb.query import PhraseQuery
+
+    positions, scores = lexical.phrase(query, "content_text", limit=10_000)
+    theirs = lancedb_scores(table, PhraseQuery(query, "content_text", slop=0, document_granularity=None))
+    assert_same(mine(rows, positions, scores), theirs)
+
+
+def test_a_phrase_must_keep_its_word_order_and_gaps() -> None:
+    texts = pa.array(["retry the configuration", "configuration retry", "retry configuration", None, ""])
+    index = LexicalIndex.build({"t": texts}, positions=["t"])
+    assert index.phrase("retry configuration", "t")[0].tolist() == [2]
+    assert index.phrase("retry a configuration", "t")[0].tolist() == [0]  # "a" and "the": one gap
+    assert index.phrase("configuration retry", "t")[0].tolist() == [1]
+    assert index.phrase("the of", "t")[0].tolist() == []
+
+
+def test_a_phrase_never_joins_the_end_of_one_row_to_the_start_of_the_next() -> None:
+    index = LexicalIndex.build({"t": pa.array(["alpha beta gamma", "delta epsilon"])}, positions=["t"])
+    assert index.phrase("gamma delta", "t")[0].tolist() == []
+    assert index.phrase("beta gamma", "t")[0].tolist() == [0]
+
+
+def test_a_field_without_positions_refuses_phrases() -> None:
+    field = FieldIndex.build(pa.array(["alpha beta"]))
+    with pytest.raises(ValueError, match="without positions"):
+        field.phrase_rows([("alpha", 0), ("beta", 1)])
+
+
+def test_mask_limit_and_ties() -> None:
+    texts = pa.array(["retry", "retry", "retry", "retry twice retry", "nothing here", "retry"])
+    index = LexicalIndex.build({"t": texts})
+    positions, scores = index.search("retry", {"t": 1.0}, limit=10)
+    assert sorted(positions.tolist()) == [0, 1, 2, 3, 5]
+    assert np.all(np.diff(scores) <= 0)
+    equal = [int(p) for p, s in zip(positions, scores, strict=True) if s == scores[-1]]
+    assert equal == sorted(equal)  # equal scores in row order
+
+    two, _ = index.search("retry", {"t": 1.0}, limit=2)
+    assert len(two) == 2 and set(two.tolist()) <= set(positions.tolist())
+    assert two.tolist() == positions[:2].tolist()  # the cut keeps the same rows as the full order
+
+    mask = np.array([False, True, False, True, True, False])
+    kept, _ = index.search("retry", {"t": 1.0}, mask=mask, limit=10)
+    assert sorted(kept.tolist()) == [1, 3]
+
+
+def test_queries_without_indexed_terms_find_nothing() -> None:
+    index = LexicalIndex.build({"t": pa.array(["alpha beta", "gamma"])}, positions=["t"])
+    for query in ["", "the of and", "zeta", "!!!"]:
+        assert index.search(query, {"t": 1.0})[0].tolist() == []
+        assert index.phrase(query, "t")[0].tolist() == []
+    assert index.search("alpha", {"t": 0.0})[0].tolist() == []  # a zero boost leaves a column out
+
+
+def test_columns_of_different_lengths_are_refused() -> None:
+    with pytest.raises(ValueError, match="same number of rows"):
+        LexicalIndex.build({"a": pa.array(["x"]), "b": pa.array(["x", "y"])})
+
+
+@pytest.mark.parametrize(
+    "filters", [{}, {"language": "python"}, {"language": "typescript", "scope": "sdk-specific"}]
+)
+def test_the_engine_answers_the_same_with_either_retriever(index_dir: Path, filters: dict[str, str]) -> None:
+    memory = SearchEngine.open(index_dir, options=SearchOptions(match_retriever="memory"))
+    lancedb = SearchEngine.open(index_dir, options=SearchOptions(match_retriever="lancedb"))
+    assert memory._lexical is not None and lancedb._lexical is None
+    for query in [*QUERIES, "createLink", "dub.links.create", "the"]:
+        a = memory.search(query, limit=10, filters=filters)
+        b = lancedb.search(query, limit=10, filters=filters)
+        assert [h.chunk_id for h in a.hits] == [h.chunk_id for h in b.hits], query
+        assert [h.score for h in a.hits] == pytest.approx([h.score for h in b.hits], rel=2e-3)
+        assert a.hint == b.hint
+
+
+def test_an_unknown_retriever_is_refused(index_dir: Path) -> None:
+    with pytest.raises(
+        ValueError, match=r"unknown match retriever 'tantivy'\. Valid retrievers: memory, lancedb"
+    ):
+        SearchEngine.open(index_dir, options=SearchOptions(match_retriever="tantivy"))
