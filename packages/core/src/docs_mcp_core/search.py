@@ -70,6 +70,7 @@ from docs_mcp_core.ranking import (
 )
 from docs_mcp_core.row_catalog import RowCatalog, first_of_each_group
 from docs_mcp_core.snippet import make_snippet
+from docs_mcp_core.vector_matrix import VectorMatrix, vector_cache_bytes
 
 if TYPE_CHECKING:
     from docs_mcp_core.embedding import EmbeddingProvider
@@ -238,6 +239,9 @@ class SearchEngine:
         self._ann_index = vector_index_type(table) if self._has_vectors else None
         self._prefilters: dict[tuple[tuple[str, str], ...], tuple[str | None, float, np.ndarray | None]] = {}
         self._lexical = self._load_lexical(table) if self._uses_lexical_index() else None
+        self._vectors = (
+            VectorMatrix.load(table, self._catalog.row_ids, vector_cache_bytes()) if self._has_vectors else None
+        )
 
     # ── opening ──────────────────────────────────────────────────────────────────────────────
 
@@ -384,14 +388,15 @@ class SearchEngine:
         """The SQL prefilter of ``active`` filters, the share of rows it keeps and the same rule as a
         mask over the catalog's rows (memoised).
 
-        The mask is computed only when something uses it: the in-memory match retriever, or the
-        vector leg's probing (the share sets how many IVF partitions it probes).
+        The mask is computed only when something uses it: the in-memory retrievers, or the vector
+        leg's probing in LanceDB (the share sets how many IVF partitions it probes).
         """
         key = tuple(sorted(active.items()))
         found = self._prefilters.get(key)
         if found is None:
             where = where_clause(active, self._taxonomy_keys)
-            wanted = where is not None and (self._ann_index is not None or self._lexical is not None)
+            in_memory = self._lexical is not None or self._vectors is not None
+            wanted = where is not None and (self._ann_index is not None or in_memory)
             mask = filter_mask(active, self._taxonomy_keys, self._catalog.equals) if wanted else None
             share = float(mask.mean()) if mask is not None and len(mask) else 1.0
             if len(self._prefilters) >= 4096:
@@ -438,7 +443,7 @@ class SearchEngine:
         legs: dict[str, asyncio.Future[_Leg]] = {}
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self._has_vectors:
-            legs["vector"] = asyncio.ensure_future(self._vector(query, where, fetch, share))
+            legs["vector"] = asyncio.ensure_future(self._vector(query, active, fetch))
         if lexical is None or slop:
             phrase_q = PhraseQuery(text, PHRASE_COLUMN, slop=slop, document_granularity=None)
             legs["phrase"] = asyncio.ensure_future(self._fts(phrase_q, where, fetch))
@@ -486,7 +491,9 @@ class SearchEngine:
             raise
         return self._leg(rows, "_score")
 
-    async def _vector(self, query: str, where: str | None, fetch: int, share: float = 1.0) -> _Leg:
+    async def _vector(
+        self, query: str, active: tuple[str | None, float, np.ndarray | None], fetch: int
+    ) -> _Leg:
         """The vector leg: embed the query, nearest neighbours under the same prefilter.
 
         It never fails a search. When embedding or the vector query fails, this query gets no vector
@@ -505,8 +512,11 @@ class SearchEngine:
         try:
             loop = asyncio.get_running_loop()
             vector = (await loop.run_in_executor(self._pool, embedder.embed, [query]))[0]
+            where, share, mask = active
             if not vector:
                 leg = _EMPTY_LEG
+            elif self._vectors is not None:
+                leg = self._vectors.nearest(vector, mask=mask, limit=fetch)
             else:
                 builder = self._atable.query().nearest_to(list(vector)).column("vector").with_row_id()
                 builder = tune_vector_query(builder, self._ann_index, fetch, share)
@@ -540,8 +550,8 @@ class SearchEngine:
 
         Empty when the index has no usable vectors or the embedding provider is unavailable.
         """
-        where, share, _ = self._prefilter({k: v for k, v in (filters or {}).items() if v})
-        positions, _ = self._loop.run(self._vector(query, where, max(1, limit), share))
+        active = self._prefilter({k: v for k, v in (filters or {}).items() if v})
+        positions, _ = self._loop.run(self._vector(query, active, max(1, limit)))
         rows = self._loop.run(self._page_rows(positions))
         row_ids = self._catalog.row_ids[positions].tolist()
         return [rows[int(r)]["chunk_id"] for r in row_ids if int(r) in rows]

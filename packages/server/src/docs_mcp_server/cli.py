@@ -33,6 +33,7 @@ environment variables:
   PLAYGROUND_PASSWORD          default for --playground-password
   DOCS_MCP_RELOAD_CHECK_SECONDS  how often a rebuilt local index is looked for (default 1)
   DOCS_MCP_DISPLAY_CACHE_MB    memory for hit text (default 128; 0 reads every page from the index)
+  DOCS_MCP_VECTOR_CACHE_MB     memory for vectors searched in process (default 48; 0 leaves them in the index)
   OPENAI_API_KEY               default for --query-embedding-api-key
   AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION,
   AWS_ALLOW_HTTP               object-store settings for an s3:// --index-dir (see --storage-option)
