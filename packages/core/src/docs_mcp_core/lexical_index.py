@@ -43,6 +43,7 @@ pc: Any = _compute  # the stubs lack most compute functions
 K1 = 1.2
 B = 0.75
 BUILD_BATCH_ROWS = 2048
+PARALLEL_BUILD_MAX_ROWS = 50_000
 MAX_PHRASE_SPAN = 4096  # words a phrase may span (keys of neighbouring rows never meet below it)
 
 
@@ -74,46 +75,57 @@ class FieldIndex:
         size = len(texts)
         cache = analyzed if analyzed is not None else {}
         terms: dict[str, int] = {}
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        term_parts: list[np.ndarray] = []
+        row_parts: list[np.ndarray] = []
+        position_parts: list[np.ndarray] = []
         for start in range(0, size, BUILD_BATCH_ROWS):
-            parts.append(_tokens(texts.slice(start, BUILD_BATCH_ROWS), start, terms, cache))
-        token_terms = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int32)
-        token_rows = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int32)
-        token_positions = np.concatenate([p[2] for p in parts]) if parts and positions else None
-        del parts
+            batch_terms, batch_rows, batch_positions = _tokens(
+                texts.slice(start, BUILD_BATCH_ROWS), start, terms, cache
+            )
+            term_parts.append(batch_terms)
+            row_parts.append(batch_rows)
+            if positions:
+                position_parts.append(batch_positions)
+        token_terms, token_rows = _joined(term_parts), _joined(row_parts)  # each list emptied as it is joined
+        token_positions = _joined(position_parts) if positions else None
 
+        row_lengths = np.bincount(token_rows, minlength=size).astype(np.float64)
         # tokens grouped by term, in row then position order within a term (a stable sort of
-        # small integers is a radix sort)
+        # small integers is a radix sort); each temporary array is freed as soon as it is used
         order = np.argsort(token_terms.astype(np.min_scalar_type(max(len(terms), 1))), kind="stable")
-        sorted_terms, sorted_rows = token_terms[order], token_rows[order]
+        sorted_terms = token_terms[order]
         del token_terms
+        sorted_rows = token_rows[order]
+        del token_rows
+        sorted_positions = token_positions[order] if token_positions is not None else None
+        del token_positions, order
         bounds = np.searchsorted(sorted_terms, np.arange(len(terms) + 1)).astype(np.int64)
-        first = np.ones(len(order), dtype=bool)  # the first token of each (term, row) pair
+        first = np.ones(len(sorted_terms), dtype=bool)  # the first token of each (term, row) pair
         first[1:] = (sorted_terms[1:] != sorted_terms[:-1]) | (sorted_rows[1:] != sorted_rows[:-1])
+        count = len(sorted_terms)
         del sorted_terms
         starts_of_pairs = np.flatnonzero(first)
         del first
-        tf = np.diff(np.append(starts_of_pairs, len(order))).astype(np.float64)
+        tf = np.diff(np.append(starts_of_pairs, count)).astype(np.float64)
         pair_rows = sorted_rows[starts_of_pairs]
         offsets = np.searchsorted(starts_of_pairs, bounds).astype(np.int64)
         del starts_of_pairs
 
-        row_lengths = np.bincount(token_rows, minlength=size).astype(np.float64)
-        del token_rows
         counted = int(np.count_nonzero(row_lengths))  # LanceDB counts rows with at least one term
         average = float(row_lengths.sum()) / counted if counted else 1.0
         norm = 1.0 - B + B * row_lengths[pair_rows] / average
         weights = (tf * (K1 + 1.0) / (tf + K1 * norm)).astype(np.float32)
-        del norm, tf
+        del norm, tf, row_lengths
         df = np.diff(offsets).astype(np.float64)
         idf = np.log1p((counted - df + 0.5) / (df + 0.5))
         occurrences = None
-        if token_positions is not None:
+        if sorted_positions is not None:
             # every occurrence as one sortable key, grouped by term like the postings
-            stride = (int(token_positions.max()) + 1 if len(token_positions) else 1) + MAX_PHRASE_SPAN
+            stride = (int(sorted_positions.max()) + 1 if len(sorted_positions) else 1) + MAX_PHRASE_SPAN
             keys = sorted_rows.astype(np.int64)
+            del sorted_rows
             keys *= stride
-            keys += token_positions[order]
+            keys += sorted_positions
             occurrences = _Occurrences(keys, bounds, stride)
         return cls(terms, offsets, pair_rows.astype(np.int32), weights, idf, occurrences)
 
@@ -196,8 +208,10 @@ class LexicalIndex:
         def build(name: str) -> FieldIndex:
             return FieldIndex.build(columns[name], positions=name in positions, analyzed=analyzed)
 
-        # Arrow's splitting and NumPy's sorting release the GIL: two columns at a time
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="docs-mcp-lexical") as pool:
+        # Arrow's splitting and NumPy's sorting release the GIL: two columns at a time, unless the
+        # temporary arrays of two large columns at once would cost more memory than the time is worth
+        workers = 2 if size <= PARALLEL_BUILD_MAX_ROWS else 1
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="docs-mcp-lexical") as pool:
             fields = dict(zip(columns, pool.map(build, columns), strict=True))
         return cls(fields, size)
 
@@ -264,6 +278,13 @@ def _best(scores: np.ndarray, found: np.ndarray, limit: int) -> tuple[np.ndarray
     order = np.lexsort((found, -scores[found]))
     positions = found[order]
     return positions.astype(np.int64), scores[positions]
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts end to end; the list is emptied, so each part is freed once copied."""
+    joined = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    parts.clear()
+    return joined
 
 
 def _tokens(
