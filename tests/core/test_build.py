@@ -454,3 +454,106 @@ def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(tmp_path: Path, ex
     # a rebuild embeds nothing again
     again = _build(examples_docs, out, embedding_provider="hash")
     assert (again.embedding_hits, again.embedding_misses) == (summary.chunks, 0)
+
+
+# ── derived search columns carried over by rebuilds ────────────────────────────────────────────
+
+
+def _table_rows(out: Path, columns: list[str]) -> dict[str, dict[str, Any]]:
+    from docs_mcp_core.lancedb_loader import import_lancedb
+
+    table = import_lancedb().connect(str(out / ".lancedb")).open_table("chunks")
+    data = table.search().select(["chunk_id", *columns]).limit(None).to_arrow().to_pylist()
+    return {row["chunk_id"]: row for row in data}
+
+
+def _set_search_text(out: Path, chunk_id: str, value: str) -> None:
+    from docs_mcp_core.lancedb_loader import import_lancedb
+
+    table = import_lancedb().connect(str(out / ".lancedb")).open_table("chunks")
+    table.update(where=f"chunk_id = '{chunk_id}'", values={"search_text": value})
+
+
+def test_a_rebuild_copies_the_derived_columns_of_unchanged_files_only(
+    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docs_mcp_core import index_store
+
+    docs = _copy_examples(examples_docs, tmp_path / "docs")
+    out = tmp_path / "out"
+    _build(docs, out)
+    chunks = _chunks(out)
+    kept, edited = chunks[0], next(c for c in chunks if c["filepath"] != chunks[0]["filepath"])
+    # a marker only a copy from the previous table can carry into the next one
+    _set_search_text(out, kept["chunk_id"], "MARKER kept")
+    _set_search_text(out, edited["chunk_id"], "MARKER edited")
+    path = docs / edited["filepath"]
+    path.write_text(path.read_text(encoding="utf-8") + "\nOne more paragraph.\n", encoding="utf-8")
+
+    _build(docs, out)
+    rows = _table_rows(out, ["search_text"])
+    assert rows[kept["chunk_id"]]["search_text"] == "MARKER kept"  # copied: the file did not change
+    assert "MARKER" not in rows[edited["chunk_id"]]["search_text"]  # recomputed: the file changed
+
+    _set_search_text(out, kept["chunk_id"], "MARKER kept")
+    monkeypatch.setattr(index_store, "DERIVATION_VERSION", "derived-differently")
+    _build(docs, out)  # the previous table was derived by another version: nothing is copied
+    assert "MARKER" not in _table_rows(out, ["search_text"])[kept["chunk_id"]]["search_text"]
+
+
+def test_a_rebuild_writes_the_same_table_as_a_fresh_build(tmp_path: Path, examples_docs: Path) -> None:
+    from docs_mcp_core.index_store import DERIVED_COLUMNS, PRIOR_COLUMN
+
+    docs = _copy_examples(examples_docs, tmp_path / "docs")
+    incremental, fresh = tmp_path / "incremental", tmp_path / "fresh"
+    _build(docs, incremental)
+    first = sorted(p for p in docs.rglob("*.md"))[0]
+    first.write_text(first.read_text(encoding="utf-8") + "\nAn edit.\n", encoding="utf-8")
+    summary = _build(docs, incremental)
+    assert summary.cached_files == summary.files - 1
+    _build(docs, fresh)
+    columns = [*DERIVED_COLUMNS, PRIOR_COLUMN]
+    assert _table_rows(incremental, columns) == _table_rows(fresh, columns)
+
+
+def test_the_derivation_of_the_search_columns_is_pinned() -> None:
+    """A change to expand_identifiers, path_words or the digest must bump DERIVATION_VERSION, so that
+    rebuilds stop copying columns derived the old way; then update the digest below."""
+    from docs_mcp_core.chunking import Chunk
+    from docs_mcp_core.index_store import DERIVATION_VERSION, _derive
+
+    samples = [
+        (
+            "sdks/dub/python/docs/sdks/links/README.md",
+            "createMany",
+            "Links > createMany",
+            "Call `dub.links.create_many()` with HTTPError, getUserByID and x86_64 in it.",
+        ),
+        (
+            "guides/retries.md",
+            "Retry configuration in each SDK",
+            "Retries > Retry configuration",
+            'RetryConfig("backoff", BackoffStrategy(500, 60000, 1.5, 3600000), False)',
+        ),
+        ("docs/ünïcode/日本語.md", "", "", "Café naïve résumé; snake_case, kebab-case, PascalCase, v2"),
+    ]
+    derived = [
+        _derive(
+            Chunk(
+                chunk_id=f"{path}#x",
+                filepath=path,
+                heading=heading,
+                heading_level=2,
+                content=text,
+                content_text=text,
+                breadcrumb=crumbs,
+                chunk_index=0,
+            )
+        )
+        for path, heading, crumbs, text in samples
+    ]
+    digest = hashlib.sha256(json.dumps(derived, ensure_ascii=False).encode("utf-8")).hexdigest()
+    assert (DERIVATION_VERSION, digest) == ("1", PINNED_DERIVATION_DIGEST)
+
+
+PINNED_DERIVATION_DIGEST = "dd0f8fa0168371351a41632ccc65b5d97624bef4c0bf1421697fc2eefad0ca6e"

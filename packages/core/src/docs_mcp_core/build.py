@@ -41,6 +41,7 @@ from docs_mcp_core.errors import BuildError
 from docs_mcp_core.index_store import (
     LANCEDB_DIRNAME,
     TABLE_NAME,
+    CachedChunks,
     chunks_to_arrow,
     directory_size,
     read_cached_chunks,
@@ -314,7 +315,7 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
                     vectors = whole
                     if embedder is not None and whole is None:
                         vectors = embedder.vectors(batch, stream.chunks)
-                    yield chunks_to_arrow(batch, keys, fingerprints, vectors, dims, generic)
+                    yield chunks_to_arrow(batch, keys, fingerprints, vectors, dims, generic, stream.derived)
 
             counts = [0, 0]
 
@@ -323,6 +324,7 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
                     counts[:] = embedder.finish()
 
             output.write_table(batches(), keys, dims, rep, after_rows)
+            stream.derived = {}
             hits, misses = counts
         finally:
             spill.discard()
@@ -395,7 +397,8 @@ def _stream_corpus(
 ) -> tuple[Any, _StreamStats]:
     """Validate and chunk the corpus, streaming every file's chunks to the spill and chunks.json."""
     live_db = output.out_dir / LANCEDB_DIRNAME if output.out_dir is not None else None
-    cached = {} if options.rebuild_cache or live_db is None else read_cached_chunks(live_db)
+    previous = CachedChunks() if options.rebuild_cache or live_db is None else read_cached_chunks(live_db)
+    cached = previous.files
     old_titles = _previous_titles(output.out_dir) if cached and output.out_dir is not None else {}
     resolver = ManifestResolver(docs_dir)
     stream = _StreamStats(cached)
@@ -405,7 +408,11 @@ def _stream_corpus(
         return _reuse_cached(docs_dir, rel, resolver, entry, old_titles.get(rel)) if entry else None
 
     def on_file(result: ChunkedFile) -> None:
-        stream.add(result)
+        if stream.add(result) and previous.derived:  # unchanged: its derived columns carry over
+            for chunk in result.chunks:
+                found = previous.derived.get(chunk.chunk_id)
+                if found is not None:
+                    stream.derived[chunk.chunk_id] = found
         for chunk in result.chunks:
             chunks_json.add(chunk.to_dict())
         spill.extend(result.chunks)
@@ -422,6 +429,7 @@ def _stream_corpus(
             on_file=on_file,
         )
     cached.clear()  # the previous index's chunks are in the spill now
+    previous.derived.clear()
     return report, stream
 
 
@@ -566,16 +574,20 @@ class _StreamStats:
         self.cached_files = 0
         self.headings: list[str] = []
         self.values: dict[str, set[str]] = {}
+        self.derived: dict[str, tuple[str, ...]] = {}  # chunk id -> derived columns of unchanged files
 
-    def add(self, result: ChunkedFile) -> None:
+    def add(self, result: ChunkedFile) -> bool:
+        """Count a file's chunks; True when they are the previous index's, unchanged."""
         entry = self._cached.get(result.relpath)
-        if entry is not None and not result.findings and result.chunks is entry[1]:
+        reused = entry is not None and not result.findings and result.chunks is entry[1]
+        if reused:
             self.cached_files += 1
         self.chunks += len(result.chunks)
         for chunk in result.chunks:
             self.headings.append(chunk.heading)
             for key, value in chunk.metadata.items():
                 self.values.setdefault(key, set()).add(value)
+        return reused
 
 
 def _quietly(action: Callable[[], None]) -> None:

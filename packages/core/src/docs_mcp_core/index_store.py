@@ -14,6 +14,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,13 @@ BASE_COLUMNS = (
 SEARCH_TEXT_COLUMNS = ("search_heading", "search_text", "search_path")
 PRIOR_COLUMN = "search_prior"
 DEDUP_COLUMN = "search_dedup"  # hash of content_text: byte-identical chunks collapse into one hit
+# The columns derived from one chunk alone (identifier expansion, path words, text digest). A rebuild
+# copies them from the previous table for unchanged files when the table says it was written with
+# the same derivation: bump DERIVATION_VERSION whenever expand_identifiers, path_words or the digest
+# change (tests/core/test_build.py pins their output on the example corpus).
+DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN)
+DERIVATION_VERSION = "1"
+DERIVATION_KEY = b"docs_mcp:derivation"
 # Vectors: exact (flat) search while it is cheap, an IVF_FLAT index above that. Measured with
 # benchmarks/ann_recall.py (its docstring has the table): flat search costs
 # about 6 ms for 5,000 vectors of 256 dimensions (1,000 of 1,536) and grows with rows x dimensions;
@@ -105,7 +113,7 @@ def table_schema(metadata_keys: Sequence[str], vector_dimensions: int | None) ->
     fields.append(pa.field(DEDUP_COLUMN, pa.string()))
     if vector_dimensions:
         fields.append(pa.field("vector", pa.list_(pa.float32(), vector_dimensions)))
-    return pa.schema(fields)
+    return pa.schema(fields, metadata={DERIVATION_KEY: DERIVATION_VERSION.encode()})
 
 
 def chunks_to_arrow(
@@ -115,10 +123,13 @@ def chunks_to_arrow(
     vectors: Mapping[str, Any] | None = None,  # chunk id -> list of floats or float32 array
     vector_dimensions: int | None = None,
     generic_headings: set[str] | None = None,
+    derived: Mapping[str, tuple[str, ...]] | None = None,
 ) -> pa.Table:
+    """The table rows of ``chunks``. ``derived`` holds, by chunk id, the :data:`DERIVED_COLUMNS` of
+    chunks known to be unchanged (read from the previous table); the others are computed."""
     import pyarrow as pa
 
-    from docs_mcp_core.ranking import expand_identifiers, path_words, static_prior
+    from docs_mcp_core.ranking import static_prior
 
     schema = table_schema(metadata_keys, vector_dimensions)
     cols: dict[str, list[Any]] = {
@@ -136,13 +147,12 @@ def chunks_to_arrow(
         cols[key] = [c.metadata.get(key, "") for c in chunks]
     cols["file_fingerprint"] = [fingerprints.get(c.filepath, "") for c in chunks]
     generic = generic_headings or set()
-    cols["search_heading"] = [expand_identifiers(c.heading) for c in chunks]
-    cols["search_text"] = [expand_identifiers(c.content_text) for c in chunks]
-    cols["search_path"] = [path_words(c.filepath, c.breadcrumb) for c in chunks]
+    known = derived or {}
+    rows = [known.get(c.chunk_id) or _derive(c) for c in chunks]
+    for i, column in enumerate(DERIVED_COLUMNS):
+        cols[column] = [row[i] for row in rows]
+    # the prior depends on the whole corpus (its generic headings): always computed
     cols[PRIOR_COLUMN] = [static_prior(c.filepath, c.heading, c.content, generic) for c in chunks]
-    cols[DEDUP_COLUMN] = [
-        hashlib.blake2b(c.content_text.encode("utf-8"), digest_size=8).hexdigest() for c in chunks
-    ]
     if vector_dimensions:
         vecs = vectors or {}
         if chunks and all(c.chunk_id in vecs for c in chunks):
@@ -332,41 +342,72 @@ def ivf_probes(share: float) -> int:
     return min(ANN_MAX_NPROBES, math.ceil(ANN_QUERY_NPROBES * ANN_PROBE_FULL_SHARE / max(share, 1e-9)))
 
 
-def read_cached_chunks(db_path: Path) -> dict[str, tuple[str, list[Chunk]]]:
-    """Chunks of a previous index grouped by file: ``filepath -> (file_fingerprint, chunks)``.
+def _derive(chunk: Chunk) -> tuple[str, ...]:
+    """The :data:`DERIVED_COLUMNS` of one chunk."""
+    from docs_mcp_core.ranking import expand_identifiers, path_words
 
-    Returns an empty mapping when there is no usable previous index (missing, unreadable, or
+    return (
+        expand_identifiers(chunk.heading),
+        expand_identifiers(chunk.content_text),
+        path_words(chunk.filepath, chunk.breadcrumb),
+        hashlib.blake2b(chunk.content_text.encode("utf-8"), digest_size=8).hexdigest(),
+    )
+
+
+@dataclass
+class CachedChunks:
+    """What a rebuild can reuse of the previous index.
+
+    ``files`` maps a file path to ``(file_fingerprint, chunks)``; ``derived`` maps a chunk id to
+    its :data:`DERIVED_COLUMNS` (empty when the previous table was derived differently).
+    """
+
+    files: dict[str, tuple[str, list[Chunk]]] = field(default_factory=dict)
+    derived: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def read_cached_chunks(db_path: Path) -> CachedChunks:
+    """Chunks of a previous index grouped by file, with their derived search columns.
+
+    Returns nothing to reuse when there is no usable previous index (missing, unreadable, or
     written without ``file_fingerprint``).
     """
     if not (db_path / f"{TABLE_NAME}.lance").exists():
-        return {}
+        return CachedChunks()
     try:
         lancedb = import_lancedb()
         table = lancedb.connect(str(db_path)).open_table(TABLE_NAME)
-        names = set(table.schema.names)
+        schema = table.schema
+        names = set(schema.names)
         if "file_fingerprint" not in names:
-            return {}
-        wanted = [*BASE_COLUMNS, "file_fingerprint"]
+            return CachedChunks()
+        same_derivation = (schema.metadata or {}).get(DERIVATION_KEY) == DERIVATION_VERSION.encode()
+        derived = list(DERIVED_COLUMNS) if same_derivation and names.issuperset(DERIVED_COLUMNS) else []
+        wanted = [*BASE_COLUMNS, "file_fingerprint", *derived]
         total = table.count_rows()
-        # only the columns a chunk needs (not vectors or search columns), a batch at a time
+        # only the columns a chunk needs (not vectors), a batch at a time
         batches = table.search().select(wanted).limit(max(1, total)).to_batches(8192)
     except Exception:  # noqa: BLE001 - a broken cache is just a cold build
-        return {}
-    grouped: dict[str, tuple[str, list[Chunk]]] = {}
+        return CachedChunks()
+    cached = CachedChunks()
     try:
         for batch in batches:
-            _group_cached_batch(batch, wanted, grouped)
+            _group_cached_batch(batch, wanted, cached, derived)
     except Exception:  # noqa: BLE001 - a broken cache is just a cold build
-        return {}
-    for _fp, chunks in grouped.values():
+        return CachedChunks()
+    for _fp, chunks in cached.files.values():
         chunks.sort(key=lambda c: c.chunk_index)
-    return grouped
+    return cached
 
 
 def _group_cached_batch(
-    batch: Any, names: Sequence[str], grouped: dict[str, tuple[str, list[Chunk]]]
+    batch: Any, names: Sequence[str], cached: CachedChunks, derived: Sequence[str]
 ) -> None:
+    grouped = cached.files
     cols = {name: batch.column(name).to_pylist() for name in names}
+    if derived:
+        values = [cols[name] for name in derived]
+        cached.derived.update(zip(cols["chunk_id"], zip(*values, strict=True), strict=True))
     for i in range(batch.num_rows):
         fp = cols["file_fingerprint"][i] or ""
         if not fp:
