@@ -17,14 +17,14 @@ class Colour(enum.IntEnum):
     RED = 1
 
 
-class Name(str, enum.Enum):
+class Name(str, enum.Enum):  # noqa: UP042 - the (str, Enum) mix-in is what json.dumps must handle
     ADA = "ada"
 
 
 VALUES: list[Any] = [
     "plain",
     "",
-    "quotes \" and \\\\ backslashes, tabs\\t, a raw\ttab and\nnewline, NUL \x00, DEL \x7f",
+    'quotes " and \\\\ backslashes, tabs\\t, a raw\ttab and\nnewline, NUL \x00, DEL \x7f',
     "unicode: café, 日本語, emoji 🚀, surrogate-free \u2028 \u2029",
     0,
     -17,
@@ -62,7 +62,7 @@ def test_a_chunk_like_dict() -> None:
     chunk = {
         "chunk_id": "docs/a.md#intro",
         "filepath": "docs/a.md",
-        "heading": "Intro \"quoted\"",
+        "heading": 'Intro "quoted"',
         "heading_level": 2,
         "content": "# Intro\n\n```python\nprint('hi')\n```\n",
         "content_text": "Intro\n\nprint('hi')",
@@ -70,7 +70,9 @@ def test_a_chunk_like_dict() -> None:
         "chunk_index": 0,
         "metadata": {"language": "python", "scope": "sdk-specific"},
     }
-    assert dumps_indented(chunk, "  ") == json.dumps(chunk, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+    assert dumps_indented(chunk, "  ") == json.dumps(chunk, indent=2, ensure_ascii=False).replace(
+        "\n", "\n  "
+    )
 
 
 @pytest.mark.parametrize("count", [0, 1, 3])

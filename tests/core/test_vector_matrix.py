@@ -23,7 +23,9 @@ ROWS, DIMS = 600, 24
 def table(tmp_path_factory: pytest.TempPathFactory) -> Any:
     rng = np.random.default_rng(11)
     centres = rng.normal(size=(12, DIMS))
-    vectors = (centres[rng.integers(0, 12, ROWS)] + rng.normal(scale=0.4, size=(ROWS, DIMS))).astype(np.float32)
+    vectors = (centres[rng.integers(0, 12, ROWS)] + rng.normal(scale=0.4, size=(ROWS, DIMS))).astype(
+        np.float32
+    )
     vectors[5] = vectors[4]  # two rows at the same place: equal distances
     data = pa.table(
         {
@@ -112,7 +114,10 @@ def hash_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) ->
     out = tmp_path_factory.mktemp("hash-index")
     build_index(
         BuildOptions(
-            docs_dir=examples_docs, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z", embedding_provider="hash"
+            docs_dir=examples_docs,
+            out_dir=out,
+            indexed_at="2026-01-01T00:00:00.000Z",
+            embedding_provider="hash",
         )
     )
     return out

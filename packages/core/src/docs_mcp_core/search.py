@@ -240,7 +240,9 @@ class SearchEngine:
         self._prefilters: dict[tuple[tuple[str, str], ...], tuple[str | None, float, np.ndarray | None]] = {}
         self._lexical = self._load_lexical(table) if self._uses_lexical_index() else None
         self._vectors = (
-            VectorMatrix.load(table, self._catalog.row_ids, vector_cache_bytes()) if self._has_vectors else None
+            VectorMatrix.load(table, self._catalog.row_ids, vector_cache_bytes())
+            if self._has_vectors
+            else None
         )
 
     # ── opening ──────────────────────────────────────────────────────────────────────────────
@@ -435,7 +437,7 @@ class SearchEngine:
     ) -> dict[str, _Leg]:
         from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
 
-        where, share, mask = active
+        where, _, mask = active
         text = _lexical_query_text(query)
         slop = max(0, min(5, int(self.options.phrase_slop)))
         w = self._weights
