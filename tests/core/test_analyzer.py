@@ -124,3 +124,19 @@ def test_the_sdk_corpus_vocabulary_matches_lancedb(table: Any, shared_dir: Path)
     theirs = lancedb_terms(table, words)
     differences = [(w, a, b) for w, a, b in zip(words, mine, theirs, strict=True) if a != b]
     assert differences == []
+
+
+def test_threads_analyze_independently() -> None:
+    """PyStemmer instances must not be shared between threads: each thread gets its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    words = [
+        f"{stem}{suffix}"
+        for stem in ("configur", "retri", "connect", "generat")
+        for suffix in ("ing", "ed", "ation", "s", "ies")
+    ]
+    words = words * 200
+    expected = analyze_words(words)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda _: analyze_words(words), range(32)))
+    assert all(result == expected for result in results)

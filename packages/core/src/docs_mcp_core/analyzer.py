@@ -18,6 +18,7 @@ example corpus and of the SDK corpus when it is present.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -195,12 +196,19 @@ STOP_WORDS = frozenset(
     ]
 )
 
-_stemmer = Stemmer.Stemmer("english")
+_local = threading.local()  # a PyStemmer instance must not be shared between threads
+
+
+def _stemmer() -> Any:
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
 
 
 def analyze_words(words: Sequence[str]) -> list[str]:
     """The index term of each lower-cased word, ``""`` for a word the index drops."""
-    stems = _stemmer.stemWords(list(words))
+    stems = _stemmer().stemWords(list(words))
     terms: list[str] = []
     for word, stem in zip(words, stems, strict=True):
         if len(word.encode("utf-8")) >= MAX_TOKEN_BYTES or stem in STOP_WORDS:
