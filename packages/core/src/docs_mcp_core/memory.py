@@ -1,4 +1,5 @@
-"""Returning freed heap memory to the operating system."""
+"""Memory: returning freed heap to the operating system, glibc's allocator settings, and the
+memory budgets users set in the environment."""
 
 from __future__ import annotations
 
@@ -33,14 +34,7 @@ def limit_heap_arenas(arenas: int = 2) -> None:
     freed memory stays resident. Two arenas hold a search server's resident size ~20 MB lower at
     no measurable cost. Call it before those threads start. Does nothing outside glibc.
     """
-    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
-    except (OSError, AttributeError):
-        pass
+    _mallopt(M_ARENA_MAX, arenas, unless_set="MALLOC_ARENA_MAX")
 
 
 M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
@@ -55,14 +49,30 @@ def map_large_blocks(threshold: int = MMAP_THRESHOLD_BYTES) -> None:
     arrays (the engine's in-memory index is built from tens of MB of them) later ones come from
     the heap and stay resident: 33 MB of a search server's peak on the SDK corpus.
     """
-    if not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+    _mallopt(M_MMAP_THRESHOLD, threshold, unless_set="MALLOC_MMAP_THRESHOLD_")
+
+
+def _mallopt(parameter: int, value: int, *, unless_set: str) -> None:
+    """glibc's ``mallopt``, unless the environment variable that sets the same is present."""
+    if not sys.platform.startswith("linux") or unless_set in os.environ:
         return
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, threshold)
-    except (OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(parameter, value)
+    except (OSError, AttributeError):  # not glibc (musl, ...): nothing to do
         pass
+
+
+def budget_from_env(variable: str, default: int) -> int:
+    """A memory budget in bytes from ``variable`` (in MB; 0 turns the use off), else ``default``."""
+    raw = os.environ.get(variable, "").strip()
+    if raw:
+        try:
+            return max(0, int(float(raw) * 1024 * 1024))
+        except ValueError:
+            pass
+    return default
 
 
 def return_freed_memory_by_default() -> None:

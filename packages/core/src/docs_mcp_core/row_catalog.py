@@ -18,7 +18,6 @@ search); larger corpora read each page's rows by row id instead.
 from __future__ import annotations
 
 import itertools
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.ordering import sort_key
 
 DISPLAY_CACHE_BYTES = 128 * 1024 * 1024
@@ -34,13 +34,7 @@ DISPLAY_CACHE_BYTES = 128 * 1024 * 1024
 
 def display_cache_bytes() -> int:
     """The display cache budget: ``DOCS_MCP_DISPLAY_CACHE_MB`` (0 turns it off) or the default."""
-    raw = os.environ.get("DOCS_MCP_DISPLAY_CACHE_MB", "").strip()
-    if raw:
-        try:
-            return max(0, int(float(raw) * 1024 * 1024))
-        except ValueError:
-            pass
-    return DISPLAY_CACHE_BYTES
+    return budget_from_env("DOCS_MCP_DISPLAY_CACHE_MB", DISPLAY_CACHE_BYTES)
 
 
 _PART_RE = re.compile(r"-part-(\d+)$")

@@ -14,25 +14,20 @@ distance, nearest first, equal distances in row order.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from docs_mcp_core.memory import budget_from_env
+
 VECTOR_CACHE_BYTES = 48 * 1024 * 1024
 
 
 def vector_cache_bytes() -> int:
     """The budget for in-memory vectors: ``DOCS_MCP_VECTOR_CACHE_MB`` (0 turns it off) or 48 MiB."""
-    raw = os.environ.get("DOCS_MCP_VECTOR_CACHE_MB", "").strip()
-    if raw:
-        try:
-            return max(0, int(float(raw) * 1024 * 1024))
-        except ValueError:
-            pass
-    return VECTOR_CACHE_BYTES
+    return budget_from_env("DOCS_MCP_VECTOR_CACHE_MB", VECTOR_CACHE_BYTES)
 
 
 class VectorMatrix:
