@@ -51,7 +51,7 @@ def table(index_dir: Path) -> Any:
 
 @pytest.fixture(scope="module")
 def rows(table: Any) -> pa.Table:
-    return scan_in_row_order(table, [*COLUMNS, "chunk_id"])
+    return scan_in_row_order(table, [*COLUMNS, "heading", "chunk_id"])
 
 
 @pytest.fixture(scope="module")
@@ -184,3 +184,73 @@ def test_an_unknown_retriever_is_refused(index_dir: Path) -> None:
         ValueError, match=r"unknown match retriever 'tantivy'\. Valid retrievers: memory, lancedb"
     ):
         SearchEngine.open(index_dir, options=SearchOptions(match_retriever="tantivy"))
+
+
+# ── the original's LanceDB (0.26.2): scores recorded from it ──────────────────────────────────
+
+RECORDED = Path(__file__).parent / "data" / "lancedb-0.26.2-scores.json"
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, Any]:
+    import json
+
+    return json.loads(RECORDED.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def original_lexical(rows: pa.Table) -> LexicalIndex:
+    from docs_mcp_core.lexical_index import ORIGINAL_SCORING
+
+    columns = {c: rows.column(c) for c in ("heading", "content_text")}
+    return LexicalIndex.build(columns, positions=["content_text"], scoring=ORIGINAL_SCORING)
+
+
+@pytest.mark.parametrize("kind", ["heading", "content_text", "match", "phrase"])
+def test_the_original_scoring_reproduces_lancedb_0_26(
+    rows: pa.Table, original_lexical: LexicalIndex, recorded: dict[str, Any], kind: str
+) -> None:
+    """Scores recorded with @lancedb/lancedb 0.26.2 (scripts/record_lancedb_0_26_scores.mjs; re-record
+    them when examples/docs changes) on a table of the example corpus, indexed as the original does."""
+    assert recorded["rows"] == rows.num_rows, "examples/docs changed: re-record the scores"
+    for query, kinds in recorded["queries"].items():
+        if kind == "phrase":
+            positions, scores = original_lexical.phrase(query, "content_text", limit=10_000)
+        else:
+            boosts = {"heading": 3.0, "content_text": 1.0} if kind == "match" else {kind: 1.0}
+            positions, scores = original_lexical.search(query, boosts, limit=10_000)
+        assert_same(mine(rows, positions, scores), kinds[kind])
+
+
+def test_the_two_scorings_differ_where_the_libraries_do(rows: pa.Table, lexical: LexicalIndex) -> None:
+    from docs_mcp_core.lexical_index import ORIGINAL_SCORING
+
+    columns = {c: rows.column(c) for c in ("heading", "content_text")}
+    legacy = LexicalIndex.build(columns, scoring=ORIGINAL_SCORING)
+    current = LexicalIndex.build(columns)
+    assert legacy.search("what", {"content_text": 1.0})[0].size > 0  # no stop word in 0.26
+    assert current.search("what", {"content_text": 1.0})[0].size == 0
+    a, b = legacy.search("retries", {"heading": 1.0}), current.search("retries", {"heading": 1.0})
+    assert sorted(a[0].tolist()) == sorted(b[0].tolist())
+    assert not np.allclose(np.sort(a[1]), np.sort(b[1]))  # every row counts in N
+    once, thrice = (
+        legacy.search("error", {"heading": 1.0}),
+        legacy.search("error error error", {"heading": 1.0}),
+    )
+    assert np.allclose(once[1], thrice[1])  # 0.26 counts a repeated query term once
+    assert np.allclose(
+        current.search("error error", {"heading": 1.0})[1], 2 * current.search("error", {"heading": 1.0})[1]
+    )
+
+
+def test_each_ranking_scores_like_its_lancedb(index_dir: Path) -> None:
+    from docs_mcp_core.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING
+
+    default = SearchEngine.open(index_dir, options=SearchOptions(ranking="default"))
+    original = SearchEngine.open(index_dir, options=SearchOptions(ranking="original"))
+    assert default._lexical is not None and default._lexical.scoring is LANCEDB_SCORING
+    assert original._lexical is not None and original._lexical.scoring is ORIGINAL_SCORING
+    assert set(original._lexical.fields) == {"heading", "content_text"}
+    # with slop the phrase leg is LanceDB's, and the engine still answers
+    sloppy = SearchEngine.open(index_dir, options=SearchOptions(ranking="original", phrase_slop=2))
+    assert sloppy.search("retry configuration", limit=3).hits

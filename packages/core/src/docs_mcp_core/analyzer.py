@@ -8,7 +8,8 @@ agree with the full-text indexes the build writes, so it analyzes text exactly a
 2. lower-case;
 3. drop tokens of 40 bytes or more;
 4. stem with Snowball's English (Porter 2) stemmer;
-5. drop stop words, compared with the *stem* ("does" becomes "doe" and survives);
+5. drop stop words, compared with the *stem* ("does" becomes "doe" and survives): NLTK's English
+   list in LanceDB 0.40, Lucene's shorter one in 0.26 (:data:`LEGACY_STOP_WORDS`);
 6. fold accents to ASCII ("résumé" stems to "résumé", then folds to "resume").
 
 ``tests/core/test_analyzer.py`` checks this against LanceDB's own analysis of every word of the
@@ -196,6 +197,47 @@ STOP_WORDS = frozenset(
     ]
 )
 
+# The English stop words of the LanceDB the original docs-mcp indexed with (@lancedb/lancedb 0.26.2):
+# Lucene's list. Measured against that library: with these and LanceDB's other defaults, the
+# document lengths and scores of its full-text index are reproduced exactly (lexical_index.py).
+LEGACY_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
 _local = threading.local()  # a PyStemmer instance must not be shared between threads
 
 
@@ -206,12 +248,12 @@ def _stemmer() -> Any:
     return stemmer
 
 
-def analyze_words(words: Sequence[str]) -> list[str]:
+def analyze_words(words: Sequence[str], stop_words: frozenset[str] = STOP_WORDS) -> list[str]:
     """The index term of each lower-cased word, ``""`` for a word the index drops."""
     stems = _stemmer().stemWords(list(words))
     terms: list[str] = []
     for word, stem in zip(words, stems, strict=True):
-        if len(word.encode("utf-8")) >= MAX_TOKEN_BYTES or stem in STOP_WORDS:
+        if len(word.encode("utf-8")) >= MAX_TOKEN_BYTES or stem in stop_words:
             terms.append("")
         elif stem.isascii():
             terms.append(stem)
@@ -228,15 +270,15 @@ def split_words(texts: pa.Array | pa.ChunkedArray) -> pa.ListArray:
     return words  # type: ignore[no-any-return]
 
 
-def analyze(text: str) -> list[str]:
+def analyze(text: str, stop_words: frozenset[str] = STOP_WORDS) -> list[str]:
     """The index terms of ``text``, in order (dropped tokens left out)."""
-    return [t for t in analyze_words(_WORD.findall(text.lower())) if t]
+    return [t for t in analyze_words(_WORD.findall(text.lower()), stop_words) if t]
 
 
-def analyze_positions(text: str) -> list[tuple[str, int]]:
+def analyze_positions(text: str, stop_words: frozenset[str] = STOP_WORDS) -> list[tuple[str, int]]:
     """The index terms of ``text`` with their word positions, counted from the first term as
     LanceDB counts them: words dropped after it leave gaps (a phrase's terms must keep them)."""
-    terms = analyze_words(_WORD.findall(text.lower()))
+    terms = analyze_words(_WORD.findall(text.lower()), stop_words)
     found = [(t, i) for i, t in enumerate(terms) if t]
     return [(t, i - found[0][1]) for t, i in found] if found else []
 
@@ -258,6 +300,7 @@ def _fold(stem: str) -> str:
 
 
 __all__ = [
+    "LEGACY_STOP_WORDS",
     "MAX_TOKEN_BYTES",
     "SEPARATOR",
     "STOP_WORDS",

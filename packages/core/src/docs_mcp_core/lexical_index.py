@@ -36,7 +36,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as _compute
 
-from docs_mcp_core.analyzer import analyze, analyze_positions, analyze_words, split_words
+from docs_mcp_core.analyzer import (
+    LEGACY_STOP_WORDS,
+    STOP_WORDS,
+    analyze,
+    analyze_positions,
+    analyze_words,
+    split_words,
+)
 
 pc: Any = _compute  # the stubs lack most compute functions
 
@@ -45,6 +52,27 @@ B = 0.75
 BUILD_BATCH_ROWS = 2048
 PARALLEL_BUILD_MAX_ROWS = 50_000
 MAX_PHRASE_SPAN = 4096  # words a phrase may span (keys of neighbouring rows never meet below it)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a LanceDB version scores full text: its stop words, whether BM25's ``N`` and average
+    length count every row or only the rows with a term in the column, and whether a term repeated
+    in the query counts as often as it occurs or once."""
+
+    name: str
+    stop_words: frozenset[str]
+    counts_every_row: bool
+    counts_repeated_terms: bool
+
+
+# LanceDB 0.40, the version docs-mcp builds and queries with.
+LANCEDB_SCORING = Scoring("lancedb-0.40", STOP_WORDS, counts_every_row=False, counts_repeated_terms=True)
+# @lancedb/lancedb 0.26.2, the version the original docs-mcp indexed and searched with; the
+# `original` ranking scores with it (tests/core/test_lexical_index.py checks scores recorded from it).
+ORIGINAL_SCORING = Scoring(
+    "lancedb-0.26", LEGACY_STOP_WORDS, counts_every_row=True, counts_repeated_terms=False
+)
 
 
 @dataclass(frozen=True)
@@ -65,6 +93,7 @@ class FieldIndex:
         *,
         positions: bool = False,
         analyzed: dict[str, str] | None = None,
+        scoring: Scoring = LANCEDB_SCORING,
     ) -> FieldIndex:
         """Index the texts of one column (row ``i`` is position ``i``; nulls are empty rows).
 
@@ -80,7 +109,7 @@ class FieldIndex:
         position_parts: list[np.ndarray] = []
         for start in range(0, size, BUILD_BATCH_ROWS):
             batch_terms, batch_rows, batch_positions = _tokens(
-                texts.slice(start, BUILD_BATCH_ROWS), start, terms, cache
+                texts.slice(start, BUILD_BATCH_ROWS), start, terms, cache, scoring.stop_words
             )
             term_parts.append(batch_terms)
             row_parts.append(batch_rows)
@@ -111,7 +140,8 @@ class FieldIndex:
         offsets = np.searchsorted(starts_of_pairs, bounds).astype(np.int64)
         del starts_of_pairs
 
-        counted = int(np.count_nonzero(row_lengths))  # LanceDB counts rows with at least one term
+        # LanceDB 0.40 counts the rows with at least one term in the column, 0.26 every row
+        counted = size if scoring.counts_every_row else int(np.count_nonzero(row_lengths))
         average = float(row_lengths.sum()) / counted if counted else 1.0
         norm = 1.0 - B + B * row_lengths[pair_rows] / average
         weights = (tf * (K1 + 1.0) / (tf + K1 * norm)).astype(np.float32)
@@ -189,16 +219,24 @@ class _Occurrences:
 class LexicalIndex:
     """BM25 multi-column match over a fixed set of rows (positions ``0..size-1``)."""
 
-    def __init__(self, fields: Mapping[str, FieldIndex], size: int) -> None:
+    def __init__(
+        self, fields: Mapping[str, FieldIndex], size: int, scoring: Scoring = LANCEDB_SCORING
+    ) -> None:
         self.fields = dict(fields)
         self.size = size
+        self.scoring = scoring
 
     @classmethod
     def build(
-        cls, columns: Mapping[str, pa.Array | pa.ChunkedArray], *, positions: Sequence[str] = ()
+        cls,
+        columns: Mapping[str, pa.Array | pa.ChunkedArray],
+        *,
+        positions: Sequence[str] = (),
+        scoring: Scoring = LANCEDB_SCORING,
     ) -> LexicalIndex:
         """Index ``columns`` (name -> texts, all of the same length, in row-position order);
-        the columns named in ``positions`` also answer phrase queries."""
+        the columns named in ``positions`` also answer phrase queries. ``scoring`` is the LanceDB
+        version whose scores to reproduce."""
         sizes = {len(texts) for texts in columns.values()}
         if len(sizes) > 1:
             raise ValueError("the columns of a lexical index must have the same number of rows")
@@ -206,18 +244,24 @@ class LexicalIndex:
         analyzed: dict[str, str] = {}
 
         def build(name: str) -> FieldIndex:
-            return FieldIndex.build(columns[name], positions=name in positions, analyzed=analyzed)
+            return FieldIndex.build(
+                columns[name], positions=name in positions, analyzed=analyzed, scoring=scoring
+            )
 
         # Arrow's splitting and NumPy's sorting release the GIL: two columns at a time, unless the
         # temporary arrays of two large columns at once would cost more memory than the time is worth
         workers = 2 if size <= PARALLEL_BUILD_MAX_ROWS else 1
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="docs-mcp-lexical") as pool:
             fields = dict(zip(columns, pool.map(build, columns), strict=True))
-        return cls(fields, size)
+        return cls(fields, size, scoring)
 
     @property
     def nbytes(self) -> int:
         return sum(f.nbytes for f in self.fields.values())
+
+    def _query_terms(self, terms: list[str]) -> dict[str, int]:
+        counts = Counter(terms)
+        return dict(counts) if self.scoring.counts_repeated_terms else dict.fromkeys(counts, 1)
 
     def search(
         self,
@@ -232,7 +276,7 @@ class LexicalIndex:
         A row's score is ``max(boost * BM25)`` over the columns in ``boosts``; rows without any
         query term are left out. Best first; equal scores in position order.
         """
-        terms = Counter(analyze(query))
+        terms = self._query_terms([t for t in analyze(query, self.scoring.stop_words)])
         best: np.ndarray | None = None
         for name, boost in boosts.items():
             field = self.fields.get(name)
@@ -255,7 +299,7 @@ class LexicalIndex:
         scores that column alone. Best first; equal scores in position order.
         """
         field = self.fields[column]
-        phrase = analyze_positions(query)
+        phrase = analyze_positions(query, self.scoring.stop_words)
         if not phrase:
             return _EMPTY
         rows = field.phrase_rows([(term, pos - phrase[0][1]) for term, pos in phrase])
@@ -263,6 +307,7 @@ class LexicalIndex:
             rows = rows[mask[rows]]
         if not len(rows):
             return _EMPTY
+        # a phrase's repeated terms count as often as they occur, in both LanceDB versions
         scores = field.score(Counter(term for term, _ in phrase), self.size)
         assert scores is not None  # every term occurs in the rows found
         return _best(scores, rows, limit)
@@ -288,7 +333,11 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def _tokens(
-    texts: pa.Array | pa.ChunkedArray, first_row: int, terms: dict[str, int], cache: dict[str, str]
+    texts: pa.Array | pa.ChunkedArray,
+    first_row: int,
+    terms: dict[str, int],
+    cache: dict[str, str],
+    stop_words: frozenset[str],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(term, row, position)`` of every indexed token of ``texts`` (rows from ``first_row``);
     new terms are added to ``terms``."""
@@ -298,7 +347,7 @@ def _tokens(
         encoded = encoded.combine_chunks()
     unique_words = encoded.dictionary.to_pylist()
     new_words = [w for w in unique_words if w not in cache]
-    cache.update(zip(new_words, analyze_words(new_words), strict=True))
+    cache.update(zip(new_words, analyze_words(new_words, stop_words), strict=True))
     term_of_word = np.fromiter(
         ((terms.setdefault(t, len(terms)) if (t := cache[w]) else -1) for w in unique_words),
         dtype=np.int32,

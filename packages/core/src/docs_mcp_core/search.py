@@ -55,7 +55,7 @@ from docs_mcp_core.index_store import (
     tune_vector_query,
     vector_index_type,
 )
-from docs_mcp_core.lexical_index import LexicalIndex
+from docs_mcp_core.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING, LexicalIndex
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ordering import sort_key
@@ -79,6 +79,7 @@ RRF_K = 60
 RANKINGS = ("default", "original")
 MATCH_RETRIEVERS = ("memory", "lancedb")
 PHRASE_COLUMN = "content_text"
+ORIGINAL_MATCH_BOOSTS = {"heading": 3.0, "content_text": 1.0}  # the original recipe's multi-match
 _LEG_ORDER = ("match", "phrase", "vector")  # fusion sums the legs in this order
 MAX_FETCH = 5000
 DEFAULT_POOL = 200  # rows per retriever for pages within the first 200 results (docs/ranking.md)
@@ -407,18 +408,27 @@ class SearchEngine:
         return found
 
     def _uses_lexical_index(self) -> bool:
-        return (
-            self.options.ranking == "default"
-            and self.options.match_retriever == "memory"
-            and self._ranked_columns
-        )
+        if self.options.match_retriever != "memory":
+            return False
+        if self.options.ranking == "default" and self._ranked_columns:
+            return True
+        return all(c in self._columns for c in ORIGINAL_MATCH_BOOSTS)
 
     def _load_lexical(self, table: Any) -> LexicalIndex | None:
-        """The in-memory match retriever over the search columns, in catalog order (None when the
-        table changed under the catalog's scan: the LanceDB retriever then serves)."""
+        """The in-memory match and phrase retrievers, in catalog order (None when the table changed
+        under the catalog's scan: the LanceDB queries then serve).
+
+        The default ranking's covers the search columns, scored as LanceDB 0.40 scores them; the
+        original recipe's covers ``heading`` and ``content_text``, scored as the original's LanceDB
+        (0.26.2) scored them.
+        """
+        default = self.options.ranking == "default" and self._ranked_columns
+        match_columns = (
+            list(SEARCH_TEXT_COLUMNS) if default else [c for c in ORIGINAL_MATCH_BOOSTS if c != PHRASE_COLUMN]
+        )
         display = self._catalog.display
         held = display is not None and PHRASE_COLUMN in display.column_names  # no second copy
-        columns = [*SEARCH_TEXT_COLUMNS] if held else [*SEARCH_TEXT_COLUMNS, PHRASE_COLUMN]
+        columns = match_columns if held else [*match_columns, PHRASE_COLUMN]
         data = row_catalog.scan_in_row_order(table, columns)
         if not np.array_equal(data.column("_rowid").to_numpy().astype(np.uint64), self._catalog.row_ids):
             return None
@@ -427,8 +437,9 @@ class SearchEngine:
             assert display is not None
             texts[PHRASE_COLUMN] = display.column(PHRASE_COLUMN)
         # the longest column first, so that it overlaps the short ones rather than the other long one
-        order = [PHRASE_COLUMN, *SEARCH_TEXT_COLUMNS]
-        lexical = LexicalIndex.build({c: texts[c] for c in order}, positions=[PHRASE_COLUMN])
+        order = [PHRASE_COLUMN, *match_columns]
+        scoring = LANCEDB_SCORING if default else ORIGINAL_SCORING
+        lexical = LexicalIndex.build({c: texts[c] for c in order}, positions=[PHRASE_COLUMN], scoring=scoring)
         release_free_heap()
         return lexical
 
@@ -441,7 +452,7 @@ class SearchEngine:
         text = _lexical_query_text(query)
         slop = max(0, min(5, int(self.options.phrase_slop)))
         w = self._weights
-        lexical = self._lexical if default else None
+        lexical = self._lexical
         legs: dict[str, asyncio.Future[_Leg]] = {}
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self._has_vectors:
@@ -452,10 +463,14 @@ class SearchEngine:
         if lexical is not None:
             if legs:
                 await asyncio.sleep(0)  # let the LanceDB legs submit their queries
-            boosts: dict[str, float] = dict(
-                zip(SEARCH_TEXT_COLUMNS, (w.heading, w.text, w.path), strict=True)
-            )
-            found = {"match": lexical.search(expand_identifiers(text), boosts, mask=mask, limit=fetch)}
+            if default:
+                boosts: dict[str, float] = dict(
+                    zip(SEARCH_TEXT_COLUMNS, (w.heading, w.text, w.path), strict=True)
+                )
+                match = lexical.search(expand_identifiers(text), boosts, mask=mask, limit=fetch)
+            else:
+                match = lexical.search(text, ORIGINAL_MATCH_BOOSTS, mask=mask, limit=fetch)
+            found = {"match": match}
             if not slop:
                 found["phrase"] = lexical.phrase(text, PHRASE_COLUMN, mask=mask, limit=fetch)
             found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
@@ -469,7 +484,10 @@ class SearchEngine:
             )
         else:
             match_q = MultiMatchQuery(
-                text, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
+                text,
+                list(ORIGINAL_MATCH_BOOSTS),
+                boosts=list(ORIGINAL_MATCH_BOOSTS.values()),
+                operator=FullTextOperator.OR,
             )
         legs["match"] = asyncio.ensure_future(self._fts(match_q, where, fetch))
         results = dict(zip(legs, await asyncio.gather(*legs.values()), strict=True))
