@@ -51,7 +51,11 @@ class RowCatalog:
     dedup_group: np.ndarray | None  # int64: rows with equal text share a group
     taxonomy: dict[str, tuple[np.ndarray, list[str]]]  # key -> (codes, values); -1 = no value
     display: pa.Table | None = None  # display columns in catalog order, when they fit the budget
+    chunk_ids: list[str] = field(default_factory=list)
+    chunk_index: np.ndarray | None = None  # int64 position of each chunk in its file
+    file_codes: np.ndarray | None = None  # int32: rows of the same file share a code
     _collapse_groups: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
+    _by_chunk_id: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def load(
@@ -73,7 +77,7 @@ class RowCatalog:
         """
         names = set(table.schema.names)
         keys = [k for k in taxonomy_keys if k in names]
-        cols = ["chunk_id", "filepath", "heading", *keys]
+        cols = ["chunk_id", "filepath", "heading", "chunk_index", *keys]
         if prior_column in names:
             cols.append(prior_column)
         if dedup_column in names:
@@ -118,7 +122,14 @@ class RowCatalog:
                 shown = None  # the table changed between the scans: do without
             else:
                 shown = shown.select(display).combine_chunks()
-        catalog = cls(row_ids, prior, depth, sort_rank, dedup_group, taxonomy, shown)
+        files: dict[str, int] = {}
+        file_codes = np.fromiter(
+            (files.setdefault(p, len(files)) for p in filepaths), dtype=np.int32, count=n
+        )
+        chunk_index = data.column("chunk_index").fill_null(0).to_numpy().astype(np.int64)
+        catalog = cls(
+            row_ids, prior, depth, sort_rank, dedup_group, taxonomy, shown, chunk_ids, chunk_index, file_codes
+        )
         live = [k for k in collapse_keys if k in names]
         if live:
             headings = data.column("heading").to_pylist()
@@ -173,6 +184,22 @@ class RowCatalog:
             return codes == values.index(value)
         except ValueError:
             return np.zeros(len(self), dtype=bool)
+
+    def locate(self, chunk_id: str) -> tuple[dict[int, tuple[int, str]], int] | None:
+        """The chunks of ``chunk_id``'s file (``chunk_index -> (row id, chunk id)``) and its own
+        chunk index, or None when no row has that id."""
+        if self.chunk_index is None or self.file_codes is None:
+            return None
+        if not self._by_chunk_id and self.chunk_ids:
+            self._by_chunk_id = {cid: i for i, cid in reversed(list(enumerate(self.chunk_ids)))}
+        position = self._by_chunk_id.get(chunk_id)
+        if position is None:
+            return None
+        rows = np.flatnonzero(self.file_codes == self.file_codes[position])
+        siblings = {
+            int(self.chunk_index[r]): (int(self.row_ids[r]), self.chunk_ids[r]) for r in rows.tolist()
+        }
+        return siblings, int(self.chunk_index[position])
 
     def collapse_groups(self, keys: Sequence[str]) -> np.ndarray:
         """Collapse group of every row for the live collapse ``keys`` (-1: the row never collapses).

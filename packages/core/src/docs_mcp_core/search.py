@@ -820,45 +820,9 @@ class SearchEngine:
         return "\n\n".join(blocks)
 
     async def _locate(self, chunk_id: str) -> tuple[dict[int, tuple[int, str]], int] | None:
-        """The chunks of ``chunk_id``'s file (``chunk_index -> (row id, chunk id)``) and its index.
-
-        A chunk id starts with its file path, so one indexed lookup on ``filepath`` finds the target
-        and its neighbours together; ids whose path holds a ``#`` take a lookup by id first.
-        """
-        filepath = chunk_id.split("#", 1)[0]
-        for attempt in range(2):
-            if attempt == 1:
-                found = (
-                    await self._atable.query()
-                    .where(f"chunk_id = {quote_string(chunk_id)}")
-                    .select(["filepath"])
-                    .limit(1)
-                    .to_arrow()
-                )
-                if found.num_rows == 0 or found.column("filepath")[0].as_py() == filepath:
-                    return None
-                filepath = found.column("filepath")[0].as_py()
-            rows = (
-                await self._atable.query()
-                .where(f"filepath = {quote_string(filepath)}")
-                .with_row_id()
-                .select(["chunk_id", "chunk_index"])
-                .limit(1_000_000)
-                .to_arrow()
-            )
-            siblings = {
-                int(i): (int(r), str(cid))
-                for r, cid, i in zip(
-                    rows.column("_rowid").to_pylist(),
-                    rows.column("chunk_id").to_pylist(),
-                    rows.column("chunk_index").to_pylist(),
-                    strict=True,
-                )
-            }
-            for index, (_, cid) in siblings.items():
-                if cid == chunk_id:
-                    return siblings, index
-        return None
+        """The chunks of ``chunk_id``'s file (``chunk_index -> (row id, chunk id)``) and its index,
+        from the row catalog (no LanceDB query)."""
+        return self._catalog.locate(chunk_id)
 
     def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
