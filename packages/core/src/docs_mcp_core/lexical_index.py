@@ -44,6 +44,7 @@ from docs_mcp_core.analyzer import (
     analyze_words,
     split_words,
 )
+from docs_mcp_core.row_catalog import smallest_first
 
 pc: Any = _compute  # the stubs lack most compute functions
 
@@ -314,15 +315,10 @@ class LexicalIndex:
 
 
 def _best(scores: np.ndarray, found: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``limit`` rows of ``found`` (ascending positions) with the highest ``scores``."""
-    if len(found) > limit > 0:  # the best ``limit``; at the cut, equal scores by position
-        values = scores[found]
-        threshold = -np.partition(-values, limit - 1)[limit - 1]
-        above, equal = found[values > threshold], found[values == threshold]
-        found = np.concatenate((above, equal[: limit - len(above)]))
-    order = np.lexsort((found, -scores[found]))
-    positions = found[order]
-    return positions.astype(np.int64), scores[positions]
+    """The ``limit`` rows of ``found`` (ascending positions) with the highest ``scores``, best first;
+    equal scores in position order."""
+    positions = smallest_first(-scores[found], found, limit)
+    return positions, scores[positions]
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:

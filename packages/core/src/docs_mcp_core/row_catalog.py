@@ -256,6 +256,20 @@ def first_of_each_group(groups: np.ndarray) -> np.ndarray:
     return keep
 
 
+def smallest_first(values: np.ndarray, candidates: np.ndarray, limit: int) -> np.ndarray:
+    """The ``limit`` candidates with the smallest ``values`` (``values[i]`` belongs to
+    ``candidates[i]``; candidates ascending), smallest first; equal values in candidate order,
+    also at the cut, so the first ``k`` of a longer answer are the answer for ``k``."""
+    if len(candidates) > limit > 0:
+        threshold = np.partition(values, limit - 1)[limit - 1]
+        below = values < threshold
+        equal = np.flatnonzero(values == threshold)[: limit - int(below.sum())]
+        keep = below
+        keep[equal] = True
+        candidates, values = candidates[keep], values[keep]
+    return candidates[np.lexsort((candidates, values))].astype(np.int64)
+
+
 def _scan_within(table: Any, columns: Sequence[str], budget: int) -> pa.Table | None:
     """``columns`` of every row (with ``_rowid``), read a batch at a time; ``None`` as soon as they
     pass ``budget`` bytes, so a large corpus costs at most the budget while it is looked at."""

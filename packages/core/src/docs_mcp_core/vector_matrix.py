@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from docs_mcp_core.memory import budget_from_env
+from docs_mcp_core.row_catalog import scan_in_row_order, smallest_first
 
 VECTOR_CACHE_BYTES = 48 * 1024 * 1024
 
@@ -52,8 +53,6 @@ class VectorMatrix:
     def load(cls, table: Any, row_ids: np.ndarray, budget: int) -> VectorMatrix | None:
         """The ``vector`` column of a LanceDB ``table`` in ``row_ids`` order, or None when it is
         larger than ``budget`` bytes, missing, or the table no longer has exactly those rows."""
-        from docs_mcp_core.row_catalog import scan_in_row_order
-
         field = table.schema.field("vector") if "vector" in table.schema.names else None
         if field is None or not pa.types.is_fixed_size_list(field.type):
             return None
@@ -79,13 +78,7 @@ class VectorMatrix:
             raise ValueError(f"query has {q.size} dimensions, the index {self.vectors.shape[1]}")
         distance = self.norms - 2.0 * (self.vectors @ q) + float(q @ q)
         candidates = np.flatnonzero(mask) if mask is not None else np.arange(len(distance))
-        if len(candidates) > limit > 0:
-            values = distance[candidates]
-            threshold = np.partition(values, limit - 1)[limit - 1]
-            below, equal = candidates[values < threshold], candidates[values == threshold]
-            candidates = np.concatenate((below, equal[: limit - len(below)]))
-        order = np.lexsort((candidates, distance[candidates]))
-        positions = candidates[order].astype(np.int64)
+        positions = smallest_first(distance[candidates], candidates, limit)
         return positions, np.maximum(distance[positions], 0.0).astype(np.float64)
 
 
