@@ -107,8 +107,8 @@ class SearchOptions:
     query_embedding_base_url: str | None = None
     vector_cooldown_seconds: float = VECTOR_COOLDOWN_SECONDS
     query_embedding_timeout_seconds: float = QUERY_EMBEDDING_TIMEOUT_SECONDS
-    # the default ranking's match retriever: "memory" (lexical_index.py, LanceDB's scores without
-    # a LanceDB query) or "lancedb" (the table's full-text indexes)
+    # the match and phrase retrievers: "memory" (lexical_index.py, the scores of the ranking's
+    # LanceDB without a LanceDB query) or "lancedb" (the table's full-text indexes)
     match_retriever: str = "memory"
 
 
@@ -218,6 +218,14 @@ class SearchEngine:
                 f"Valid retrievers: {', '.join(MATCH_RETRIEVERS)}"
             )
         self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
+        # the default ranking needs the search columns; an index without them gets the original recipe
+        self._default = options.ranking == "default" and self._ranked_columns
+        w = self._weights
+        self._match_boosts: dict[str, float] = (
+            dict(zip(SEARCH_TEXT_COLUMNS, (w.heading, w.text, w.path), strict=True))
+            if self._default
+            else ORIGINAL_MATCH_BOOSTS
+        )
         # the query embedder's blocking calls (HTTP or ONNX) run here, off LanceDB's event loop
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docs-mcp-embed")
         from lancedb.background_loop import LOOP
@@ -332,9 +340,8 @@ class SearchEngine:
             offset = decode_cursor(cursor, query=q, filters=active, secret=self._secret).offset
         prefilter = self._prefilter(active)
         fetch = self._fetch_depth(offset, page_size)
-        default = self.options.ranking == "default" and self._ranked_columns
-        legs = await self._retrieve(q, prefilter, fetch, default)
-        ranked = await self._fuse_default(q, active, legs) if default else self._fuse_original(legs)
+        legs = await self._retrieve(q, prefilter, fetch)
+        ranked = await self._fuse_default(q, active, legs) if self._default else self._fuse_original(legs)
         live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
         if live_collapse and len(ranked):
             groups = self._catalog.collapse_groups(live_collapse)[ranked.positions]
@@ -358,7 +365,7 @@ class SearchEngine:
         BM25 order to the top; a pool that grew with the offset would then let pages repeat or skip
         hits. It therefore fetches a fixed depth for the first pages and the maximum beyond it.
         """
-        if self.options.ranking == "original" or not self._ranked_columns:
+        if not self._default:
             return min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
         return DEFAULT_POOL if offset + page_size <= DEFAULT_POOL else MAX_FETCH
 
@@ -370,7 +377,7 @@ class SearchEngine:
         text = self.metadata.corpus_description or "documentation"
         if self._lexical is not None:
             wanted: tuple[str, ...] = () if not self.options.phrase_slop else (PHRASE_COLUMN,)
-        elif self.options.ranking == "default" and self._ranked_columns:
+        elif self._default:
             wanted = (*SEARCH_TEXT_COLUMNS, "content_text")  # the columns it searches
         else:
             wanted = ("heading", "content_text")
@@ -408,11 +415,8 @@ class SearchEngine:
         return found
 
     def _uses_lexical_index(self) -> bool:
-        if self.options.match_retriever != "memory":
-            return False
-        if self.options.ranking == "default" and self._ranked_columns:
-            return True
-        return all(c in self._columns for c in ORIGINAL_MATCH_BOOSTS)
+        wanted = (*self._match_boosts, PHRASE_COLUMN)
+        return self.options.match_retriever == "memory" and all(c in self._columns for c in wanted)
 
     def _load_lexical(self, table: Any) -> LexicalIndex | None:
         """The in-memory match and phrase retrievers, in catalog order (None when the table changed
@@ -422,10 +426,7 @@ class SearchEngine:
         original recipe's covers ``heading`` and ``content_text``, scored as the original's LanceDB
         (0.26.2) scored them.
         """
-        default = self.options.ranking == "default" and self._ranked_columns
-        match_columns = (
-            list(SEARCH_TEXT_COLUMNS) if default else [c for c in ORIGINAL_MATCH_BOOSTS if c != PHRASE_COLUMN]
-        )
+        match_columns = [c for c in self._match_boosts if c != PHRASE_COLUMN]
         display = self._catalog.display
         held = display is not None and PHRASE_COLUMN in display.column_names  # no second copy
         columns = match_columns if held else [*match_columns, PHRASE_COLUMN]
@@ -438,20 +439,20 @@ class SearchEngine:
             texts[PHRASE_COLUMN] = display.column(PHRASE_COLUMN)
         # the longest column first, so that it overlaps the short ones rather than the other long one
         order = [PHRASE_COLUMN, *match_columns]
-        scoring = LANCEDB_SCORING if default else ORIGINAL_SCORING
+        scoring = LANCEDB_SCORING if self._default else ORIGINAL_SCORING
         lexical = LexicalIndex.build({c: texts[c] for c in order}, positions=[PHRASE_COLUMN], scoring=scoring)
         release_free_heap()
         return lexical
 
     async def _retrieve(
-        self, query: str, active: tuple[str | None, float, np.ndarray | None], fetch: int, default: bool
+        self, query: str, active: tuple[str | None, float, np.ndarray | None], fetch: int
     ) -> dict[str, _Leg]:
         from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery
 
         where, _, mask = active
         text = _lexical_query_text(query)
+        match_text = expand_identifiers(text) if self._default else text
         slop = max(0, min(5, int(self.options.phrase_slop)))
-        w = self._weights
         lexical = self._lexical
         legs: dict[str, asyncio.Future[_Leg]] = {}
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
@@ -463,35 +464,20 @@ class SearchEngine:
         if lexical is not None:
             if legs:
                 await asyncio.sleep(0)  # let the LanceDB legs submit their queries
-            if default:
-                boosts: dict[str, float] = dict(
-                    zip(SEARCH_TEXT_COLUMNS, (w.heading, w.text, w.path), strict=True)
-                )
-                match = lexical.search(expand_identifiers(text), boosts, mask=mask, limit=fetch)
-            else:
-                match = lexical.search(text, ORIGINAL_MATCH_BOOSTS, mask=mask, limit=fetch)
-            found = {"match": match}
+            found = {"match": lexical.search(match_text, self._match_boosts, mask=mask, limit=fetch)}
             if not slop:
                 found["phrase"] = lexical.phrase(text, PHRASE_COLUMN, mask=mask, limit=fetch)
-            found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
-            return {name: found[name] for name in _LEG_ORDER if name in found}
-        if default:
-            match_q = MultiMatchQuery(
-                expand_identifiers(text),
-                list(SEARCH_TEXT_COLUMNS),
-                boosts=[w.heading, w.text, w.path],
-                operator=FullTextOperator.OR,
-            )
         else:
             match_q = MultiMatchQuery(
-                text,
-                list(ORIGINAL_MATCH_BOOSTS),
-                boosts=list(ORIGINAL_MATCH_BOOSTS.values()),
+                match_text,
+                list(self._match_boosts),
+                boosts=list(self._match_boosts.values()),
                 operator=FullTextOperator.OR,
             )
-        legs["match"] = asyncio.ensure_future(self._fts(match_q, where, fetch))
-        results = dict(zip(legs, await asyncio.gather(*legs.values()), strict=True))
-        return {name: results[name] for name in _LEG_ORDER if name in results}
+            legs["match"] = asyncio.ensure_future(self._fts(match_q, where, fetch))
+            found = {}
+        found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
+        return {name: found[name] for name in _LEG_ORDER if name in found}
 
     def _leg(self, rows: Any, score_column: str) -> _Leg:
         if rows.num_rows == 0:
