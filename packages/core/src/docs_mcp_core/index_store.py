@@ -45,7 +45,7 @@ DEDUP_COLUMN = "search_dedup"  # hash of content_text: byte-identical chunks col
 # The columns derived from one chunk alone (identifier expansion, path words, text digest). A rebuild
 # copies them from the previous table for unchanged files when the table says it was written with
 # the same derivation: bump DERIVATION_VERSION whenever expand_identifiers, path_words or the digest
-# change (tests/core/test_build.py pins their output on the example corpus).
+# change (tests/core/test_build.py pins their output on fixed samples).
 DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN)
 DERIVATION_VERSION = "1"
 DERIVATION_KEY = b"docs_mcp:derivation"

@@ -1,4 +1,4 @@
-"""In-memory BM25 over the ranked search columns: the default ranking's full-text retriever.
+"""In-memory BM25: the match and phrase retrievers of both rankings.
 
 Every LanceDB query costs about 1.2 ms before it does any work (planning, the hop to its runtime
 and back, Arrow conversion), and the default ranking's multi-column match query costs 3.5-5 ms on
@@ -6,7 +6,9 @@ the SDK corpus, most of a search. The search columns (``search_heading``, ``sear
 ``search_path``) are small, so the engine holds an inverted index of them in memory, built when it
 opens, and scores a query with a few NumPy operations (about 0.3 ms on that corpus).
 
-The scores are LanceDB's own, so an index answers the same whichever retriever runs:
+The scores are LanceDB's own, so an index answers the same whichever retriever runs (the
+``original`` ranking's index, over ``heading`` and ``content_text``, reproduces instead the LanceDB
+the original used: :data:`ORIGINAL_SCORING`):
 
 * terms come from :mod:`docs_mcp_core.analyzer`, the analyzer of LanceDB's default full-text index;
 * each column is scored with BM25 (``k1 = 1.2``, ``b = 0.75``,
