@@ -1,0 +1,158 @@
+"""Shared pieces of the evaluation-set scripts: chunk catalogs, case files, filters, stable hashing.
+
+The scripts in this folder are run from the repository root with ``uv run python
+scripts/evalsets/<script>.py``; each imports this module from its own folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docs_mcp_eval.leaks import hit_violates_filters
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EVALS_DIR = REPO_ROOT / "evals"
+
+CATEGORIES = (
+    "exact-name",
+    "natural-language",
+    "workflow",
+    "cross-service",
+    "clarification",
+    "distractor",
+)
+"""The six case categories, as the shared corpora README defines them."""
+
+DEFAULT_LIMIT = 5
+DEFAULT_MAX_ROUNDS = 2
+
+
+class EvalSetError(Exception):
+    """A set, an index or an argument is unusable; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of a built index, as ``chunks.json`` lists it."""
+
+    chunk_id: str
+    filepath: str
+    heading: str
+    content: str
+    metadata: Mapping[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Case:
+    """One case in the runner format of the eval harness."""
+
+    name: str
+    category: str
+    query: str
+    expected_chunk_id: str
+    filters: Mapping[str, str] = field(default_factory=dict)
+    limit: int = DEFAULT_LIMIT
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "category": self.category,
+            "query": self.query,
+            "expectedChunkId": self.expected_chunk_id,
+            "filters": dict(self.filters),
+            "limit": self.limit,
+            "maxRounds": self.max_rounds,
+        }
+
+
+def load_chunks(index_dir: Path) -> list[Chunk]:
+    """Read ``chunks.json`` of an index built by ``docs-mcp build --out index_dir``."""
+    path = index_dir / "chunks.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EvalSetError(
+            f"{path}: not found; build the index first (uv run docs-mcp build --docs-dir ... --out {index_dir})"
+        ) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EvalSetError(f"{path}: cannot read the chunk list ({exc})") from None
+    if not isinstance(raw, list):
+        raise EvalSetError(f"{path}: expected a JSON array of chunks")
+    chunks: list[Chunk] = []
+    for index, item in enumerate(raw):
+        try:
+            metadata = {str(k): str(v) for k, v in (item.get("metadata") or {}).items()}
+            chunks.append(
+                Chunk(
+                    chunk_id=item["chunk_id"],
+                    filepath=item["filepath"],
+                    heading=item.get("heading") or "",
+                    content=item["content"],
+                    metadata=metadata,
+                )
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise EvalSetError(f"{path}: chunk {index} lacks a field ({exc})") from None
+    return chunks
+
+
+def admitted(chunk: Chunk, filters: Mapping[str, str]) -> bool:
+    """True when a search with ``filters`` may return ``chunk`` (the auto-include rule honoured)."""
+    return not hit_violates_filters(chunk.metadata, filters)
+
+
+def stable_hash(text: str) -> int:
+    """A hash of ``text`` that is the same on every machine and Python run."""
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
+def normalise_query(query: str) -> str:
+    """The form in which two queries count as the same: case and runs of whitespace ignored."""
+    return re.sub(r"\s+", " ", query.strip().lower())
+
+
+def read_cases(path: Path) -> list[dict[str, Any]]:
+    """Read a case file as plain JSON objects; raise :class:`EvalSetError` naming the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EvalSetError(f"{path}: case file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalSetError(f"{path}: cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise EvalSetError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise EvalSetError(f"{path}: expected a JSON array of case objects")
+    return data
+
+
+def write_cases(path: Path, cases: Iterable[Mapping[str, Any]]) -> int:
+    """Write cases as a JSON array, one case per line (easy to read and to diff)."""
+    items = list(cases)
+    lines = [json.dumps(dict(item), ensure_ascii=False) for item in items]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "[\n" + ",\n".join(lines) + "\n]\n" if lines else "[]\n"
+    path.write_text(body, encoding="utf-8")
+    return len(items)
+
+
+def fail(message: str) -> int:
+    """Print ``error: message`` to stderr and return the exit code 2."""
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def category_counts(cases: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for case in cases:
+        category = str(case.get("category") or "uncategorized")
+        counts[category] = counts.get(category, 0) + 1
+    return counts
