@@ -156,3 +156,49 @@ def category_counts(cases: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         category = str(case.get("category") or "uncategorized")
         counts[category] = counts.get(category, 0) + 1
     return counts
+
+
+TUNE_SUFFIX = ".tune.json"
+CHECK_SUFFIX = ".check.json"
+
+
+def is_half(path: Path) -> bool:
+    return path.name.endswith((TUNE_SUFFIX, CHECK_SUFFIX))
+
+
+def half_paths(full: Path) -> tuple[Path, Path]:
+    """``x.json`` -> (``x.tune.json``, ``x.check.json``)."""
+    stem = full.name.removesuffix(".json")
+    return full.with_name(stem + TUNE_SUFFIX), full.with_name(stem + CHECK_SUFFIX)
+
+
+def split_halves(
+    cases: Sequence[Mapping[str, Any]],
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """Split a set into a tuning half and a check half, stratified by category.
+
+    Within each category the cases are ordered by a SHA-256 hash of their name and dealt out
+    alternately; the half that receives a category's first case alternates from one category to
+    the next (in sorted order), so both halves get the same number of cases, give or take one.
+    Each half keeps the order of the full set. The split depends on nothing but the names and
+    categories of the cases, so it comes out the same on every machine; adding or removing a case
+    reshuffles the later cases of its category, so split a set again only when it changes.
+    """
+    by_category: dict[str, list[int]] = {}
+    for position, case in enumerate(cases):
+        by_category.setdefault(str(case.get("category") or ""), []).append(position)
+    to_check: set[int] = set()
+    first_to_check = False
+    for category in sorted(by_category):
+        ordered = sorted(
+            by_category[category],
+            key=lambda p: (stable_hash(str(cases[p].get("name"))), str(cases[p].get("name"))),
+        )
+        for rank, position in enumerate(ordered):
+            if (rank % 2 == 1) != first_to_check:
+                to_check.add(position)
+        if len(ordered) % 2 == 1:
+            first_to_check = not first_to_check
+    tune = [case for p, case in enumerate(cases) if p not in to_check]
+    check = [case for p, case in enumerate(cases) if p in to_check]
+    return tune, check
