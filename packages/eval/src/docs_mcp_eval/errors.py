@@ -33,3 +33,15 @@ class ServerProtocolError(EvalError):
 
 class BuildCommandError(EvalError):
     """The optional index build command could not be run or failed."""
+
+
+class ScenarioFileError(EvalError, ValueError):
+    """An agent scenario file is missing, is not YAML, or a scenario in it is malformed."""
+
+
+class AgentProviderError(EvalError):
+    """The model provider cannot be used at all: no credentials, key rejected, unknown model."""
+
+
+class WorkspaceError(EvalError):
+    """An agent workspace folder cannot be prepared (or belongs to something else)."""
