@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from docs_mcp_eval import __version__
+from docs_mcp_eval.agent.command import agent_eval_command
 from docs_mcp_eval.benchmark import (
     DEFAULT_EMBEDDINGS,
     BenchmarkConfig,
@@ -326,6 +327,9 @@ def benchmark_command(
     sys.stdout.write(f"\n{render_benchmark_markdown(result)}\n")
     if result.failed:
         raise typer.Exit(code=1)
+
+
+app.command("agent-eval")(agent_eval_command)
 
 
 def _benchmark_progress(label: str) -> ProgressCallback | None:

@@ -1,0 +1,380 @@
+"""``docs-mcp-eval agent-eval``: real agents answer scenario tasks, with or without the docs server.
+
+The report goes to stdout; progress, warnings and "saved to" lines go to stderr. Every run is saved
+under ``<results-dir>/<suite>/`` (``<suite>-baseline`` for ``--no-mcp``) unless ``--no-save``, and the
+report ends with a trend table over the earlier runs there. Configuration mistakes end with a message
+and exit code 1; a run that completes exits 0 whatever its pass rate (read it from the report or the
+JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+
+from docs_mcp_eval.agent.compare import build_comparison, comparison_markdown
+from docs_mcp_eval.agent.feedback import DEFAULT_FEEDBACK_TOOL
+from docs_mcp_eval.agent.history import DEFAULT_RESULTS_DIR, load_runs, save_run, trend_markdown
+from docs_mcp_eval.agent.loop import AgentEventCallback
+from docs_mcp_eval.agent.preparation import choose_provider, load_named_suite, prepare_indexes
+from docs_mcp_eval.agent.pricing import Price, parse_price_option, price_for
+from docs_mcp_eval.agent.provider import DEFAULT_MODELS
+from docs_mcp_eval.agent.report import outcome_label, run_markdown
+from docs_mcp_eval.agent.results import RunOutput, ScenarioResult
+from docs_mcp_eval.agent.runner import DEFAULT_MAX_BUDGET_USD, DEFAULT_MAX_TURNS, AgentEvalConfig, run_suite
+from docs_mcp_eval.agent.scenarios import Scenario, Suite, adhoc_suite, load_suite
+from docs_mcp_eval.benchmark import default_command
+from docs_mcp_eval.errors import EvalError
+from docs_mcp_eval.runner import CommandSpec
+
+DEFAULT_CACHE_DIR = Path(".cache")
+
+
+def _usage_error(message: str) -> typer.Exit:
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(code=1)
+
+
+def _parse_env(pairs: Sequence[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"expected key=value format, got {pair!r}", param_hint="--server-env")
+        env[key.strip()] = value
+    return env
+
+
+def agent_eval_command(
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite",
+            metavar="NAME",
+            help="A suite shipped with the project (packages/eval/scenarios/NAME.yaml).",
+        ),
+    ] = None,
+    scenarios: Annotated[
+        Path | None, typer.Option("--scenarios", metavar="FILE", help="A YAML/JSON scenario file.")
+    ] = None,
+    prompt: Annotated[
+        str | None,
+        typer.Option(
+            "--prompt", metavar="TEXT", help="One ad-hoc scenario with this prompt (needs --docs-dir)."
+        ),
+    ] = None,
+    include: Annotated[
+        str | None, typer.Option("--include", metavar="IDS", help="Comma-separated scenario ids to run.")
+    ] = None,
+    docs_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--docs-dir", metavar="DIR", help="Docs for scenarios that name none (docsDir/docsSpec)."
+        ),
+    ] = None,
+    server_command: Annotated[
+        str | None,
+        typer.Option(
+            "--server-command",
+            metavar="CMD",
+            help='Stdio MCP server for scenarios without docs, shell-style (e.g. "docs-mcp-server --index-dir idx").',
+        ),
+    ] = None,
+    server_arg: Annotated[
+        list[str] | None,
+        typer.Option("--server-arg", metavar="ARG", help="Extra server argument (repeatable)."),
+    ] = None,
+    server_cwd: Annotated[
+        Path | None,
+        typer.Option("--server-cwd", metavar="DIR", help="Working directory of --server-command."),
+    ] = None,
+    server_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--server-env", metavar="KEY=VALUE", help="Environment variable for the server (repeatable)."
+        ),
+    ] = None,
+    workspace_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace-dir", metavar="DIR", help="Put workspaces in DIR/<id> (default: temporary folders)."
+        ),
+    ] = None,
+    provider: Annotated[
+        str,
+        typer.Option(
+            "--provider", metavar="NAME", help="auto, anthropic (Messages API) or openai (Chat Completions)."
+        ),
+    ] = "auto",
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            metavar="MODEL",
+            help=f"Model (default: {DEFAULT_MODELS['anthropic']} / {DEFAULT_MODELS['openai']}).",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            metavar="URL",
+            help="API base URL, e.g. http://localhost:11434/v1 for an OpenAI-compatible local server.",
+        ),
+    ] = None,
+    max_turns: Annotated[
+        int, typer.Option("--max-turns", metavar="N", min=1, help="Model responses allowed per scenario.")
+    ] = DEFAULT_MAX_TURNS,
+    max_budget_usd: Annotated[
+        float,
+        typer.Option(
+            "--max-budget-usd", metavar="USD", min=0, help="Spending allowed per scenario (priced per model)."
+        ),
+    ] = DEFAULT_MAX_BUDGET_USD,
+    price_per_mtok: Annotated[
+        str | None,
+        typer.Option(
+            "--price-per-mtok",
+            metavar="IN,OUT",
+            help="USD per million input,output tokens (overrides the table).",
+        ),
+    ] = None,
+    max_concurrency: Annotated[
+        int, typer.Option("--max-concurrency", metavar="N", min=1, help="Scenarios run at the same time.")
+    ] = 1,
+    system_prompt: Annotated[
+        str | None, typer.Option("--system-prompt", metavar="TEXT", help="Extra system prompt for the agent.")
+    ] = None,
+    no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Run without the docs server (baseline).")] = False,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="Run with and without the docs server and compare.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Print every agent step to stderr.")] = False,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not offer the feedback tool.")] = False,
+    clean_workspace: Annotated[
+        bool, typer.Option("--clean-workspace", help="Delete each workspace after its scenario.")
+    ] = False,
+    no_save: Annotated[
+        bool, typer.Option("--no-save", help="Do not save the run under --results-dir.")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="FILE", help="Also write the result JSON here.")
+    ] = None,
+    results_dir: Annotated[
+        Path, typer.Option("--results-dir", metavar="DIR", help="Where runs are saved, one folder per suite.")
+    ] = DEFAULT_RESULTS_DIR,
+    cache_dir: Annotated[
+        Path,
+        typer.Option("--cache-dir", metavar="DIR", help="Where built indexes (and fetched docs) are cached."),
+    ] = DEFAULT_CACHE_DIR,
+) -> None:
+    """Run agent scenarios against the docs server and report pass rate, docs use, turns and cost."""
+    sources = [s for s in (suite, scenarios, prompt) if s]
+    if not sources:
+        raise _usage_error("one of --suite, --scenarios, or --prompt is required")
+    if len(sources) > 1:
+        raise _usage_error("--suite, --scenarios, and --prompt are mutually exclusive")
+    if prompt and not docs_dir:
+        raise _usage_error("--prompt requires --docs-dir")
+    if compare and no_mcp:
+        raise _usage_error("--compare and --no-mcp are mutually exclusive")
+    env = _parse_env(server_env or [])
+    try:
+        loaded = _load(suite, scenarios, prompt, docs_dir)
+        if include:
+            wanted = {part.strip() for part in include.split(",") if part.strip()}
+            loaded.scenarios = [s for s in loaded.scenarios if s.id in wanted]
+            if not loaded.scenarios:
+                raise _usage_error(f'no scenarios matched --include "{include}"')
+        choice = choose_provider(provider, base_url)
+        if choice.warning:
+            typer.echo(f"warning: {choice.warning}", err=True)
+        chosen_model = model or DEFAULT_MODELS[choice.name]
+        price = _price(price_per_mtok, loaded, choice.name, chosen_model)
+        indexes: dict[str, Path] = {}
+        if not no_mcp:
+            indexes = prepare_indexes(
+                loaded,
+                default_docs=docs_dir.resolve() if docs_dir else None,
+                cache_dir=cache_dir.resolve(),
+                build_program=default_command("docs-mcp"),
+                log=lambda message: typer.echo(message, err=True),
+            )
+            if len(indexes) < len(loaded.scenarios) and not server_command:
+                raise _usage_error("--server-command is required when scenarios don't specify docsDir")
+        server = (
+            CommandSpec.parse(
+                server_command, server_arg or [], cwd=server_cwd.resolve() if server_cwd else None, env=env
+            )
+            if server_command
+            else None
+        )
+        config = AgentEvalConfig(
+            provider_name=choice.name,
+            model=chosen_model,
+            make_provider=choice.factory(),
+            no_mcp=no_mcp,
+            indexes=indexes,
+            server_program=default_command("docs-mcp-server"),
+            server=server,
+            server_env=env,
+            workspace_dir=workspace_dir,
+            clean_workspace=clean_workspace,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            max_concurrency=max_concurrency,
+            system_prompt=system_prompt,
+            judge=not no_judge,
+            price_override=price,
+            on_scenario=_progress,
+            on_event=_debug_printer if debug else None,
+        )
+        base_name = loaded.name + ("-baseline" if no_mcp else "")
+        if compare:
+            _run_compare(loaded, config, results_dir, save=not no_save, out=out)
+        else:
+            _run_single(replace(loaded, name=base_name), config, results_dir, save=not no_save, out=out)
+    except EvalError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(code=1) from None
+
+
+def _load(suite: str | None, scenarios: Path | None, prompt: str | None, docs_dir: Path | None) -> Suite:
+    if suite:
+        return load_named_suite(suite)
+    if scenarios is not None:
+        return load_suite(scenarios)
+    assert prompt is not None and docs_dir is not None
+    return adhoc_suite(prompt, docs_dir)
+
+
+def _price(option: str | None, suite: Suite, provider: str, model: str) -> Price | None:
+    if option is not None:
+        try:
+            return parse_price_option(option)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--price-per-mtok") from None
+    models = {s.models.get(provider) or model for s in suite.scenarios}
+    for unknown in sorted(m for m in models if price_for(m) is None):
+        typer.echo(
+            f"warning: no price is known for model {unknown!r}: its cost is reported as $0 and "
+            "--max-budget-usd cannot stop it (give prices with --price-per-mtok IN,OUT)",
+            err=True,
+        )
+    return None
+
+
+def _run_single(
+    suite: Suite, config: AgentEvalConfig, results_dir: Path, *, save: bool, out: Path | None
+) -> None:
+    output = _execute(suite, config)
+    document = output.to_json()
+    feedback = suite.feedback_tool or DEFAULT_FEEDBACK_TOOL
+    report = run_markdown(output, feedback if config.judge and not config.no_mcp else None)
+    if save:
+        earlier = load_runs(results_dir, suite.name)
+        path = save_run(document, results_dir, suite.name)
+        typer.echo(f"results saved to {path}", err=True)
+        trend = trend_markdown(document, earlier)
+        if trend:
+            report += "\n" + trend
+    if out is not None:
+        _write_json(out, document)
+        typer.echo(f"wrote agent eval result to {out.resolve()}", err=True)
+    sys.stdout.write(report)
+
+
+def _run_compare(
+    suite: Suite, config: AgentEvalConfig, results_dir: Path, *, save: bool, out: Path | None
+) -> None:
+    phases: list[RunOutput] = []
+    for no_mcp, name, subdir in (
+        (False, suite.name, "with-mcp"),
+        (True, f"{suite.name}-baseline", "baseline"),
+    ):
+        typer.echo(f"== {'without' if no_mcp else 'with'} the docs server ({name})", err=True)
+        workspace = config.workspace_dir / subdir if config.workspace_dir is not None else None
+        phase_config = replace(config, no_mcp=no_mcp, workspace_dir=workspace)
+        output = _execute(replace(suite, name=name), phase_config)
+        if save:
+            path = save_run(output.to_json(), results_dir, name)
+            typer.echo(f"results saved to {path}", err=True)
+        phases.append(output)
+    comparison = build_comparison(phases[0], phases[1], suite.name)
+    if out is not None:
+        _write_json(out, comparison)
+        typer.echo(f"wrote comparison result to {out.resolve()}", err=True)
+    sys.stdout.write(comparison_markdown(comparison))
+
+
+def _execute(suite: Suite, config: AgentEvalConfig) -> RunOutput:
+    with _quiet_sdk_logs():
+        try:
+            return anyio.run(run_suite, suite, config)
+        except BaseExceptionGroup as group:
+            error = _first_eval_error(group)
+            if error is None:
+                raise
+            raise error from None
+
+
+def _first_eval_error(exc: BaseException) -> EvalError | None:
+    if isinstance(exc, EvalError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _first_eval_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
+@contextmanager
+def _quiet_sdk_logs() -> Iterator[None]:
+    """The MCP SDK logs a traceback when a server dies; the harness reports such failures itself."""
+    logger = logging.getLogger("mcp")
+    saved = logger.propagate
+    handler = logging.NullHandler()
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = saved
+
+
+def _progress(index: int, total: int, scenario: Scenario, result: ScenarioResult | None) -> None:
+    prefix = f"[{index + 1}/{total}] {scenario.id}"
+    if result is None:
+        typer.echo(f"{prefix}: running", err=True)
+        return
+    typer.echo(
+        f"{prefix}: {outcome_label(result)} · {result.num_turns} turns · ${result.total_cost_usd:.4f} · "
+        f"{result.mcp_tool_calls} docs calls · {result.duration_ms / 1000:.1f} s",
+        err=True,
+    )
+
+
+def _debug_printer(scenario: Scenario) -> AgentEventCallback:
+    def emit(kind: str, summary: str) -> None:
+        typer.echo(f"  [{scenario.id}] {kind}: {summary}", err=True)
+
+    return emit
+
+
+def _write_json(path: Path, data: Any) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise EvalError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,80 @@
+"""``agent-eval`` refuses bad options with the original's messages (exit 1) before starting anything."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.eval.agent.conftest import CliResult, SuiteWriter
+
+Cli = Callable[[Sequence[str]], CliResult]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "Error: one of --suite, --scenarios, or --prompt is required"),
+        (
+            ["--suite", "a", "--prompt", "p"],
+            "Error: --suite, --scenarios, and --prompt are mutually exclusive",
+        ),
+        (["--prompt", "p"], "Error: --prompt requires --docs-dir"),
+        (
+            ["--suite", "examples-docs", "--compare", "--no-mcp"],
+            "Error: --compare and --no-mcp are mutually exclusive",
+        ),
+        (
+            ["--suite", "examples-docs", "--include", "nope, none"],
+            'Error: no scenarios matched --include "nope, none"',
+        ),
+    ],
+)
+def test_original_option_errors(eval_cli: Cli, args: list[str], message: str) -> None:
+    result = eval_cli(["agent-eval", *args])
+    assert result.code == 1
+    assert result.err.strip() == message
+    assert result.out == ""
+
+
+def test_configuration_errors_name_what_to_fix(
+    eval_cli: Cli, write_suite: SuiteWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = write_suite({"s": {"prompt": "p", "docsDir": "missing-docs", "assertions": []}})
+    no_key = eval_cli(["agent-eval", "--scenarios", str(suite)])
+    assert no_key.code == 1
+    assert no_key.err.startswith("error: no model API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY")
+
+    openai = eval_cli(["agent-eval", "--scenarios", str(suite), "--provider", "openai"])
+    assert (
+        openai.err.strip()
+        == "error: OPENAI_API_KEY is not set (a server given with --base-url may need no key)"
+    )
+
+    bogus = eval_cli(["agent-eval", "--scenarios", str(suite), "--provider", "bogus"])
+    assert bogus.code == 1 and "--provider must be auto, anthropic or openai, got 'bogus'" in bogus.err
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    docs = eval_cli(["agent-eval", "--scenarios", str(suite), "--cache-dir", str(tmp_path / "cache")])
+    assert docs.code == 1
+    assert f"scenario 's': the docs folder {tmp_path / 'missing-docs'} does not exist" in docs.err
+    assert not (tmp_path / "cache").exists()  # nothing was built
+
+    unknown = eval_cli(["agent-eval", "--suite", "no-such-suite"])
+    assert unknown.code == 1 and "no suite named 'no-such-suite'" in unknown.err
+    assert "examples-docs" in unknown.err
+
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("s:\n  assertions: []\n")
+    bad_file = eval_cli(["agent-eval", "--scenarios", str(broken)])
+    assert bad_file.code == 1
+    assert bad_file.err.strip() == f"error: {broken.resolve()}:1: scenario 's': 'prompt' is required"
+
+    env = eval_cli(["agent-eval", "--scenarios", str(suite), "--server-env", "NOEQUALS"])
+    assert env.code == 2 and "expected key=value format" in env.err
+    price = eval_cli(["agent-eval", "--scenarios", str(suite), "--price-per-mtok", "cheap"])
+    assert price.code == 2 and "INPUT,OUTPUT" in price.err
+    assert "Traceback" not in "".join(
+        r.err for r in (no_key, openai, bogus, docs, unknown, bad_file, env, price)
+    )
