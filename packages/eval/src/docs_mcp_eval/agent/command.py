@@ -360,7 +360,7 @@ def _progress(index: int, total: int, scenario: Scenario, result: ScenarioResult
         return
     typer.echo(
         f"{prefix}: {outcome_label(result)} · {result.num_turns} turns · ${result.total_cost_usd:.4f} · "
-        f"{result.mcp_tool_calls} docs calls · {result.duration_ms / 1000:.1f} s",
+        f"docs calls {result.mcp_tool_calls} · {result.duration_ms / 1000:.1f} s",
         err=True,
     )
 
