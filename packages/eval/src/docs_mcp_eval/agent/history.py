@@ -58,7 +58,8 @@ def load_runs(results_dir: Path, suite: str, limit: int = TREND_RUNS) -> list[di
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue
         if isinstance(data, dict) and isinstance(data.get("summary"), dict):
-            data.setdefault("metadata", {})
+            if not isinstance(data.get("metadata"), dict):
+                data["metadata"] = {}
             data["metadata"].setdefault("file", path.name)
             runs.append(data)
         if len(runs) >= limit:

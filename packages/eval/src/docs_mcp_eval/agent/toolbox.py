@@ -47,10 +47,6 @@ class Toolbox:
         """A call that counts as using the documentation (``search_docs`` / ``get_doc``)."""
         return self.docs is not None and is_docs_tool(name, self.docs.server_name)
 
-    def is_server_tool(self, name: str) -> bool:
-        """Any tool of the docs server, the feedback tool included (``mcp__`` names)."""
-        return name.startswith("mcp__")
-
     async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
         if self._local_feedback and name == self.feedback_name:
             return ToolOutcome(json.dumps(dict(arguments), ensure_ascii=False, separators=(",", ":")))
