@@ -101,9 +101,12 @@ def agent_eval(
         out = tmp_path / "out.json"
         if out.exists():
             out.unlink()
+        # workspaces go under the test's folder, not into the system's temporary folder
+        workspaces = [] if "--workspace-dir" in args else ["--workspace-dir", str(tmp_path / "workspaces")]
         argv = [
             "agent-eval",
             *args,
+            *workspaces,
             "--cache-dir",
             str(agent_cache),
             "--results-dir",
