@@ -4,11 +4,14 @@ Column names and types are the original's, so an index written by either impleme
 served by the other: ``chunk_id, filepath, heading, heading_level, content, content_text,
 breadcrumb, chunk_index, metadata_json``, one string column per taxonomy key (``""`` when a chunk
 has no value), ``file_fingerprint`` and, with embeddings, ``vector``. Numbers are float64 because
-that is what the original's JavaScript writer produces; readers accept any numeric type.
+that is what the original's JavaScript writer produces; readers accept any numeric type. The files
+are written in formats the original's older LanceDB reads (:data:`DATA_STORAGE_VERSION`,
+:data:`FTS_FORMAT_VERSION`; ``docs/metadata.md``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -64,6 +67,16 @@ DERIVATION_KEY = b"docs_mcp:derivation"
 # 0.01 s not, for 4 MB more on disk). The encoding is a field property of the Lance file, so any
 # reader reads it.
 UNCOMPRESSED = {"lance-encoding:compression": "none"}
+# Formats the original's LanceDB (0.26.2 for Node, lance 2.0) reads; tests/compat runs its queries on
+# our indexes. LanceDB 0.40 writes every Lance file, data and index alike, at file version 2.2 by
+# default, and lance 2.0 panics decoding the btree and full-text index files of that version; it
+# reads 2.1 (2.0, the original's own choice, made sdk-docs' table 53 MB instead of 40 MB and was no
+# faster). It also ignores full-text indexes above format version 1 ("Index content_text_idx has
+# version 2, which is not supported (<=1)"), and then phrase queries fail. LanceDB's FTS config has
+# no parameter for that format: lance reads LANCE_FTS_FORMAT_VERSION whenever it trains a new index.
+DATA_STORAGE_VERSION = "2.1"
+FTS_FORMAT_VERSION = "1"
+FTS_FORMAT_ENV = "LANCE_FTS_FORMAT_VERSION"
 ANN_INDEX_MIN_ROWS = 5_000  # at ANN_INDEX_REFERENCE_DIMS; fewer rows when vectors are wider
 ANN_INDEX_REFERENCE_DIMS = 256
 ANN_INDEX_FLOOR_ROWS = 1_000  # never an index below this many rows, whatever the dimensions
@@ -186,10 +199,10 @@ def write_table(
     import pyarrow as pa
 
     lancedb = import_lancedb()
-    from lancedb.index import FTS, BTree
 
     step = on_step or (lambda _s: None)
-    db = lancedb.connect(str(db_path), storage_options=dict(storage_options) if storage_options else None)
+    options = {**(storage_options or {}), "new_table_data_storage_version": DATA_STORAGE_VERSION}
+    db = lancedb.connect(str(db_path), storage_options=options)
     schema = table_schema(metadata_keys, vector_dimensions)
     step("writing table")
     table = db.create_table(TABLE_NAME, schema=schema, mode="overwrite")
@@ -222,6 +235,20 @@ def write_table(
         after_rows()
     if rows == 0:
         return 0
+    with _full_text_format(FTS_FORMAT_VERSION):
+        _build_indexes(table, rows, metadata_keys, vector_dimensions, step)
+    return rows
+
+
+def _build_indexes(
+    table: Any,
+    rows: int,
+    metadata_keys: Sequence[str],
+    vector_dimensions: int | None,
+    step: Callable[[str], None],
+) -> None:
+    from lancedb.index import FTS, BTree
+
     step("full-text and scalar indexes")
     full_text = {
         "content_text": FTS(with_position=True),
@@ -258,7 +285,20 @@ def write_table(
             table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
     except Exception:  # noqa: BLE001 - compaction only saves space
         pass
-    return rows
+
+
+@contextlib.contextmanager
+def _full_text_format(version: str) -> Iterator[None]:
+    """New full-text indexes are trained at format ``version`` while this is open."""
+    previous = os.environ.get(FTS_FORMAT_ENV)
+    os.environ[FTS_FORMAT_ENV] = version
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(FTS_FORMAT_ENV, None)
+        else:
+            os.environ[FTS_FORMAT_ENV] = previous
 
 
 def _create_indexes_together(table: Any, configs: Mapping[str, Any]) -> list[str]:
