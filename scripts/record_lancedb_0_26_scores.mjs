@@ -2,8 +2,8 @@
 // indexed and searched with, so that tests can check that the `original` ranking reproduces them
 // (tests/core/test_lexical_index.py, docs_mcp_core/lexical_index.py ORIGINAL_SCORING).
 //
-//   mkdir /tmp/lancedb-0.26 && cd /tmp/lancedb-0.26 && npm init -y && npm install @lancedb/lancedb@0.26.2
-//   NODE_PATH=/tmp/lancedb-0.26/node_modules node scripts/record_lancedb_0_26_scores.mjs \
+//   npm ci --prefix tests/compat/node    # @lancedb/lancedb 0.26.2, pinned by its package-lock.json
+//   NODE_PATH=$PWD/tests/compat/node/node_modules node scripts/record_lancedb_0_26_scores.mjs \
 //       IDX/chunks.json tests/core/data/lancedb-0.26.2-scores.json
 //
 // IDX is an index of examples/docs (docs-mcp build --docs-dir examples/docs --out IDX). The table is
