@@ -100,3 +100,19 @@ def built_app(built_index: Path) -> Iterator[Any]:
 
     app = create_app(built_index, name="test-server", version="0.1.0")
     yield app
+
+
+@pytest.fixture(scope="module")
+def stdio_session(built_index: Path) -> Iterator[Any]:
+    """A ``docs-mcp-server`` subprocess over stdio on the built index, past the opening handshake
+    (a :class:`tests.server.processes.ServerProcess`, shared by the tests of one module)."""
+    from .processes import ServerProcess
+
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "warning"])
+    try:
+        server.send(INITIALIZE)
+        assert server.receive()["id"] == INITIALIZE["id"]
+        server.send(INITIALIZED)
+        yield server
+    finally:
+        server.stop()

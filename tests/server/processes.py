@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import subprocess
@@ -50,11 +51,21 @@ class ServerProcess:
         self._stderr_queue.put(None)
 
     def send(self, message: dict[str, Any]) -> None:
+        self.send_raw(json.dumps(message).encode())
+
+    def send_raw(self, line: bytes) -> None:
+        """Write ``line`` (no newline) and a newline, exactly as given."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.write(line + b"\n")
         self.proc.stdin.flush()
 
     def receive(self, timeout: float = WAIT_SECONDS) -> dict[str, Any]:
+        reply = self.receive_any(timeout)
+        assert isinstance(reply, dict), reply
+        return reply
+
+    def receive_any(self, timeout: float = WAIT_SECONDS) -> Any:
+        """The next JSON line on stdout, whatever its shape (an array answers a batch)."""
         line = self.stdout_lines.get(timeout=timeout)
         assert line is not None, f"server closed stdout; stderr:\n{self.stderr_text()}"
         return json.loads(line)
@@ -92,7 +103,8 @@ class ServerProcess:
             self.proc.wait(timeout=WAIT_SECONDS)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
-                stream.close()
+                with contextlib.suppress(OSError):  # unflushed input to a process that is gone
+                    stream.close()
 
 
 def run_server(

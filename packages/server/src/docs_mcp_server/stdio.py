@@ -6,6 +6,11 @@ feeds them to the MCP SDK. It can be started *before* the SDK is imported: with 
 :class:`~docs_mcp_server.handshake.EarlyHandshake` it answers the client's opening request at once,
 then replays it into the SDK once that is running and drops the SDK's duplicate answer.
 
+Every line is checked before the SDK sees it: one that is not an acceptable JSON-RPC message (not
+JSON, nested too deeply, a batch, a wrong ``"jsonrpc"``, an id that is null or an object, ...) is
+answered here with the error JSON-RPC 2.0 prescribes (see :mod:`docs_mcp_server.jsonrpc`), logged at
+WARNING and dropped, so one bad message never ends the session or leaves a client waiting.
+
 At end of input, and on SIGINT/SIGTERM, requests already received are answered first (bounded by
 a grace period); then the SDK winds down and the process exits with status 0.
 """
@@ -23,6 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, cast
 
+from docs_mcp_server import jsonrpc
 from docs_mcp_server.handshake import EarlyHandshake
 from docs_mcp_server.logs import log
 
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
 
 _EOF = None
 INLINE_WRITE_CHARS = 16 * 1024
+LOGGED_EXCERPT_CHARS = 200
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -54,7 +61,7 @@ def _response_id(text: str) -> tuple[str, Any] | None:
         return None
     try:
         message = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(message, dict) and "id" in message and ("result" in message or "error" in message):
         return _id_key(message["id"])
@@ -159,9 +166,13 @@ class StdioWire:
     def _consider_opening(self, raw: bytes) -> None:
         try:
             message = json.loads(raw)
-        except ValueError:
-            return
-        if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        except (ValueError, RecursionError):
+            return  # answered as malformed once the SDK runs
+        if (
+            not isinstance(message, dict)
+            or "method" not in message
+            or not jsonrpc.is_request_id(message.get("id"))
+        ):
             return  # notifications and junk do not open a connection
         self._opening_seen = True
         if self._early is None:
@@ -201,26 +212,49 @@ class StdioWire:
                 return
         self._write_line(text)
 
-    # -- in-flight requests (for a graceful stop) ----------------------------------------------
+    # -- checking what the SDK gets -------------------------------------------------------------
 
-    def _forwarded(self, raw: bytes) -> None:
-        """Note a request handed to the SDK; its answer is awaited before the server stops."""
-        if b'"method"' not in raw:
-            return
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            return
-        if not isinstance(message, dict):
-            return
-        if "id" in message and "method" in message:
+    def admit(self, text: str, message: Any) -> bool:
+        """Note a message the SDK accepted; False when it must be rejected after all (a
+        notification carrying an invalid ``"id"``, which the SDK would silently drop)."""
+        from mcp.types import JSONRPCNotification, JSONRPCRequest
+
+        if isinstance(message, JSONRPCRequest):
             with self._state_lock:
-                self._in_flight.add(_id_key(message["id"]))
+                self._in_flight.add(_id_key(message.id))
                 self._idle.clear()
-        elif message.get("method") == "notifications/cancelled":
-            params = message.get("params")
-            if isinstance(params, dict) and "requestId" in params:
-                self._answered(_id_key(params["requestId"]))  # a cancelled request gets no answer
+        elif isinstance(message, JSONRPCNotification):
+            if '"id"' in text:
+                parsed = json.loads(text)
+                if isinstance(parsed, dict) and "id" in parsed:
+                    self.reject(text, jsonrpc.reject_message(parsed))
+                    return False
+            if message.method == "notifications/cancelled" and message.params:
+                request_id = message.params.get("requestId")
+                if jsonrpc.is_request_id(request_id):
+                    self._answered(_id_key(request_id))  # a cancelled request gets no answer
+        return True
+
+    def reject(self, text: str, rejection: jsonrpc.Rejection) -> None:
+        """Answer a message that is not handed to the SDK (when JSON-RPC wants an answer) and log it."""
+        log(
+            logging.WARNING,
+            "rejected a malformed JSON-RPC message",
+            code=rejection.code,
+            id=rejection.request_id,
+            reason=rejection.reason,
+            excerpt=text[:LOGGED_EXCERPT_CHARS].rstrip("\n"),
+        )
+        if rejection.answer is None:
+            return
+        if isinstance(rejection.answer, dict) and rejection.request_id is not None:
+            with self._state_lock:
+                early = self._swallow.pop(_id_key(rejection.request_id), None)
+            if early is not None:
+                return  # the client already has the early answer for this id
+        self._write_line(json.dumps(rejection.answer, ensure_ascii=False, separators=(",", ":")))
+
+    # -- in-flight requests (for a graceful stop) ----------------------------------------------
 
     def _answered(self, key: tuple[str, Any]) -> None:
         with self._state_lock:
@@ -271,10 +305,13 @@ class StdioWire:
 
 
 class _QueueLines:
-    """Async iterator of input lines for the SDK's stdio transport."""
+    """Async iterator of input lines for the SDK's stdio transport: only lines it will accept."""
 
     def __init__(self, wire: StdioWire) -> None:
+        from mcp.types import jsonrpc_message_adapter
+
         self._wire = wire
+        self._adapter = jsonrpc_message_adapter  # what the SDK's transport parses lines with
         self._done = False
 
     def __aiter__(self) -> _QueueLines:
@@ -285,16 +322,37 @@ class _QueueLines:
 
         if self._done:
             raise StopAsyncIteration
-        raw = await self._next_line()
-        if raw is None:
-            # End of input: answer what was already asked (bounded), then let the SDK wind down.
-            await anyio.to_thread.run_sync(
-                self._wire.wait_idle, self._wire.grace_seconds, abandon_on_cancel=True
-            )
-            self._done = True
-            raise StopAsyncIteration
-        self._wire._forwarded(raw)
-        return raw.decode("utf-8", errors="replace")
+        while True:
+            raw = await self._next_line()
+            if raw is None:
+                # End of input: answer what was already asked (bounded), then let the SDK wind down.
+                if not await anyio.to_thread.run_sync(
+                    self._wire.wait_idle, self._wire.grace_seconds, abandon_on_cancel=True
+                ):
+                    log(
+                        logging.WARNING,
+                        "requests still running at end of input were cancelled",
+                        grace_seconds=self._wire.grace_seconds,
+                    )
+                self._done = True
+                raise StopAsyncIteration
+            text = raw.decode("utf-8", errors="replace")
+            if self._accepted(text):
+                return text
+
+    def _accepted(self, text: str) -> bool:
+        """Whether the SDK gets ``text``; a line it would drop is answered and rejected here."""
+        from pydantic import ValidationError
+
+        try:
+            message = self._adapter.validate_json(text)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False)
+            json_problem = next((e["msg"] for e in errors if e["type"] == "json_invalid"), None)
+            detail = "; ".join(sorted({e["msg"] for e in errors})) or None
+            self._wire.reject(text, jsonrpc.reject(text, json_problem, detail))
+            return False
+        return self._wire.admit(text, message)
 
     async def _next_line(self) -> bytes | None:
         """The next line, awaited on the event loop: the reader thread wakes it directly."""

@@ -1,0 +1,174 @@
+"""The answer JSON-RPC 2.0 prescribes for a message a server cannot accept.
+
+Every MCP message is a JSON-RPC 2.0 object. A server that receives something else must not stay
+silent when the sender may be waiting for an answer:
+
+- text that is not JSON gets ``-32700`` (Parse error);
+- JSON that is not an acceptable message gets ``-32600`` (Invalid Request): a ``"jsonrpc"`` other
+  than ``"2.0"``, a ``"method"`` that is not a string, ``"params"`` that are not an object, an
+  ``"id"`` that is not a string or an integer (MCP also rules out ``null``), a batch (an array:
+  MCP does not use them), anything but an object;
+- a malformed *response* (``"result"``/``"error"`` without ``"method"``) is never answered.
+
+The error carries the request's ``id`` when one can be recovered (from the parsed object, or by
+scanning the text of one that could not be parsed, as with objects nested too deeply for a
+recursive parser), and ``null`` otherwise, as the specification says.
+
+Standard library only: the stdio transport uses this before the MCP SDK has finished importing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+_BATCH_REASON = "batches are not supported; send each message on its own line"
+# a JSON string (to its closing quote, or to the end of an unterminated one) or a bracket; possessive,
+# so that scanning any text is linear in its length
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)|[{}\[\]]', re.DOTALL)
+_KEY_SEPARATOR = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
+_DECODER = json.JSONDecoder()
+
+
+def is_request_id(value: Any) -> bool:
+    """Whether ``value`` is a valid MCP request id: a string or an integer (not a boolean, not null)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC 2.0 error response (``request_id`` None gives ``"id": null``)."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """What to send back for a message that was not accepted, and why (for the log).
+
+    ``answer`` is one error response, a list of them (for a batch), or None when JSON-RPC wants
+    no answer (a malformed response from the client).
+    """
+
+    answer: dict[str, Any] | list[dict[str, Any]] | None
+    code: int
+    request_id: Any
+    reason: str
+
+
+def reject(text: str, json_problem: str | None = None, detail: str | None = None) -> Rejection:
+    """The rejection of ``text``, a line that is not an acceptable JSON-RPC message.
+
+    ``json_problem`` is set when a stricter JSON parser than Python's refused the text (unpaired
+    surrogate escapes, nesting deeper than it allows): that is a parse error even if
+    :func:`json.loads` reads it. ``detail`` is any other explanation to fall back on.
+    """
+    try:
+        message = json.loads(text)
+    except RecursionError:
+        return _parse_error(top_level_id(text), "the message nests arrays or objects too deeply")
+    except ValueError as exc:
+        return _parse_error(top_level_id(text), f"the message is not valid JSON ({exc})")
+    if json_problem is not None:
+        request_id = message.get("id") if isinstance(message, dict) else None
+        return _parse_error(request_id if is_request_id(request_id) else None, _describe(json_problem))
+    return reject_message(message, detail)
+
+
+def reject_message(message: Any, detail: str | None = None) -> Rejection:
+    """The rejection of a parsed message (an envelope problem of :func:`envelope_problem`, a batch, ...)."""
+    if isinstance(message, list):
+        return _reject_batch(message)
+    if not isinstance(message, dict):
+        return _invalid(None, "a message must be a JSON object")
+    request_id = message.get("id")
+    request_id = request_id if is_request_id(request_id) else None
+    if "method" not in message and ("result" in message or "error" in message):
+        return Rejection(None, INVALID_REQUEST, request_id, "a malformed response was ignored")
+    return _invalid(request_id, envelope_problem(message) or detail or "not a valid JSON-RPC 2.0 message")
+
+
+def envelope_problem(message: dict[str, Any]) -> str | None:
+    """What is wrong with a request or notification object's envelope, or None."""
+    if message.get("jsonrpc") != "2.0":
+        return 'the "jsonrpc" member must be exactly "2.0"'
+    if "method" not in message:
+        return 'a request needs a "method" member'
+    if not isinstance(message["method"], str):
+        return 'the "method" member must be a string'
+    if "id" in message and not is_request_id(message["id"]):
+        return 'the "id" member must be a string or an integer (not null, an object, an array or a boolean)'
+    params = message.get("params")
+    if params is not None and not isinstance(params, dict):
+        return 'the "params" member must be an object'
+    return None
+
+
+def top_level_id(text: str) -> Any:
+    """The ``"id"`` of the top-level object in ``text`` if it is a valid request id, else None.
+
+    Reads the text without parsing it as a whole (so it works on text too deeply nested, or too
+    broken, for a parser); linear in the length of the text.
+    """
+    if not text.lstrip().startswith("{"):
+        return None
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        first = token[0]
+        if first in "{[":
+            depth += 1
+        elif first in "}]":
+            depth -= 1
+        elif depth == 1 and token == '"id"':
+            separator = _KEY_SEPARATOR.match(text, match.end())
+            if separator is None:
+                continue  # a value "id", not the key
+            start = separator.end()
+            if start >= len(text) or text[start] not in '"-0123456789':
+                return None  # null, true, an object ...: not a valid id
+            try:
+                value, _ = _DECODER.raw_decode(text, start)
+            except ValueError:
+                return None
+            return value if is_request_id(value) else None
+    return None
+
+
+def _describe(json_problem: str) -> str:
+    if "recursion limit" in json_problem:
+        return f"the message nests arrays or objects too deeply ({json_problem})"
+    if "escape" in json_problem or "surrogate" in json_problem:
+        return f"a string is not valid Unicode: an unpaired surrogate escape such as \\ud800 ({json_problem})"
+    return f"the message is not valid JSON ({json_problem})"
+
+
+def _parse_error(request_id: Any, reason: str) -> Rejection:
+    return Rejection(
+        error_response(request_id, PARSE_ERROR, f"Parse error: {reason}"), PARSE_ERROR, request_id, reason
+    )
+
+
+def _invalid(request_id: Any, reason: str) -> Rejection:
+    return Rejection(
+        error_response(request_id, INVALID_REQUEST, f"Invalid Request: {reason}"),
+        INVALID_REQUEST,
+        request_id,
+        reason,
+    )
+
+
+def _reject_batch(items: list[Any]) -> Rejection:
+    if not items:
+        return _invalid(None, "an empty batch")
+    answers = []
+    for item in items:
+        if isinstance(item, dict) and "method" not in item and ("result" in item or "error" in item):
+            continue  # responses get no answer
+        request_id = item.get("id") if isinstance(item, dict) else None
+        request_id = request_id if is_request_id(request_id) else None
+        answers.append(error_response(request_id, INVALID_REQUEST, f"Invalid Request: {_BATCH_REASON}"))
+    return Rejection(answers or None, INVALID_REQUEST, None, _BATCH_REASON)

@@ -1,0 +1,114 @@
+"""Malformed JSON-RPC over stdio: every bad message gets the answer JSON-RPC 2.0 prescribes (or,
+for a malformed response, none), the session goes on, and nothing is left waiting at shutdown.
+
+The messages are raw bytes written to a real ``docs-mcp-server`` subprocess; one server serves the
+whole module, in order, so a message that ended the session would fail every test after it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+_ping_ids = itertools.count(1000)
+
+
+def request(request_id: Any, method: str = "tools/list", **extra: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, **extra}).encode()
+
+
+def search_call(request_id: int, arguments: str) -> bytes:
+    """A search_docs call whose arguments are the raw JSON text ``arguments``."""
+    return (
+        f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call",'
+        f'"params":{{"name":"search_docs","arguments":{arguments}}}}}'
+    ).encode()
+
+
+DEPTH = 100_000
+ANSWERED = [
+    ("object id", request({"a": 1}), INVALID_REQUEST, None),
+    ("array id", request([1, 2]), INVALID_REQUEST, None),
+    ("null id", request(None), INVALID_REQUEST, None),
+    ("boolean id", request(True), INVALID_REQUEST, None),
+    ("jsonrpc 1.0", b'{"jsonrpc":"1.0","id":5,"method":"tools/list"}', INVALID_REQUEST, 5),
+    ("no jsonrpc member", b'{"id":"six","method":"tools/list"}', INVALID_REQUEST, "six"),
+    ("params not an object", request(13, params=[1, 2]), INVALID_REQUEST, 13),
+    ("method not a string", b'{"jsonrpc":"2.0","id":14,"method":7}', INVALID_REQUEST, 14),
+    ("not JSON", b"hello there", PARSE_ERROR, None),
+    ("invalid UTF-8", b"\xff\xfe\xfd", PARSE_ERROR, None),
+    ("truncated JSON", b'{"jsonrpc":"2.0","id":8,"method":"tools/list"', PARSE_ERROR, 8),
+    ("a JSON number", b"42", INVALID_REQUEST, None),
+    ("empty batch", b"[]", INVALID_REQUEST, None),
+    ("lone surrogate", search_call(11, '{"query":"\\ud800"}'), PARSE_ERROR, 11),
+    ("nested 100,000 deep", search_call(12, '{"query":' + "[" * DEPTH + "]" * DEPTH + "}"), PARSE_ERROR, 12),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "request_id"), [c[1:] for c in ANSWERED], ids=[c[0] for c in ANSWERED]
+)
+def test_a_malformed_message_is_answered_and_the_session_goes_on(
+    stdio_session: Any, line: bytes, code: int, request_id: Any
+) -> None:
+    stdio_session.send_raw(line)
+    reply = stdio_session.receive()
+    assert reply["jsonrpc"] == "2.0" and "result" not in reply
+    assert reply["id"] == request_id
+    assert reply["error"]["code"] == code
+    assert reply["error"]["message"].startswith(
+        "Parse error: " if code == PARSE_ERROR else "Invalid Request: "
+    )
+    assert_still_serving(stdio_session)
+
+
+def test_a_batch_gets_an_error_for_each_request_in_it(stdio_session: Any) -> None:
+    stdio_session.send_raw(b"[" + request(9) + b"," + request("ten") + b"," + b"7]")
+    replies = stdio_session.receive_any()
+    assert isinstance(replies, list)
+    assert [(r["id"], r["error"]["code"]) for r in replies] == [
+        (9, INVALID_REQUEST),
+        ("ten", INVALID_REQUEST),
+        (None, INVALID_REQUEST),
+    ]
+    assert "batches are not supported" in replies[0]["error"]["message"]
+    assert_still_serving(stdio_session)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"a":1}}}',
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}',
+        b'{"jsonrpc":"2.0","id":15,"result":5}',  # a malformed response: JSON-RPC never answers those
+    ],
+    ids=["cancel with object id", "cancel with array id", "malformed response"],
+)
+def test_messages_that_want_no_answer_get_none_and_end_nothing(stdio_session: Any, line: bytes) -> None:
+    stdio_session.send_raw(line)
+    assert_still_serving(stdio_session)  # the very next line out is the ping's answer
+
+
+def test_rejections_are_logged_and_nothing_is_left_in_flight_at_the_end(stdio_session: Any) -> None:
+    stdio_session.send_raw(b'{"jsonrpc":"1.0","id":77,"method":"tools/list"}')
+    assert stdio_session.receive()["id"] == 77
+    stdio_session.close_stdin()
+    assert stdio_session.wait() == 0
+    records = [json.loads(line) for line in stdio_session.stderr_lines]
+    rejected = [r for r in records if r["message"] == "rejected a malformed JSON-RPC message"]
+    assert rejected and all(r["level"] == "WARN" for r in rejected)
+    assert any(r["properties"]["id"] == 77 and r["properties"]["code"] == INVALID_REQUEST for r in rejected)
+    assert not any("still running" in r["message"] for r in records), records
+    assert not any(r["level"] == "ERROR" for r in records), records
+
+
+def assert_still_serving(server: Any) -> None:
+    ping_id = next(_ping_ids)
+    server.send_raw(request(ping_id, "ping"))
+    assert server.receive() == {"jsonrpc": "2.0", "id": ping_id, "result": {}}
