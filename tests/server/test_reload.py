@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from docs_mcp_server.snapshot import SNAPSHOT_DIRNAME
 from tests.conftest import build_with_cli
 
 from .conftest import SERVER_COMMAND, server_env, text
@@ -82,3 +86,132 @@ def test_a_change_seen_by_the_non_blocking_check_is_reloaded_by_the_next_get(
     assert fresh is not first
     assert fresh.search("zephyrquokka rations", limit=1).hits
     assert lazy.opened() is fresh
+
+
+def test_a_call_that_started_on_the_old_index_finishes_on_it(
+    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild renames the old table away and deletes it; a call holding the old generation still
+    reads all of it, calls starting afterwards get the new one, and the old files go with the last call."""
+    from docs_mcp_server.engine import LazyEngine
+
+    monkeypatch.setenv("DOCS_MCP_RELOAD_CHECK_SECONDS", "0")
+    docs = tmp_path / "docs"
+    shutil.copytree(examples_docs, docs)
+    out = build_with_cli(docs, tmp_path / "idx")
+    lazy = LazyEngine(out)
+    with lazy.lease() as old:
+        hit = old.search("retry configuration", limit=1).hits[0]
+        (docs / "guides" / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
+        build_with_cli(docs, out)
+
+        page = old.get_doc(hit.chunk_id, 2)  # reads rows that only the deleted table had
+        assert page.startswith(f"--- Chunk: {hit.chunk_id}") or f"--- Chunk: {hit.chunk_id}" in page
+        assert not old.search("zephyrquokka rations", limit=1).hits
+        with lazy.lease() as new:
+            assert new is not old
+            assert new.search("zephyrquokka rations", limit=1).hits
+            assert len(list((out / SNAPSHOT_DIRNAME).iterdir())) == 2
+    assert len(list((out / SNAPSHOT_DIRNAME).iterdir())) == 1  # the old generation's links are gone
+    lazy.close()
+    assert not (out / SNAPSHOT_DIRNAME).exists()
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+async def test_get_doc_is_served_by_the_old_index_until_the_server_looks_again(
+    tmp_path: Path, examples_docs: Path
+) -> None:
+    """Between a rebuild and the server's next look at metadata.json every tool keeps working (on the
+    previous index), although the build has moved and deleted the files that index was opened on."""
+    docs = tmp_path / "docs"
+    shutil.copytree(examples_docs, docs)
+    out = build_with_cli(docs, tmp_path / "idx")
+    params = StdioServerParameters(
+        command=SERVER_COMMAND,
+        args=["--index-dir", str(out), "--log-level", "warning"],
+        env=server_env(DOCS_MCP_RELOAD_CHECK_SECONDS="3600"),  # the server does not look again here
+    )
+    async with Client(params) as client:
+        found = await client.call_tool("search_docs", {"query": "retry configuration"})
+        chunk_id = found.structured_content["hits"][0]["chunk_id"]
+        before = await client.call_tool("get_doc", {"chunk_id": chunk_id, "context": 1})
+        assert not before.is_error
+
+        (docs / "guides" / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
+        await anyio.to_thread.run_sync(build_with_cli, docs, out)
+
+        after = await client.call_tool("get_doc", {"chunk_id": chunk_id, "context": 1})
+        assert not after.is_error, text(after.content[0])
+        assert text(after.content[0]) == text(before.content[0])
+        resource = await client.read_resource("docs:///guides/retries.md")
+        assert "retr" in text(resource.contents[0]).lower()
+    assert not (out / SNAPSHOT_DIRNAME).exists()  # a server that stops removes its snapshots
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+async def test_healthz_and_resources_report_the_generation_served_after_a_reload(
+    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import httpx2
+
+    from docs_mcp_server import create_app
+    from docs_mcp_server.http import serve_http
+
+    monkeypatch.setenv("DOCS_MCP_RELOAD_CHECK_SECONDS", "0")
+    docs = tmp_path / "docs"
+    shutil.copytree(examples_docs, docs)
+    out = build_with_cli(docs, tmp_path / "idx")
+    app = create_app(out)
+    try:
+        async with serve_http(app) as server, httpx2.AsyncClient() as http:
+            health_url = server.url.removesuffix("/mcp") + "/healthz"
+            async with Client(server.url) as client:
+                assert not (await client.call_tool("search_docs", {"query": "retry"})).is_error
+                first = (await http.get(health_url)).json()["index"]
+                names = [r.name for r in (await client.list_resources()).resources]
+                assert "guides/quokkas.md" not in names
+
+                (docs / "guides" / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
+                await anyio.to_thread.run_sync(build_with_cli, docs, out)
+                rebuilt = json.loads((out / "metadata.json").read_text(encoding="utf-8"))["stats"]
+
+                assert (await client.call_tool("search_docs", {"query": "zephyrquokka"})).structured_content[
+                    "hits"
+                ]
+                second = (await http.get(health_url)).json()["index"]
+                resources = (await client.list_resources()).resources
+                guide = await client.read_resource("docs:///guides/quokkas.md")
+    finally:
+        app.close()
+    assert first["status"] == second["status"] == "ready"
+    assert second["stats"] == rebuilt
+    assert second["stats"]["indexed_at"] != first["stats"]["indexed_at"]
+    assert second["stats"]["total_files"] == first["stats"]["total_files"] + 1
+    quokkas = next(r for r in resources if r.name == "guides/quokkas.md")
+    assert quokkas.title == "Guides / Zephyr quokkas"
+    assert "served at dawn" in text(guide.contents[0])
+
+
+def test_snapshots_left_by_a_killed_server_are_removed_by_the_next_one(built_index: Path) -> None:
+    from docs_mcp_server.engine import LazyEngine
+    from docs_mcp_server.snapshot import take_snapshot
+
+    orphan = take_snapshot(built_index)
+    assert orphan is not None
+    host, _, number = orphan.path.name.rpartition("-")
+    host = host.rpartition("-")[0]
+    dead = orphan.path.rename(orphan.path.with_name(f"{host}-{2**22 + 1}-{number}"))  # above any pid
+    elsewhere = orphan.path.with_name(f"other-host-{os.getpid()}-1")
+    elsewhere.mkdir()
+    try:
+        lazy = LazyEngine(built_index)
+        assert lazy.get().search("retry", limit=1).hits
+        assert not dead.exists()
+        assert elsewhere.is_dir()  # another host's server may still be using it
+        lazy.close()
+    finally:
+        elsewhere.rmdir()
+        with contextlib.suppress(OSError):  # still used by other servers of this test session
+            (built_index / SNAPSHOT_DIRNAME).rmdir()

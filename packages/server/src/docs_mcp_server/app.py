@@ -34,7 +34,7 @@ from docs_mcp_server.arguments import (
     parse_search_request,
 )
 from docs_mcp_server.boot import load_index_metadata
-from docs_mcp_server.engine import IndexUnavailableError, LazyEngine
+from docs_mcp_server.engine import IndexUnavailableError, LazyEngine, Lease
 from docs_mcp_server.logs import log
 from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.options import BuildInfo, CustomTool, OptionsError, ServerOptions
@@ -128,7 +128,7 @@ class DocsMcpApp:
             ),
         ]
         self._schemas = {tool.name: tool.input_schema for tool in self.tools}
-        self._resources: list[types.Resource] | None = None
+        self._resources: tuple[int, list[types.Resource]] | None = None  # (generation, resources)
         self._resource_lock = threading.Lock()
         self.server: Server[Any] = Server(
             self.build_info.name,
@@ -174,10 +174,10 @@ class DocsMcpApp:
             return _error_result(str(exc))
 
         try:
-            engine = await self._engine()
-            result = await engine.search_async(
-                request.query, limit=request.limit, filters=request.filters, cursor=request.cursor
-            )
+            with await self._lease() as engine:
+                result = await engine.search_async(
+                    request.query, limit=request.limit, filters=request.filters, cursor=request.cursor
+                )
             data = result.to_dict()
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.search_tool, exc)
@@ -189,18 +189,23 @@ class DocsMcpApp:
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
-            engine = await self._engine()
-            text = await engine.get_doc_async(request.chunk_id, request.context)
+            with await self._lease() as engine:
+                text = await engine.get_doc_async(request.chunk_id, request.context)
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.get_doc_tool, exc)
         return _text_result(text)
 
-    async def _engine(self) -> SearchEngine:
-        """The open engine; waits (off the event loop) while the index is still opening."""
-        engine = self.engine.opened()
-        if engine is None:
-            engine = await anyio.to_thread.run_sync(self.engine.get)
-        return engine
+    async def _lease(self) -> Lease:
+        """A hold on the index generation being served, for the length of one call; waits (off the
+        event loop) while the index is still opening or a rebuilt one is being opened."""
+        lease = self.engine.try_lease()
+        if lease is None:
+            lease = await anyio.to_thread.run_sync(self.engine.lease)
+        return lease
+
+    def close(self) -> None:
+        """Stop serving the index (its snapshot is removed once no call uses it)."""
+        self.engine.close()
 
     def _engine_failure(self, tool: str, exc: Exception) -> types.CallToolResult:
         from docs_mcp_core.errors import DocsMcpError
@@ -233,26 +238,32 @@ class DocsMcpApp:
     # -- resources -----------------------------------------------------------------------------
 
     async def resources(self) -> list[types.Resource]:
-        """Files under taxonomy values marked ``mcp_resource`` (listed once; the index is immutable)."""
-        if self._resources is None:
-            return await anyio.to_thread.run_sync(self._collect_resources)
-        return self._resources
+        """Files under taxonomy values marked ``mcp_resource`` in the index being served."""
+        lease = await self._lease()
+        with lease:
+            return await self._resources_of(lease)
 
-    def _collect_resources(self) -> list[types.Resource]:
+    async def _resources_of(self, lease: Lease) -> list[types.Resource]:
+        """The resources of the leased generation (listed once per generation)."""
+        cached = self._resources
+        if cached is not None and cached[0] == lease.generation:
+            return cached[1]
+        return await anyio.to_thread.run_sync(self._collect_resources, lease)
+
+    def _collect_resources(self, lease: Lease) -> list[types.Resource]:
         with self._resource_lock:
-            if self._resources is None:
-                self._resources = self._list_resource_files()
-            return self._resources
+            cached = self._resources
+            if cached is None or cached[0] != lease.generation:
+                cached = self._resources = (lease.generation, self._list_resource_files(lease.engine))
+            return cached[1]
 
-    def _list_resource_files(self) -> list[types.Resource]:
+    def _list_resource_files(self, engine: SearchEngine) -> list[types.Resource]:
         from docs_mcp_core.ordering import sort_key
 
-        wanted = [
-            (key, value) for key, spec in self.metadata.taxonomy.items() for value in spec.resource_values
-        ]
+        metadata = MetadataView.from_metadata(engine.metadata)
+        wanted = [(key, value) for key, spec in metadata.taxonomy.items() for value in spec.resource_values]
         if not wanted:
             return []
-        engine = self.engine.get()
         paths: set[str] = set()
         for key, value in wanted:
             paths.update(engine.list_filepaths({key: value}))
@@ -260,7 +271,7 @@ class DocsMcpApp:
             types.Resource(
                 uri=f"{RESOURCE_SCHEME}:///{path}",
                 name=path,
-                title=file_title(path, self.metadata.file_titles.get(path)),
+                title=file_title(path, metadata.file_titles.get(path)),
                 description=path,
                 mime_type=MIME_MARKDOWN,
             )
@@ -286,10 +297,12 @@ class DocsMcpApp:
         uri = str(params.uri)
         filepath = resource_filepath(uri)
         try:
-            listed = {resource.name for resource in await self.resources()}
-            if filepath not in listed:
-                raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
-            text = await anyio.to_thread.run_sync(lambda: self.engine.get().file_content(filepath))
+            lease = await self._lease()
+            with lease as engine:
+                listed = {resource.name for resource in await self._resources_of(lease)}
+                if filepath not in listed:
+                    raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
+                text = await anyio.to_thread.run_sync(engine.file_content, filepath)
         except IndexUnavailableError as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
         return types.ReadResourceResult(

@@ -309,30 +309,35 @@ def _serve(args: argparse.Namespace) -> int:
     except OptionsError as exc:
         return _fail(str(exc), EXIT_USAGE)
 
-    if args.transport == "http":
-        from docs_mcp_server.http import run_http
+    try:
+        if args.transport == "http":
+            from docs_mcp_server.http import run_http
 
-        try:
-            run_http(
-                app,
-                host=args.host,
-                port=args.port,
-                stateless=args.stateless,
-                auth_token=args.auth_token,
-                playground=args.playground,
-                playground_password=args.playground_password,
-            )
-        except OSError as exc:
-            return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_BOOT_FAILED)
+            try:
+                run_http(
+                    app,
+                    host=args.host,
+                    port=args.port,
+                    stateless=args.stateless,
+                    auth_token=args.auth_token,
+                    playground=args.playground,
+                    playground_password=args.playground_password,
+                )
+            except OSError as exc:
+                return _fail(
+                    f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_BOOT_FAILED
+                )
+            return EXIT_OK
+
+        import anyio
+
+        assert wire is not None
+        log(logging.INFO, "started mcp server", transport="stdio", index_dir=str(options.index_dir))
+        app.engine.start_warm_up()
+        anyio.run(lambda: wire.serve(app.server))
         return EXIT_OK
-
-    import anyio
-
-    assert wire is not None
-    log(logging.INFO, "started mcp server", transport="stdio", index_dir=str(options.index_dir))
-    app.engine.start_warm_up()
-    anyio.run(lambda: wire.serve(app.server))
-    return EXIT_OK
+    finally:
+        app.close()
 
 
 def run() -> NoReturn:

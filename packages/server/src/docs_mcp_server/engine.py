@@ -7,24 +7,32 @@ lock so concurrent first calls open it only once.
 
 A local index folder that is rebuilt while the server runs (``docs-mcp build`` into the folder being
 served) is picked up without a restart: ``metadata.json`` is written last by every build, so when its
-file identity changes the next call opens the new index and swaps it in; calls already running
-finish on the old one. If the new index cannot be opened the old one keeps serving.
+file identity changes the next call opens the new index (and primes it) while every other call keeps
+being served by the old one, then swaps it in. Each generation is opened from a hard-linked snapshot
+(:mod:`docs_mcp_server.snapshot`) and calls hold a :class:`Lease` on the generation they use, so the
+old generation's files stay readable until the last call using them has finished, however the build
+moves or deletes its copies. If the new index cannot be opened the old one keeps serving.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from docs_mcp_server.logs import log
+from docs_mcp_server.snapshot import Snapshot, remove_snapshot, remove_stale_snapshots, take_snapshot
 
 if TYPE_CHECKING:
+    from docs_mcp_core.metadata import IndexMetadata
     from docs_mcp_core.search import SearchEngine
 
 
@@ -43,6 +51,54 @@ class IndexUnavailableError(RuntimeError):
     """The index could not be opened; the message is shown to clients as an ``isError`` text."""
 
 
+class _Generation:
+    """One opened index: its engine, the ``metadata.json`` identity it was opened at, its snapshot
+    (None when opened in place) and how many calls hold it."""
+
+    def __init__(
+        self, number: int, engine: SearchEngine, stamp: tuple[int, int, int] | None, snapshot: Snapshot | None
+    ) -> None:
+        self.number = number
+        self.engine = engine
+        self.stamp = stamp
+        self.snapshot = snapshot
+        self.users = 0
+        self.retired = False
+        # a process that ends without close() still removes the snapshot (atexit); close() is prompter
+        self._cleanup = weakref.finalize(self, remove_snapshot, snapshot.path) if snapshot else None
+
+    def free(self) -> None:
+        self.engine.close()
+        if self._cleanup is not None:
+            self._cleanup()
+
+
+class Lease:
+    """A call's hold on one generation of the index: its files stay readable until :meth:`release`.
+
+    Use it as a context manager (``with lazy.lease() as engine: ...``).
+    """
+
+    def __init__(self, owner: LazyEngine, generation: _Generation) -> None:
+        self._owner = owner
+        self._generation: _Generation | None = generation
+        self.engine = generation.engine
+        self.generation = generation.number  # increases with every reload
+
+    def release(self) -> None:
+        generation, self._generation = self._generation, None
+        if generation is not None:
+            self._owner._release(generation)
+
+    def __enter__(self) -> SearchEngine:
+        return self.engine
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+
 class LazyEngine:
     """A :class:`docs_mcp_core.search.SearchEngine` opened on first use (thread-safe)."""
 
@@ -58,65 +114,130 @@ class LazyEngine:
         self._storage_options = dict(storage_options) if storage_options else None
         self._search_options = {k: v for k, v in (search_options or {}).items() if v is not None}
         self._on_warning = on_warning or (lambda message: log(logging.WARNING, message))
-        self._lock = threading.Lock()
-        self._engine: SearchEngine | None = None
+        self._lock = threading.Lock()  # opening and reloading
+        self._users_lock = threading.Lock()  # leases and retirement
+        self._current: _Generation | None = None
+        self._numbers = itertools.count(1)
         self._error: IndexUnavailableError | None = None
         self._warm_up: threading.Thread | None = None
-        self._stamp: tuple[int, int, int] | None = None  # metadata.json identity of the open engine
         self._failed_stamp: tuple[int, int, int] | None = None
         self._reload_due = False  # a change was seen; the next get() reloads (opened() defers to it)
         self._next_check = 0.0
         self._check_every = _reload_check_seconds()
+        self._local = self._local_folder()
+
+    def _local_folder(self) -> Path | None:
+        from docs_mcp_core.storage import is_uri
+
+        return None if is_uri(str(self.index_dir)) else Path(self.index_dir)
 
     @property
     def state(self) -> str:
         """``"ready"``, ``"failed"``, ``"loading"`` (warm-up running) or ``"idle"``."""
-        if self._engine is not None:
+        if self._current is not None:
             return "ready"
         if self._error is not None:
             return "failed"
         return "loading" if self._warm_up is not None and self._warm_up.is_alive() else "idle"
 
+    @property
+    def served_metadata(self) -> IndexMetadata | None:
+        """The metadata of the generation being served (None before the index is open)."""
+        current = self._current
+        return current.engine.metadata if current is not None else None
+
     def opened(self) -> SearchEngine | None:
         """The engine if it is open and current (never blocks, never opens it)."""
-        engine = self._engine
-        if engine is None or self._rebuilt():
+        current = self._current
+        if current is None or self._rebuilt(current):
             return None
-        return engine
+        return current.engine
 
     def get(self) -> SearchEngine:
-        """The open engine; opens it on first use. Raises :class:`IndexUnavailableError`."""
-        engine = self._engine
-        if engine is not None:
-            if self._rebuilt():
-                return self._reload(engine)
-            return engine
+        """The open engine; opens it on first use. Raises :class:`IndexUnavailableError`.
+
+        Calls that may overlap a reload should hold a :meth:`lease` instead.
+        """
+        return self._generation().engine
+
+    def lease(self) -> Lease:
+        """Hold the current generation (opening the index on first use); release it when done.
+
+        Raises :class:`IndexUnavailableError`.
+        """
+        while True:
+            generation = self._generation()
+            with self._users_lock:
+                if not generation.retired:  # else a reload replaced it meanwhile: take the new one
+                    generation.users += 1
+                    return Lease(self, generation)
+
+    def try_lease(self) -> Lease | None:
+        """A lease on the current generation if it is open and current (never blocks)."""
+        current = self._current
+        if current is None or self._rebuilt(current):
+            return None
+        with self._users_lock:
+            if current.retired:
+                return None
+            current.users += 1
+        return Lease(self, current)
+
+    def close(self) -> None:
+        """Stop serving: the current generation is released once no call holds it."""
         with self._lock:
-            if self._engine is None and self._error is None:
+            current, self._current = self._current, None
+        if current is not None:
+            self._retire(current)
+
+    def _generation(self) -> _Generation:
+        current = self._current
+        if current is not None:
+            if self._rebuilt(current):
+                return self._reload(current)
+            return current
+        with self._lock:
+            if self._current is None and self._error is None:
                 self._open()
             if self._error is not None:
                 raise self._error
-            assert self._engine is not None
-            return self._engine
+            assert self._current is not None
+            return self._current
+
+    def _release(self, generation: _Generation) -> None:
+        with self._users_lock:
+            generation.users -= 1
+            unused = generation.retired and generation.users == 0
+        if unused:
+            self._free(generation)
+
+    def _retire(self, generation: _Generation) -> None:
+        with self._users_lock:
+            generation.retired = True
+            unused = generation.users == 0
+        if unused:
+            self._free(generation)
+
+    def _free(self, generation: _Generation) -> None:
+        generation.free()
+        log(logging.DEBUG, "previous index generation released", index_dir=str(self.index_dir))
 
     # -- picking up a rebuilt index -------------------------------------------------------------
 
     def _metadata_stamp(self) -> tuple[int, int, int] | None:
         """Identity of the local ``metadata.json`` (None for object stores or when unreadable)."""
-        from docs_mcp_core.storage import is_uri
-
-        if is_uri(str(self.index_dir)):
+        if self._local is None:
             return None
         try:
-            st = os.stat(Path(self.index_dir) / "metadata.json")
+            st = os.stat(self._local / "metadata.json")
         except OSError:
             return None
         return (st.st_mtime_ns, st.st_ino, st.st_size)
 
-    def _rebuilt(self) -> bool:
-        """Whether ``metadata.json`` changed since the engine was opened (looked at most every
+    def _rebuilt(self, current: _Generation) -> bool:
+        """Whether ``metadata.json`` changed since ``current`` was opened (looked at most every
         :data:`RELOAD_CHECK_SECONDS`; a change seen stays due until :meth:`_reload` handles it)."""
-        if self._stamp is None:
+        if current.stamp is None:
             return False
         if self._reload_due:
             return True
@@ -125,26 +246,21 @@ class LazyEngine:
             return False
         self._next_check = now + self._check_every
         stamp = self._metadata_stamp()
-        self._reload_due = stamp is not None and stamp != self._stamp and stamp != self._failed_stamp
+        self._reload_due = stamp is not None and stamp != current.stamp and stamp != self._failed_stamp
         return self._reload_due
 
-    def _reload(self, current: SearchEngine) -> SearchEngine:
-        from docs_mcp_core.search import SearchEngine, SearchOptions
-
-        with self._lock:
+    def _reload(self, current: _Generation) -> _Generation:
+        if not self._lock.acquire(blocking=False):
+            return current  # another call is opening the new index: this one is served by the old
+        try:
             self._reload_due = False
-            if self._engine is not current:  # another call reloaded it meanwhile
-                return self._engine or current
+            if self._current is not current:  # another call reloaded it meanwhile
+                return self._current or current
             stamp = self._metadata_stamp()
-            if stamp is None or stamp == self._stamp:
+            if stamp is None or stamp == current.stamp:
                 return current
             try:
-                fresh = SearchEngine.open(
-                    self.index_dir,
-                    options=SearchOptions(**self._search_options),
-                    on_warning=self._on_warning,
-                    storage_options=self._storage_options,
-                )
+                fresh = self._open_generation()
             except Exception as exc:  # noqa: BLE001 - keep serving the index that works
                 self._failed_stamp = stamp
                 log(
@@ -154,36 +270,60 @@ class LazyEngine:
                     error=f"{type(exc).__name__}: {exc}",
                 )
                 return current
-            if fresh.metadata.taxonomy != current.metadata.taxonomy:
+            try:
+                fresh.engine.warm()  # the first query on it is as fast as the rest
+            except Exception as exc:  # noqa: BLE001 - a failed priming query is reported by real ones
+                log(logging.DEBUG, "warm-up query failed", error=str(exc))
+            if fresh.engine.metadata.taxonomy != current.engine.metadata.taxonomy:
                 log(
                     logging.WARNING,
                     "the rebuilt index has a different taxonomy; restart the server to update the "
                     "tools' filter enums",
                     index_dir=str(self.index_dir),
                 )
-            self._engine, self._stamp, self._failed_stamp = fresh, stamp, None
-            log(
-                logging.INFO,
-                "search index reloaded",
-                index_dir=str(self.index_dir),
-                chunks=fresh.metadata.stats.total_chunks,
-            )
-            return fresh
+            self._current, self._failed_stamp = fresh, None
+        finally:
+            self._lock.release()
+        log(
+            logging.INFO,
+            "search index reloaded",
+            index_dir=str(self.index_dir),
+            chunks=fresh.engine.metadata.stats.total_chunks,
+            indexed_at=fresh.engine.metadata.stats.indexed_at,
+        )
+        self._retire(current)  # freed now, or by the last call still holding it
+        return fresh
 
-    def _open(self) -> None:
-        os.environ.setdefault("LANCEDB_LOG", "error")
-        stamp = self._metadata_stamp()  # taken first: a build finishing meanwhile is seen next time
-        from docs_mcp_core.errors import DocsMcpError
+    def _open_generation(self) -> _Generation:
+        """Open the index as it is now: from a fresh snapshot when possible, else in place."""
         from docs_mcp_core.search import SearchEngine, SearchOptions
 
-        try:
-            options = SearchOptions(**self._search_options)
-            self._engine = SearchEngine.open(
-                self.index_dir,
-                options=options,
+        def open_at(where: Path | str) -> SearchEngine:
+            return SearchEngine.open(
+                where,
+                options=SearchOptions(**self._search_options),
                 on_warning=self._on_warning,
                 storage_options=self._storage_options,
             )
+
+        snapshot = take_snapshot(self._local) if self._local is not None else None
+        if snapshot is not None:
+            try:
+                stamp = snapshot.stamp()
+                return _Generation(next(self._numbers), open_at(snapshot.path), stamp, snapshot)
+            except Exception:  # noqa: BLE001 - opened in place below, for the error to name the real folder
+                snapshot.remove()
+        stamp = self._metadata_stamp()  # taken first: a build finishing meanwhile is seen next time
+        return _Generation(next(self._numbers), open_at(self.index_dir), stamp, None)
+
+    def _open(self) -> None:
+        os.environ.setdefault("LANCEDB_LOG", "error")
+        from docs_mcp_core.errors import DocsMcpError
+
+        if self._local is not None:
+            remove_stale_snapshots(self._local)
+        try:
+            self._current = self._open_generation()
         except DocsMcpError as exc:
             self._error = IndexUnavailableError(str(exc))
         except Exception as exc:  # noqa: BLE001 - lancedb/pyarrow failures: a damaged or incompatible index
@@ -198,33 +338,34 @@ class LazyEngine:
                 index_dir=str(self.index_dir),
                 error=str(self._error),
             )
-        else:
-            assert self._engine is not None
-            self._stamp = stamp
-            self._next_check = time.monotonic() + self._check_every
-            embedding = self._engine.metadata.embedding
-            log(
-                logging.INFO if self._engine.vector_search_enabled else logging.DEBUG,
-                "search index opened",
-                index_dir=str(self.index_dir),
-                vector_search=(
-                    f"{embedding.provider}/{embedding.model}"
-                    if embedding is not None and self._engine.vector_search_enabled
-                    else "off"
-                ),
-            )
+            return
+        assert self._current is not None
+        self._next_check = time.monotonic() + self._check_every
+        engine = self._current.engine
+        embedding = engine.metadata.embedding
+        log(
+            logging.INFO if engine.vector_search_enabled else logging.DEBUG,
+            "search index opened",
+            index_dir=str(self.index_dir),
+            vector_search=(
+                f"{embedding.provider}/{embedding.model}"
+                if embedding is not None and engine.vector_search_enabled
+                else "off"
+            ),
+            snapshot=self._current.snapshot is not None,
+        )
 
     def start_warm_up(self) -> None:
         """Open the engine in a background thread (idempotent)."""
         with self._lock:
-            if self._warm_up is not None or self._engine is not None:
+            if self._warm_up is not None or self._current is not None:
                 return
             self._warm_up = threading.Thread(target=self._warm, name="docs-mcp-engine-warm-up", daemon=True)
             self._warm_up.start()
 
     def _warm(self) -> None:
-        with contextlib.suppress(IndexUnavailableError):  # already logged; calls will report it
-            engine = self.get()
+        # a failure to open is already logged, and calls will report it
+        with contextlib.suppress(IndexUnavailableError), self.lease() as engine:
             try:
                 engine.warm()
             except Exception as exc:  # noqa: BLE001 - a failed priming query is reported by real ones
@@ -235,4 +376,4 @@ class LazyEngine:
         thread = self._warm_up
         if thread is not None:
             thread.join(timeout)
-        return self._engine is not None
+        return self._current is not None

@@ -211,9 +211,13 @@ class DocsHttpMiddleware:
             await self._respond(send, *_json_response_parts(404, {"error": "Not Found", "path": path}))
 
     def health(self) -> dict[str, Any]:
+        """Build info, and the state and stats of the index generation being served (after a
+        reload, the rebuilt one's; before the index is open, those of ``metadata.json`` at start)."""
+        served = self.app.engine.served_metadata
+        stats = served.stats.model_dump(mode="json") if served is not None else self.app.metadata.stats
         return {
             "build": self.app.build_info.to_dict(),
-            "index": {"status": self.app.engine.state, "stats": self.app.metadata.stats},
+            "index": {"status": self.app.engine.state, "stats": stats},
         }
 
     def _mcp_allowed(self, scope: Scope) -> bool:
