@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import queue
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -119,4 +120,66 @@ def run_server(
         stdin=subprocess.DEVNULL,
         env=kwargs.pop("env", None) or server_env(),
         **kwargs,
+    )
+
+
+# -- HTTP -------------------------------------------------------------------------------------------
+
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+PROTOCOL = {"MCP-Protocol-Version": "2025-06-18"}
+Headers = Mapping[str, str | bytes]
+
+
+def start_http_server(
+    index: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[ServerProcess, int]:
+    """Start ``--transport http`` on a free port of 127.0.0.1 (unless ``args`` name a ``--port``);
+    returns the process and the port from its ``started mcp server`` log line."""
+    port = [] if "--port" in args else ["--port", "0"]
+    server = ServerProcess(
+        ["--index-dir", str(index), "--transport", "http", *port, *args],
+        env=server_env(**env) if env else None,
+    )
+    try:
+        started = server.wait_for_log(lambda record: record.get("message") == "started mcp server")
+    except BaseException:
+        server.stop()
+        raise
+    return server, int(started["properties"]["port"])
+
+
+def request(
+    port: int, method: str, path: str, body: bytes | None = None, headers: Headers | None = None
+) -> tuple[int, http.client.HTTPMessage, bytes]:
+    """One HTTP request to 127.0.0.1 (``bytes`` header values are sent exactly as given)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request(method, path, body=body, headers=dict(headers or {}))
+        response = conn.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        conn.close()
+
+
+def rpc_messages(body: bytes, content_type: str) -> list[dict[str, Any]]:
+    """JSON-RPC messages from a JSON or SSE (``data:`` lines) response body."""
+    if content_type.startswith("application/json"):
+        return [json.loads(body)]
+    return [
+        json.loads(line[5:])
+        for line in body.decode().splitlines()
+        if line.startswith("data:") and line[5:].strip()
+    ]
+
+
+def post_mcp(
+    port: int, message: dict[str, Any], headers: Headers | None = None
+) -> tuple[int, http.client.HTTPMessage, list[dict[str, Any]]]:
+    status, response_headers, body = request(
+        port, "POST", "/mcp", json.dumps(message).encode(), {**MCP_HEADERS, **(headers or {})}
+    )
+    return (
+        status,
+        response_headers,
+        rpc_messages(body, response_headers.get("content-type", "")) if body else [],
     )

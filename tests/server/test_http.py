@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import http.client
 import json
 import signal
 import threading
@@ -15,12 +14,10 @@ from mcp import Client
 
 from docs_mcp_server.playground import LOGIN_ATTEMPTS
 
-from .conftest import INITIALIZE, server_env, text
-from .processes import ServerProcess
+from .conftest import INITIALIZE, text
+from .processes import MCP_HEADERS, PROTOCOL, ServerProcess, post_mcp, request, start_http_server
 
 HEADER = "name=test-server version=0.1.0 git=abc1234 date=2026-01-02"
-MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-PROTOCOL = {"MCP-Protocol-Version": "2025-06-18"}
 
 
 IDENTITY_FLAGS = [
@@ -43,51 +40,7 @@ IDENTITY_ENV = {
 
 def start_http(index: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[ServerProcess, int]:
     """Start an HTTP server on a free port; identity comes from flags, or from ``env`` when given."""
-    identity = [] if env else IDENTITY_FLAGS
-    server = ServerProcess(
-        ["--index-dir", str(index), "--transport", "http", "--port", "0", *identity, *extra],
-        env=server_env(**env) if env else None,
-    )
-    try:
-        started = server.wait_for_log(lambda record: record.get("message") == "started mcp server")
-    except BaseException:
-        server.stop()
-        raise
-    return server, int(started["properties"]["port"])
-
-
-def request(
-    port: int, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
-) -> tuple[int, http.client.HTTPMessage, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        conn.request(method, path, body=body, headers=headers or {})
-        response = conn.getresponse()
-        return response.status, response.headers, response.read()
-    finally:
-        conn.close()
-
-
-def rpc_messages(body: bytes, content_type: str) -> list[dict[str, Any]]:
-    """JSON-RPC messages from a JSON or SSE (``data:`` lines) response body."""
-    if content_type.startswith("application/json"):
-        return [json.loads(body)]
-    return [
-        json.loads(line[5:])
-        for line in body.decode().splitlines()
-        if line.startswith("data:") and line[5:].strip()
-    ]
-
-
-def post_mcp(port: int, message: dict[str, Any], headers: dict[str, str] | None = None):
-    status, response_headers, body = request(
-        port, "POST", "/mcp", json.dumps(message).encode(), {**MCP_HEADERS, **(headers or {})}
-    )
-    return (
-        status,
-        response_headers,
-        rpc_messages(body, response_headers.get("content-type", "")) if body else [],
-    )
+    return start_http_server(index, *([] if env else IDENTITY_FLAGS), *extra, env=env)
 
 
 @pytest.fixture(scope="module", params=["stateful", "stateless"])
@@ -244,18 +197,44 @@ def test_auth_token_required_on_mcp(auth_server: int) -> None:
     }
 
 
-def test_wrong_tokens_are_throttled_but_missing_ones_are_not(built_index: Path) -> None:
+def test_wrong_tokens_are_throttled_but_valid_ones_and_open_sessions_never_are(built_index: Path) -> None:
     server, port = start_http(built_index, "--auth-token", "right-token")
+    right = {"Authorization": "Bearer right-token"}
     try:
+        status, headers, _ = post_mcp(port, INITIALIZE, right)
+        assert status == 200
+        session = {**right, **PROTOCOL, "mcp-session-id": headers["mcp-session-id"]}
         for _ in range(12):  # no credential at all is not a guess
             assert post_mcp(port, INITIALIZE)[0] == 401
         for _ in range(LOGIN_ATTEMPTS):
             assert post_mcp(port, INITIALIZE, {"Authorization": "Bearer guess"})[0] == 401
-        status, headers, messages = post_mcp(port, INITIALIZE, {"Authorization": "Bearer right-token"})
+        status, headers, messages = post_mcp(port, INITIALIZE, {"Authorization": "Bearer guess"})
         assert status == 429
         assert 1 <= int(headers["Retry-After"]) <= 60
         assert messages[0]["error"] == {"code": -32000, "message": "Too many failed authentications"}
+
+        # the same address, with the right token: a new session and the open one both work
+        status, _, messages = post_mcp(port, INITIALIZE, right)
+        assert status == 200 and messages[0]["result"]["serverInfo"]["name"] == "test-server"
+        status, _, messages = post_mcp(port, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, session)
+        assert status == 200 and messages[0]["result"]["tools"]
+        assert post_mcp(port, INITIALIZE, {"Authorization": "Bearer guess"})[0] == 429
         assert request(port, "GET", "/healthz")[0] == 200
+    finally:
+        server.stop()
+
+
+def test_a_non_ascii_token_matches_its_utf8_and_latin1_bytes(built_index: Path) -> None:
+    token = "pässwörd"
+    server, port = start_http(built_index, "--stateless", "--auth-token", token)
+    try:
+        for sent in (token.encode("utf-8"), token.encode("latin-1")):
+            status, _, messages = post_mcp(port, INITIALIZE, {"Authorization": b"Bearer " + sent})
+            assert status == 200, sent
+            assert messages[0]["result"]["serverInfo"]["name"] == "test-server"
+        double_encoded = token.encode("utf-8").decode("latin-1").encode("utf-8")
+        for sent in (b"passwoerd", double_encoded):
+            assert post_mcp(port, INITIALIZE, {"Authorization": b"Bearer " + sent})[0] == 401, sent
     finally:
         server.stop()
 

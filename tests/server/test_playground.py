@@ -325,3 +325,16 @@ def test_auth_modes_tell_the_page_what_to_ask_for() -> None:
     token_only = Playground(build, auth_token="t")
     assert token_only.auth_mode == "token" and not token_only.protects_mcp
     assert token_only.authorized(scope_with())
+
+
+def test_a_non_ascii_password_matches_as_a_bearer_credential_in_utf8_or_latin1() -> None:
+    page = Playground(BuildInfo(name="n", version="1"), password="pässwörd")
+
+    def sent(credential: bytes) -> dict[str, Any]:
+        return {"type": "http", "headers": [(b"authorization", b"Bearer " + credential)]}
+
+    assert page.bearer_is_password(sent("pässwörd".encode()))
+    assert page.bearer_is_password(sent("pässwörd".encode("latin-1")))  # what browsers send
+    assert not page.bearer_is_password(sent(b"passwoerd"))
+    assert not page.bearer_is_password(sent("pässwörd".encode().decode("latin-1").encode()))
+    assert page.authorized(sent("pässwörd".encode()))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hmac
 import json
 import logging
 import math
@@ -32,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
-from docs_mcp_server.playground import LoginThrottle, client_address
+from docs_mcp_server.playground import LoginThrottle, bearer_credential, client_address, secret_matches
 
 if TYPE_CHECKING:
     from docs_mcp_server.playground import Playground
@@ -171,31 +170,7 @@ class DocsHttpMiddleware:
                     send, *_json_response_parts(405, {"error": "Method Not Allowed"}, [(b"allow", b"GET")])
                 )
         elif path == MCP_PATH:
-            client = client_address(scope)
-            guarded = self.auth_token is not None or (
-                self.playground is not None and self.playground.protects_mcp
-            )
-            wait = self.throttle.retry_after(client) if guarded else 0.0
-            if wait > 0:
-                seconds = str(max(1, math.ceil(wait))).encode()
-                await self._respond(
-                    send,
-                    *_json_response_parts(
-                        429,
-                        _jsonrpc_error(-32000, "Too many failed authentications"),
-                        [(b"retry-after", seconds)],
-                    ),
-                )
-                return
-            if not self._mcp_allowed(scope):
-                if _presents_credentials(scope):  # a request with none is not a guess
-                    self.throttle.failed(client)
-                await self._respond(
-                    send,
-                    *_json_response_parts(
-                        401, _jsonrpc_error(-32000, "Unauthorized"), [(b"www-authenticate", b"Bearer")]
-                    ),
-                )
+            if not await self._admit_mcp(scope, send):
                 return
             if method != "POST":
                 await self.inner(scope, receive, send)
@@ -220,25 +195,51 @@ class DocsHttpMiddleware:
             "index": {"status": self.app.engine.state, "stats": stats},
         }
 
-    def _mcp_allowed(self, scope: Scope) -> bool:
-        """No credential configured, or one of them presented (auth token, playground password)."""
-        guarded_by_password = self.playground is not None and self.playground.protects_mcp
-        if self.auth_token is None and not guarded_by_password:
-            return True
-        if self.auth_token is not None and self._authorized(scope):
-            return True
-        return guarded_by_password and self.playground is not None and self.playground.authorized(scope)
+    async def _admit_mcp(self, scope: Scope, send: Send) -> bool:
+        """Whether the request may use ``/mcp``; when not, it has been answered (401 or 429).
 
-    def _authorized(self, scope: Scope) -> bool:
-        assert self.auth_token is not None
-        for key, value in scope.get("headers", []):
-            if key == b"authorization":
-                scheme, _, token = value.decode("latin-1").partition(" ")
-                if scheme.lower() == "bearer" and hmac.compare_digest(
-                    token.strip().encode(), self.auth_token.encode()
-                ):
-                    return True
+        The auth token and the login cookie are checked first: they let a request in even while its
+        address is throttled, so another client's wrong guesses from the same address (a proxy, a
+        NAT) never lock out valid ones. Only failures are throttled, and so is the playground
+        password sent as a bearer credential, which people choose and others could guess.
+        """
+        token_guard = self.auth_token is not None
+        page = self.playground if self.playground is not None and self.playground.protects_mcp else None
+        if not token_guard and page is None:
+            return True
+        if token_guard and self._token_matches(scope):
+            return True
+        if page is not None and page.has_login_cookie(scope):
+            return True
+        client = client_address(scope)
+        wait = self.throttle.retry_after(client)
+        if wait > 0:
+            seconds = str(max(1, math.ceil(wait))).encode()
+            await self._respond(
+                send,
+                *_json_response_parts(
+                    429,
+                    _jsonrpc_error(-32000, "Too many failed authentications"),
+                    [(b"retry-after", seconds)],
+                ),
+            )
+            return False
+        if page is not None and page.bearer_is_password(scope):
+            return True
+        if _presents_credentials(scope):  # a request with none is not a guess
+            self.throttle.failed(client)
+        await self._respond(
+            send,
+            *_json_response_parts(
+                401, _jsonrpc_error(-32000, "Unauthorized"), [(b"www-authenticate", b"Bearer")]
+            ),
+        )
         return False
+
+    def _token_matches(self, scope: Scope) -> bool:
+        assert self.auth_token is not None
+        sent = bearer_credential(scope)
+        return sent is not None and secret_matches(sent, self.auth_token)
 
     async def _preflight(self, scope: Scope, send: Send) -> None:
         requested = next(

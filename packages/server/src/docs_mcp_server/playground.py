@@ -20,7 +20,8 @@ Password guessing is throttled: after :data:`LOGIN_ATTEMPTS` wrong passwords fro
 address within :data:`LOGIN_WINDOW_SECONDS`, ``POST /login`` answers 429 with ``Retry-After``
 until the oldest failure leaves the window (behind a proxy every client shares its address, so the
 limit then applies to all of them together). Wrong credentials on ``/mcp`` count against the same
-budget (see :mod:`docs_mcp_server.http`).
+budget (see :mod:`docs_mcp_server.http`, which lets the auth token and the login cookie in before
+looking at the throttle).
 """
 
 from __future__ import annotations
@@ -130,13 +131,27 @@ def _cookies(scope: Scope) -> dict[str, str]:
     return jar
 
 
-def bearer_token(scope: Scope) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` header, if the request has one."""
-    value = _header(scope, b"authorization")
-    if value is None:
-        return None
-    scheme, _, token = value.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
+def bearer_credential(scope: Scope) -> bytes | None:
+    """The credential of an ``Authorization: Bearer <credential>`` header, as the bytes sent."""
+    for key, value in scope.get("headers", []):
+        if key == b"authorization":
+            scheme, _, credential = value.partition(b" ")
+            return credential.strip(b" \t") if scheme.lower() == b"bearer" else None
+    return None
+
+
+def secret_matches(sent: bytes, secret: str) -> bool:
+    """Whether the header bytes ``sent`` are ``secret``, compared in constant time.
+
+    Clients send the secret's UTF-8 bytes (curl, most HTTP libraries given bytes); browsers send
+    characters up to U+00FF as one byte each (Latin-1), so that encoding is accepted too.
+    """
+    utf8 = hmac.compare_digest(sent, secret.encode("utf-8", "surrogateescape"))
+    try:
+        latin1 = secret.encode("latin-1")
+    except UnicodeEncodeError:
+        return utf8
+    return hmac.compare_digest(sent, latin1) or utf8
 
 
 class LoginThrottle:
@@ -238,11 +253,21 @@ class Playground:
         """Whether the request carries the password: the login cookie or ``Bearer <password>``."""
         if self.password is None:
             return True
+        return self.has_login_cookie(scope) or self.bearer_is_password(scope)
+
+    def has_login_cookie(self, scope: Scope) -> bool:
+        """Whether the request carries a valid login cookie (which no one can guess)."""
         cookie = _cookies(scope).get(COOKIE_NAME)
-        if cookie is not None and hmac.compare_digest(cookie.encode(), self._cookie_value.encode()):
-            return True
-        token = bearer_token(scope)
-        return token is not None and self.password_matches(token)
+        return (
+            self.password is not None
+            and cookie is not None
+            and hmac.compare_digest(cookie.encode(), self._cookie_value.encode())
+        )
+
+    def bearer_is_password(self, scope: Scope) -> bool:
+        """Whether the request's ``Authorization: Bearer`` credential is the password."""
+        sent = bearer_credential(scope)
+        return self.password is not None and sent is not None and secret_matches(sent, self.password)
 
     def password_matches(self, candidate: str) -> bool:
         assert self.password is not None
