@@ -15,7 +15,7 @@ from mcp import Client
 from docs_mcp_server.playground import LOGIN_ATTEMPTS
 
 from .conftest import INITIALIZE, text
-from .processes import MCP_HEADERS, PROTOCOL, ServerProcess, post_mcp, request, start_http_server
+from .processes import MCP_HEADERS, PROTOCOL, ServerProcess, post_mcp, request, run_server, start_http_server
 
 HEADER = "name=test-server version=0.1.0 git=abc1234 date=2026-01-02"
 
@@ -274,5 +274,33 @@ def test_sigterm_lets_the_in_flight_request_finish(built_index: Path) -> None:
         assert messages[0]["id"] == 9 and messages[0]["result"]["isError"] is False
         assert server.wait() == 0
         assert any('"shutting down http server"' in line for line in server.stderr_lines)
+    finally:
+        server.stop()
+
+
+@pytest.mark.integration
+def test_a_port_in_use_stops_the_server_instead_of_moving(built_index: Path) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = run_server(["--index-dir", str(built_index), "--transport", "http", "--port", str(port)])
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("docs-mcp-server: error:")]
+    assert errors == [
+        f"docs-mcp-server: error: cannot listen on 127.0.0.1:{port}: port {port} on 127.0.0.1 is already "
+        "in use (by another server or program): stop it, choose another port with --port, or use "
+        "--port 0 to let the system pick a free one"
+    ]
+    assert "started mcp server" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.integration
+def test_port_zero_picks_a_free_port_and_logs_it(built_index: Path) -> None:
+    server, port = start_http(built_index, "--port", "0")
+    try:
+        assert port > 0
+        assert request(port, "GET", "/healthz")[0] == 200
     finally:
         server.stop()

@@ -8,6 +8,7 @@ importing, and the search index (LanceDB) is opened in the background.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import signal
@@ -113,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--port",
         type=_port,
         default=DEFAULT_HTTP_PORT,
-        help=f"HTTP port (default {DEFAULT_HTTP_PORT}; 0 picks a free port)",
+        help=f"HTTP port (default {DEFAULT_HTTP_PORT}; 0 picks a free port; a busy port is an error)",
     )
     transport.add_argument(
         "--stateless",
@@ -324,9 +325,13 @@ def _serve(args: argparse.Namespace) -> int:
                     playground_password=args.playground_password,
                 )
             except OSError as exc:
-                return _fail(
-                    f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_BOOT_FAILED
-                )
+                reason = exc.strerror or str(exc)
+                if exc.errno == errno.EADDRINUSE:
+                    reason += (
+                        " (by another server or program): stop it, choose another port with --port, "
+                        "or use --port 0 to let the system pick a free one"
+                    )
+                return _fail(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_BOOT_FAILED)
             return EXIT_OK
 
         import anyio

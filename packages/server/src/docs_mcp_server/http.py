@@ -40,7 +40,6 @@ MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 DOCS_MCP_HEADER = "DOCS-MCP"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-PORT_ATTEMPTS = 10
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -289,24 +288,20 @@ def build_asgi_app(
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port``; port 0 picks a free port, a busy port tries the next 9."""
+    """A listening socket on ``host:port``; port 0 picks a free port.
+
+    A busy port raises ``OSError`` (``EADDRINUSE``) rather than moving to another port: a client
+    configured for this one would otherwise talk to whatever holds it.
+    """
     family = socket.getaddrinfo(host, port or None, type=socket.SOCK_STREAM)[0][0]
-    attempts = 1 if port == 0 else PORT_ATTEMPTS
-    last_error: OSError | None = None
-    for offset in range(attempts):
-        try:
-            sock = socket.create_server((host, port + offset if port else 0), family=family, backlog=512)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
-            last_error = exc
-            log(logging.WARNING, "port in use, trying the next one", port=port + offset)
-            continue
-        sock.setblocking(False)
-        return sock
-    raise OSError(
-        errno.EADDRINUSE, f"ports {port}-{port + attempts - 1} on {host} are all in use"
-    ) from last_error
+    try:
+        sock = socket.create_server((host, port), family=family, backlog=512)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(errno.EADDRINUSE, f"port {port} on {host} is already in use") from exc
+        raise
+    sock.setblocking(False)
+    return sock
 
 
 def _url(sock: socket.socket) -> str:
