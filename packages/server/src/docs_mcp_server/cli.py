@@ -18,7 +18,14 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, PACKAGE_NAME, package_version
+from docs_mcp_server.options import (
+    DEFAULT_HTTP_HOST,
+    DEFAULT_HTTP_PORT,
+    KEEP_ALIVE_SECONDS,
+    PACKAGE_NAME,
+    HttpLimits,
+    package_version,
+)
 
 EXIT_OK, EXIT_BOOT_FAILED, EXIT_USAGE = 0, 1, 2
 TRANSPORTS = ("stdio", "http")
@@ -139,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="HTTP: put the playground page and /mcp behind a login with this password "
         "(Bearer <password> also opens /mcp; so does --auth-token)",
     )
+    _add_http_limit_flags(parser)
     identity = parser.add_argument_group("identity")
     identity.add_argument("--name", help="server name reported to clients")
     identity.add_argument(
@@ -201,6 +209,62 @@ def build_parser() -> argparse.ArgumentParser:
         help="human-readable logs instead of JSON lines (stderr)",
     )
     return parser
+
+
+def _add_http_limit_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags bounding what slow, idle and abandoned HTTP clients can hold (see :class:`HttpLimits`)."""
+    default = HttpLimits()
+    limits = parser.add_argument_group(
+        "HTTP limits",
+        f"idle kept-alive connections are closed after {KEEP_ALIVE_SECONDS} seconds",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=_number(float),
+        default=default.header_timeout,
+        metavar="SECONDS",
+        help="time a connection has to send a request's headers, else 408 and closed "
+        f"(default {default.header_timeout:g})",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=_number(float),
+        default=default.body_timeout,
+        metavar="SECONDS",
+        help=f"time to send a request's body once its headers are in (default {default.body_timeout:g})",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=_number(int),
+        default=default.max_connections,
+        metavar="N",
+        help=f"open connections; more are answered 503 and closed (default {default.max_connections})",
+    )
+    limits.add_argument(
+        "--max-sessions",
+        type=_number(int),
+        default=default.max_sessions,
+        metavar="N",
+        help=f"open MCP sessions; a request for another gets 503 (default {default.max_sessions})",
+    )
+    limits.add_argument(
+        "--session-idle-timeout",
+        type=_number(float),
+        default=default.session_idle_timeout,
+        metavar="SECONDS",
+        help="a session with no request in flight this long is closed; its client starts a new one "
+        f"(default {default.session_idle_timeout:g})",
+    )
+
+
+def _http_limits(args: argparse.Namespace) -> HttpLimits:
+    return HttpLimits(
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        max_connections=args.max_connections,
+        max_sessions=args.max_sessions,
+        session_idle_timeout=args.session_idle_timeout,
+    )
 
 
 class _Interrupted(Exception):
@@ -277,6 +341,7 @@ def _serve(args: argparse.Namespace) -> int:
             build_date=args.build_date,
             storage_options=dict(args.storage_option) or None,
         )
+        limits = _http_limits(args)
     except OptionsError as exc:
         return _fail(str(exc), EXIT_USAGE)
     if args.transport == "http" and args.playground_password and not args.playground:
@@ -323,6 +388,7 @@ def _serve(args: argparse.Namespace) -> int:
                     auth_token=args.auth_token,
                     playground=args.playground,
                     playground_password=args.playground_password,
+                    limits=limits,
                 )
             except OSError as exc:
                 reason = exc.strerror or str(exc)

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.logs import log
-from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
+from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
 from docs_mcp_server.playground import LoginThrottle, bearer_credential, client_address, secret_matches
 
 if TYPE_CHECKING:
@@ -99,9 +99,11 @@ class DocsHttpMiddleware:
         *,
         auth_token: str | None = None,
         playground: Playground | None = None,
+        stateless: bool = False,
     ) -> None:
         self.inner = inner
         self.app = app
+        self.stateless = stateless
         self.auth_token = auth_token or None
         self.playground = playground
         self.header_value = app.build_info.header_value().encode("latin-1", errors="replace")
@@ -170,6 +172,17 @@ class DocsHttpMiddleware:
                 )
         elif path == MCP_PATH:
             if not await self._admit_mcp(scope, send):
+                return
+            if method == "GET" and self.stateless:
+                # a stateless server pushes nothing: an event stream would only stay open forever
+                await self._respond(
+                    send,
+                    *_json_response_parts(
+                        405,
+                        _jsonrpc_error(-32000, "Method Not Allowed: a stateless server has no event stream"),
+                        [(b"allow", b"POST")],
+                    ),
+                )
                 return
             if method != "POST":
                 await self.inner(scope, receive, send)
@@ -267,24 +280,29 @@ def build_asgi_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     playground: bool = False,
     playground_password: str | None = None,
+    limits: HttpLimits | None = None,
 ) -> DocsHttpMiddleware:
     """The complete ASGI application serving ``app`` (its lifespan starts the MCP session manager).
 
-    ``playground`` adds the web page at ``/``; ``playground_password`` puts it and ``/mcp`` behind a login.
+    ``playground`` adds the web page at ``/``; ``playground_password`` puts it and ``/mcp`` behind a
+    login; ``limits`` bound the MCP sessions (the connection limits apply in :func:`serve_http`).
     """
+    limits = limits or HttpLimits()
     inner = app.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=stateless,
         json_response=False,
         host=host,
         max_request_body_size=max_body_bytes,
+        session_idle_timeout=limits.session_idle_timeout,
+        max_sessions=limits.max_sessions,
     )
     page = None
     if playground:
         from docs_mcp_server.playground import Playground
 
         page = Playground(app.build_info, password=playground_password, auth_token=auth_token)
-    return DocsHttpMiddleware(inner, app, auth_token=auth_token, playground=page)
+    return DocsHttpMiddleware(inner, app, auth_token=auth_token, playground=page, stateless=stateless)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -360,15 +378,44 @@ class HttpServer:
         self.uvicorn_server.should_exit = True
 
 
-def _uvicorn_config(asgi: DocsHttpMiddleware, graceful_timeout: float) -> uvicorn.Config:
+def _uvicorn_config(asgi: DocsHttpMiddleware, graceful_timeout: float, limits: HttpLimits) -> uvicorn.Config:
+    from docs_mcp_server.http_connections import guarded_protocol
+
     return uvicorn.Config(
         asgi,
+        http=guarded_protocol(limits),
         log_config=None,
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=max(1, round(graceful_timeout)),
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         server_header=False,
     )
+
+
+def _allow_open_files(connections: int) -> None:
+    """Raise this process's soft limit on open files, if it is lower, to fit ``connections``
+    sockets plus the index's own files (a soft limit of 256 or 1024 is common)."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system
+        return
+    wanted = connections + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (OSError, ValueError):
+        target = soft
+    if target < wanted:
+        log(
+            logging.WARNING,
+            "the open-file limit is below what --max-connections needs; connections beyond it fail",
+            open_files=target,
+            max_connections=connections,
+        )
 
 
 def _listen(
@@ -382,8 +429,10 @@ def _listen(
     playground: bool,
     playground_password: str | None,
     handle_signals: bool,
+    limits: HttpLimits | None,
 ) -> tuple[socket.socket, _UvicornServer]:
     """The bound socket and the uvicorn server for ``app`` (shared by both ways to serve)."""
+    limits = limits or HttpLimits()
     asgi = build_asgi_app(
         app,
         stateless=stateless,
@@ -391,9 +440,11 @@ def _listen(
         host=host,
         playground=playground,
         playground_password=playground_password,
+        limits=limits,
     )
     sock = bind_socket(host, port)
-    config = _uvicorn_config(asgi, graceful_timeout)
+    _allow_open_files(limits.max_connections)
+    config = _uvicorn_config(asgi, graceful_timeout, limits)
     return sock, _UvicornServer(config, asgi.drain, handle_signals=handle_signals)
 
 
@@ -408,6 +459,7 @@ def run_http(
     warm_up: bool = True,
     playground: bool = False,
     playground_password: str | None = None,
+    limits: HttpLimits | None = None,
 ) -> None:
     """Serve ``app`` over HTTP until SIGINT/SIGTERM (blocking); in-flight requests finish first."""
     sock, server = _listen(
@@ -420,6 +472,7 @@ def run_http(
         playground=playground,
         playground_password=playground_password,
         handle_signals=True,
+        limits=limits,
     )
     log(
         logging.INFO,
@@ -451,6 +504,7 @@ async def serve_http(
     warm_up: bool = True,
     playground: bool = False,
     playground_password: str | None = None,
+    limits: HttpLimits | None = None,
 ) -> AsyncIterator[HttpServer]:
     """Run the HTTP server in the current event loop for the duration of the ``async with`` block.
 
@@ -470,6 +524,7 @@ async def serve_http(
         playground=playground,
         playground_password=playground_password,
         handle_signals=False,
+        limits=limits,
     )
     handle = HttpServer(url=_url(sock), port=sock.getsockname()[1], uvicorn_server=server)
     if warm_up:

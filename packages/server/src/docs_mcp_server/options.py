@@ -158,6 +158,41 @@ class ServerOptions:
         )
 
 
+@dataclass(frozen=True)
+class HttpLimits:
+    """Bounds that keep slow, idle and abandoned HTTP clients from tying up the server.
+
+    ``header_timeout``: seconds a connection has to send a request's complete headers, from the
+    moment it opens or its previous response ends (an idle kept-alive connection is closed sooner,
+    after :data:`KEEP_ALIVE_SECONDS`). ``body_timeout``: seconds to send a whole request body.
+    ``max_connections``: open connections; more are answered 503 and closed. ``max_sessions``:
+    open MCP sessions; a request that would open another gets 503. ``session_idle_timeout``:
+    seconds a session may go without a request in flight (an open event stream counts as one)
+    before it is closed; its id then gets 404 and the client starts a new session.
+    """
+
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int = 1000
+    max_sessions: int = 500
+    session_idle_timeout: float = 600.0
+
+    def __post_init__(self) -> None:
+        for name in ("header_timeout", "body_timeout", "session_idle_timeout"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                flag = "--" + name.replace("_", "-")
+                raise OptionsError(f"{flag} must be a number of seconds > 0, got {value!r}")
+        for name in ("max_connections", "max_sessions"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                flag = "--" + name.replace("_", "-")
+                raise OptionsError(f"{flag} must be a whole number >= 1, got {value!r}")
+
+
+KEEP_ALIVE_SECONDS = 5  # an idle kept-alive HTTP connection is closed after this long
+
+
 def validate_options(options: ServerOptions) -> None:
     """Reject option values the server cannot run with (raises :class:`OptionsError`)."""
     if options.tool_prefix is not None and not _TOOL_PREFIX_RE.match(options.tool_prefix):

@@ -1,0 +1,152 @@
+"""HTTP connections that slow, idle or too many clients cannot use to tie up the server.
+
+uvicorn closes a kept-alive connection that stays idle after a response, but it has no deadline for
+receiving a request: a connection that never sends anything, sends its headers a byte at a time
+or trickles its body stays open for as long as the client likes, and nothing bounds how many there
+are. :func:`guarded_protocol` returns uvicorn's HTTP/1.1 protocol (h11) with what is missing:
+
+- the request's headers must be complete within ``header_timeout`` of the connection opening or
+  of the previous response ending, and its body within ``body_timeout`` of the headers; when time
+  is up the client gets ``408 Request Timeout`` (silence if it had sent nothing) and the connection
+  is closed;
+- beyond ``max_connections`` open connections, a new one is answered ``503`` and closed at once.
+
+(An MCP event stream is unaffected: its request is complete, only the response is long.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from docs_mcp_server.logs import log
+from docs_mcp_server.options import HttpLimits
+
+_HEADERS, _BODY = "headers", "body"
+_REFUSAL_LOG_SECONDS = 10.0  # at most one warning per this many seconds while connections are refused
+_LINGER_SECONDS = 2.0  # after an error answer, input is read and dropped this long so the answer arrives
+
+
+def _plain_response(status: bytes, text: bytes, extra: bytes = b"") -> bytes:
+    return (
+        b"HTTP/1.1 "
+        + status
+        + b"\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+        + extra
+        + b"content-length: "
+        + str(len(text)).encode()
+        + b"\r\n\r\n"
+        + text
+    )
+
+
+_TIMEOUT_RESPONSE = _plain_response(b"408 Request Timeout", b"The request was not received in time.\n")
+_BUSY_RESPONSE = _plain_response(
+    b"503 Service Unavailable", b"Too many open connections; retry later.\n", b"retry-after: 1\r\n"
+)
+
+
+class _GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with request read deadlines and a cap on open connections."""
+
+    limits: HttpLimits = HttpLimits()
+    _last_refusal_log = 0.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._phase: str | None = None
+        self._deadline: asyncio.TimerHandle | None = None
+        self._received_in_phase = False
+        self._closing = False  # answered with an error: what the client still sends is dropped
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            self._warn_refused()
+            self._answer_and_close(_BUSY_RESPONSE)
+            return
+        self._follow_request()
+
+    def data_received(self, data: bytes) -> None:
+        if self._closing:
+            return
+        self._received_in_phase = True
+        super().data_received(data)
+        self._follow_request()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._follow_request()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_deadline()
+        super().connection_lost(exc)
+
+    # -- deadlines ---------------------------------------------------------------------------------
+
+    def _follow_request(self) -> None:
+        """Arm the deadline of the part of a request the client owes now (none while it owes nothing)."""
+        state = self.conn.their_state
+        phase = _HEADERS if state is h11.IDLE else _BODY if state is h11.SEND_BODY else None
+        if phase == self._phase or self._closing or self.transport.is_closing():
+            return
+        self._cancel_deadline()
+        self._phase = phase
+        self._received_in_phase = False
+        if phase is not None:
+            seconds = self.limits.header_timeout if phase == _HEADERS else self.limits.body_timeout
+            self._deadline = self.loop.call_later(seconds, self._time_up, phase)
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _time_up(self, phase: str) -> None:
+        self._deadline = None
+        if self._closing or self.transport.is_closing():
+            return
+        if phase == _HEADERS and not self._received_in_phase:
+            self.transport.close()  # an idle connection: nothing to answer
+            return
+        log(
+            logging.INFO,
+            "closed a connection that was too slow to send its request",
+            client=f"{self.client[0]}:{self.client[1]}" if self.client else None,
+            waiting_for=phase,
+            seconds=self.limits.header_timeout if phase == _HEADERS else self.limits.body_timeout,
+        )
+        started = self.cycle is not None and self.cycle.response_started
+        self._answer_and_close(None if started else _TIMEOUT_RESPONSE)
+
+    def _answer_and_close(self, answer: bytes | None) -> None:
+        """Send ``answer``, end output, and close once the client has read it: closing at once
+        while its request is still arriving would reset the connection and lose the answer."""
+        self._closing = True
+        self._cancel_deadline()
+        if answer is not None:
+            self.transport.write(answer)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(_LINGER_SECONDS, self.transport.close)
+
+    @classmethod
+    def _warn_refused(cls) -> None:
+        now = time.monotonic()
+        if now - _GuardedH11Protocol._last_refusal_log >= _REFUSAL_LOG_SECONDS:
+            _GuardedH11Protocol._last_refusal_log = now
+            log(
+                logging.WARNING,
+                "refusing connections: too many are open",
+                max_connections=cls.limits.max_connections,
+            )
+
+
+def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
+    """The HTTP protocol class for uvicorn (``Config(http=...)``) enforcing ``limits``."""
+    return type("GuardedH11Protocol", (_GuardedH11Protocol,), {"limits": limits})

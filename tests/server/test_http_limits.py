@@ -1,0 +1,198 @@
+"""Slow, idle, abandoned and too many HTTP clients, against real server processes on 127.0.0.1.
+
+The clients are raw sockets, so that a test can stop half-way through a request as a slow or
+malicious client would. Every wait is bounded: a socket read times out long after the server's
+own deadline would have closed the connection.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .conftest import INITIALIZE
+from .processes import PROTOCOL, ServerProcess, post_mcp, start_http_server
+
+pytestmark = pytest.mark.integration
+
+READ_BOUND = 20.0  # far beyond the one-second deadlines of the fast server
+
+
+@pytest.fixture(scope="module")
+def fast_deadlines(built_index: Path) -> Iterator[tuple[ServerProcess, int]]:
+    server, port = start_http_server(
+        built_index,
+        "--header-timeout", "1", "--body-timeout", "1", "--session-idle-timeout", "1",
+        "--log-level", "debug",  # the MCP SDK reports expired sessions at info, shown with debug
+    )  # fmt: skip
+    try:
+        yield server, port
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def few_slots(built_index: Path) -> Iterator[int]:
+    server, port = start_http_server(
+        built_index, "--header-timeout", "60", "--max-connections", "3", "--max-sessions", "2"
+    )
+    try:
+        yield port
+    finally:
+        server.stop()
+
+
+def connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=READ_BOUND)
+    sock.settimeout(READ_BOUND)
+    return sock
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (bounded by READ_BOUND)."""
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def trickle_until_answered(sock: socket.socket, filler: bytes) -> bytes:
+    """Send ``filler`` a byte at a time, a quarter of a second apart, as a slow client does, until
+    the server answers and closes (or READ_BOUND passes: then the test fails)."""
+    deadline = time.monotonic() + READ_BOUND
+    sock.settimeout(0.25)
+    for byte in filler * 1000:
+        try:
+            sock.sendall(bytes([byte]))
+            answer = sock.recv(65536)
+        except TimeoutError:
+            assert time.monotonic() < deadline, "the server kept a trickling request open"
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            return b""
+        sock.settimeout(READ_BOUND)
+        return answer + read_until_closed(sock)
+    raise AssertionError("the server kept a trickling request open")
+
+
+def test_a_connection_that_sends_nothing_is_closed(fast_deadlines: tuple[ServerProcess, int]) -> None:
+    with connect(fast_deadlines[1]) as sock:
+        assert read_until_closed(sock) == b""
+
+
+def test_headers_sent_a_byte_at_a_time_get_408(fast_deadlines: tuple[ServerProcess, int]) -> None:
+    server, port = fast_deadlines
+    with connect(port) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        answer = trickle_until_answered(sock, b"X-Slow: abcdefghijklmnopqrstuvwxyz\r\n")
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
+    record = server.wait_for_log(lambda r: r.get("message", "").startswith("closed a connection"))
+    assert record["properties"]["waiting_for"] == "headers"
+
+
+def test_a_body_sent_a_byte_at_a_time_gets_408(fast_deadlines: tuple[ServerProcess, int]) -> None:
+    server, port = fast_deadlines
+    body = json.dumps(INITIALIZE).encode()
+    with connect(port) as sock:
+        sock.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:10]
+        )
+        answer = trickle_until_answered(sock, body[10:])
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
+    record = server.wait_for_log(lambda r: r.get("message", "").startswith("closed a connection"))
+    assert record["properties"]["waiting_for"] == "body"
+
+
+def test_a_kept_alive_connection_serves_requests_then_is_closed_when_idle(
+    fast_deadlines: tuple[ServerProcess, int],
+) -> None:
+    with connect(fast_deadlines[1]) as sock:
+        for _ in range(2):
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            head = sock.recv(65536)
+            assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+            length = int(head.split(b"content-length: ")[1].split(b"\r\n")[0])
+            while len(head.split(b"\r\n\r\n", 1)[1]) < length:
+                head += sock.recv(65536)
+        assert read_until_closed(sock) == b""
+
+
+def test_an_abandoned_session_expires(fast_deadlines: tuple[ServerProcess, int]) -> None:
+    server, port = fast_deadlines
+    status, headers, _ = post_mcp(port, INITIALIZE)
+    assert status == 200
+    session = headers["mcp-session-id"]
+    server.wait_for_log(lambda r: "idle timeout" in r.get("message", "") and session in r["message"])
+    gone = post_mcp(
+        port, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, {**PROTOCOL, "mcp-session-id": session}
+    )
+    assert gone[0] == 404
+
+
+def test_connections_beyond_the_limit_get_503_until_one_closes(few_slots: int) -> None:
+    held = [connect(few_slots) for _ in range(3)]
+    try:
+        with connect(few_slots) as extra:
+            answer = read_until_closed(extra)
+        assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answer
+        assert b"retry-after: 1" in answer.lower()
+        held.pop().close()
+        deadline = time.monotonic() + READ_BOUND  # the server sees the close on its next loop turn
+        while True:
+            with connect(few_slots) as again:
+                again.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                answer = read_until_closed(again)
+            if answer.startswith(b"HTTP/1.1 200 OK\r\n") or time.monotonic() > deadline:
+                break
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), answer
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_sessions_beyond_the_limit_get_503(few_slots: int) -> None:
+    for _ in range(2):
+        assert post_mcp(few_slots, INITIALIZE)[0] == 200
+    status, _, messages = post_mcp(few_slots, INITIALIZE)
+    assert status == 503
+    assert messages[0]["error"]["message"] == "Too many open sessions"
+
+
+def test_limits_that_make_no_sense_are_usage_errors(built_index: Path) -> None:
+    from .processes import run_server
+
+    for flag, value, message in [
+        ("--header-timeout", "0", "--header-timeout must be a number of seconds > 0, got 0.0"),
+        ("--body-timeout", "inf", "--body-timeout must be a number of seconds > 0, got inf"),
+        ("--max-connections", "0", "--max-connections must be a whole number >= 1, got 0"),
+        ("--max-sessions", "1.5", "invalid integer value '1.5'"),
+        ("--session-idle-timeout", "-1", "--session-idle-timeout must be a number of seconds > 0"),
+    ]:
+        result = run_server(["--index-dir", str(built_index), "--transport", "http", flag, value])
+        assert result.returncode == 2, (flag, result.stderr)
+        assert message in result.stderr, (flag, result.stderr)
+
+
+def test_a_stateless_server_answers_get_with_405(built_index: Path) -> None:
+    server, port = start_http_server(built_index, "--stateless")
+    try:
+        with connect(port) as sock:  # raw: an event stream, if one were opened, would never end
+            sock.sendall(
+                b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                b"MCP-Protocol-Version: 2025-06-18\r\n\r\n"
+            )
+            head = b""
+            while b"\r\n\r\n" not in head and (chunk := sock.recv(65536)):
+                head += chunk
+        assert head.startswith(b"HTTP/1.1 405 Method Not Allowed\r\n"), head
+        assert b"\r\nallow: POST\r\n" in head.lower().replace(b"post", b"POST")
+        assert post_mcp(port, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, PROTOCOL)[0] == 200
+    finally:
+        server.stop()
