@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from docs_mcp_core.metadata import normalize_metadata
+from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.schemas import (
+    DEFAULT_CHUNK_ID_EXAMPLE,
     GET_DOC_DESCRIPTION,
+    example_chunk_id,
     get_doc_description,
     get_doc_schema,
     search_docs_description,
@@ -69,3 +73,26 @@ def test_tool_description_overrides_come_from_metadata() -> None:
     assert search_docs_description(overridden, vector_search_available=False) == "Find Tidewater docs."
     assert get_doc_description(overridden) == "Read a section."
     assert get_doc_description(view()) == GET_DOC_DESCRIPTION
+
+
+def test_the_chunk_id_example_is_an_id_of_the_index(built_app: DocsMcpApp, built_index: Path) -> None:
+    """The example in get_doc's schema has the id format (path#h1/h2) and, when the index's own
+    chunks can be read, is one of them."""
+    import json
+
+    described = built_app._get_doc_args.schema["properties"]["chunk_id"]["description"]
+    example = described.split("(e.g., '")[1].split("')")[0]
+    ids = {
+        chunk["chunk_id"] for chunk in json.loads((built_index / "chunks.json").read_text(encoding="utf-8"))
+    }
+    assert example in ids
+    path, _, fragment = example.partition("#")
+    assert path.endswith(".md") and "/" in fragment and not fragment.startswith("_preamble")
+
+
+def test_without_readable_chunks_the_example_still_has_the_id_format(tmp_path: Path) -> None:
+    assert example_chunk_id(tmp_path) is None
+    assert example_chunk_id("s3://bucket/prefix") is None
+    described = get_doc_schema()["properties"]["chunk_id"]["description"]
+    assert f"(e.g., '{DEFAULT_CHUNK_ID_EXAMPLE}')" in described
+    assert "#" in DEFAULT_CHUNK_ID_EXAMPLE and "/" in DEFAULT_CHUNK_ID_EXAMPLE.partition("#")[2]

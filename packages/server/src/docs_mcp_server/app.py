@@ -42,6 +42,7 @@ from docs_mcp_server.options import BuildInfo, CustomTool, OptionsError, ServerO
 if TYPE_CHECKING:
     from docs_mcp_core.search import SearchEngine
 from docs_mcp_server.schemas import (
+    example_chunk_id,
     get_doc_description,
     get_doc_schema,
     search_docs_description,
@@ -100,7 +101,9 @@ class DocsMcpApp:
         self.search_tool = options.search_tool_name
         self.get_doc_tool = options.get_doc_tool_name
         self._search_args = ToolArguments(self.search_tool, search_docs_schema(metadata))
-        self._get_doc_args = ToolArguments(self.get_doc_tool, get_doc_schema())
+        self._get_doc_args = ToolArguments(
+            self.get_doc_tool, get_doc_schema(example_chunk_id(options.index_dir))
+        )
         self._custom: dict[str, tuple[CustomTool, Draft202012Validator]] = {}
         for tool in options.custom_tools:
             try:

@@ -7,9 +7,15 @@ original server word for word, so agents and evaluations behave the same against
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 from docs_mcp_server.metadata_view import MetadataView
+
+_CHUNK_ID = re.compile(r'"chunk_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_EXAMPLE_SCAN_BYTES = 64 * 1024
 
 QUERY_DESCRIPTION = (
     "The search query — use method names, class names, error types, or describe what you want to do "
@@ -17,9 +23,11 @@ QUERY_DESCRIPTION = (
 )
 LIMIT_DESCRIPTION = "Maximum number of results to return. Default is 10."
 CURSOR_DESCRIPTION = "Opaque pagination token returned from a previous search. Omit for the first page."
+# a chunk id has the form <file path>#<h1 slug>/<h2 slug>/...; the example is one from the index when
+# the server can read one (see example_chunk_id), else this one
+DEFAULT_CHUNK_ID_EXAMPLE = "guides/retries.md#retries/backoff-strategy"
 CHUNK_ID_DESCRIPTION = (
-    "The exact ID of the chunk to retrieve, as returned by search_docs "
-    "(e.g., 'guides/retries.md#backoff-strategy')."
+    "The exact ID of the chunk to retrieve, as returned by search_docs (e.g., '{example}')."
 )
 CONTEXT_DESCRIPTION = (
     "Number of adjacent chunks to include before and after the target chunk. Default 0 (recommended). "
@@ -56,6 +64,32 @@ def get_doc_description(metadata: MetadataView) -> str:
     return metadata.tool_description("get_doc") or GET_DOC_DESCRIPTION
 
 
+def example_chunk_id(index_dir: Path | str) -> str | None:
+    """A chunk id of a local index to show as the ``chunk_id`` example: the first section below a
+    top-level heading (``path#h1/h2``) among the first chunks of its ``chunks.json``, else the first
+    id other than a preamble; None when there is none to read (an object store, no chunks.json)."""
+    if isinstance(index_dir, str):
+        return None
+    try:
+        with open(Path(index_dir) / "chunks.json", "rb") as fh:
+            head = fh.read(_EXAMPLE_SCAN_BYTES).decode("utf-8", errors="ignore")
+    except OSError:
+        return None
+    fallback = None
+    for match in _CHUNK_ID.finditer(head):
+        try:
+            chunk_id = json.loads(f'"{match.group(1)}"')
+        except ValueError:
+            continue
+        _, _, fragment = chunk_id.partition("#")
+        if not fragment or fragment.startswith("_preamble") or any(c.isspace() for c in chunk_id):
+            continue
+        if "/" in fragment:
+            return chunk_id
+        fallback = fallback or chunk_id
+    return fallback
+
+
 def search_docs_schema(metadata: MetadataView) -> dict[str, Any]:
     properties: dict[str, Any] = {
         "query": {"type": "string", "description": QUERY_DESCRIPTION},
@@ -77,12 +111,14 @@ def search_docs_schema(metadata: MetadataView) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "properties": properties, "required": ["query"]}
 
 
-def get_doc_schema() -> dict[str, Any]:
+def get_doc_schema(example_chunk_id: str | None = None) -> dict[str, Any]:
+    """The ``get_doc`` input schema; ``example_chunk_id`` (a real id of the index) illustrates ``chunk_id``."""
+    example = example_chunk_id or DEFAULT_CHUNK_ID_EXAMPLE
     return {
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "chunk_id": {"type": "string", "description": CHUNK_ID_DESCRIPTION},
+            "chunk_id": {"type": "string", "description": CHUNK_ID_DESCRIPTION.format(example=example)},
             "context": {
                 "type": "integer",
                 "description": CONTEXT_DESCRIPTION,
