@@ -189,6 +189,18 @@ def test_a_valid_hint_outside_code_is_silent() -> None:
     assert messages('# T\n\n<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->\n') == []
 
 
+def test_directives_in_inline_code_on_a_long_line_and_the_lines_after_it() -> None:
+    line = '<!-- mcp_chunking_hint: {"chunk_by": "h3"} --> ' + "`<!-- mcp_x --> ` " * 2_000
+    got = messages("# T\n" + line + "\n`x <!-- mcp_y -->\n<!-- mcp_z -->\n")
+    assert got == [
+        (
+            4,
+            "error",
+            "unknown directive 'mcp_z' in an HTML comment; the only comment directive is mcp_chunking_hint",
+        )
+    ]
+
+
 def test_invalid_hint_json_is_an_error_with_line() -> None:
     got = messages('# T\n\n<!-- mcp_chunking_hint: {"chunk_by": h3} -->\n')
     assert len(got) == 1

@@ -27,6 +27,10 @@ from docs_mcp_core.errors import ManifestError
 
 MANIFEST_FILENAME = ".docs-mcp.json"
 HINT_RE = re.compile(r"<!--\s*mcp_chunking_hint:\s*(\{[^}]+\})\s*-->")
+"""A chunking hint comment. Use :func:`hint_comments` to find them: searching a document with this
+pattern retries it from every ``<!--`` up to a distant ``}``, which is quadratic on hostile input."""
+_HINT_OPEN_RE = re.compile(r"<!--\s*mcp_chunking_hint:\s*\{")
+_HINT_CLOSE_RE = re.compile(r"\s*-->")
 
 
 class StrategyModel(BaseModel):
@@ -275,13 +279,40 @@ class ResolvedConfig:
     title: str | None
 
 
+def hint_comments(markdown: str) -> dict[int, str]:
+    """Every offset where :data:`HINT_RE` matches, with its JSON text (group 1), in offset order.
+
+    Linear in the size of ``markdown``: the JSON of a hint ends at the first ``}`` after its ``{``,
+    so hints that share that ``}`` share one scan for it and one check of the ``-->`` after it.
+    """
+    found: dict[int, str] = {}
+    scanned_from, brace_close = -1, -1  # the first '}' at or after scanned_from (-1: none)
+    closed: dict[int, bool] = {}  # whether `\s*-->` follows the '}' at this offset
+    for m in _HINT_OPEN_RE.finditer(markdown):
+        body = m.end()  # just after '{'
+        if not (0 <= scanned_from <= body and (brace_close < 0 or body <= brace_close)):
+            scanned_from, brace_close = body, markdown.find("}", body)
+        if brace_close < 0:
+            break  # no '}' after this hint: none after any later one either
+        if brace_close == body:
+            continue  # '{}': the JSON needs one character at least
+        ok = closed.get(brace_close)
+        if ok is None:
+            ok = closed[brace_close] = _HINT_CLOSE_RE.match(markdown, brace_close + 1) is not None
+        if ok:
+            found[m.start()] = markdown[body - 1 : brace_close + 1]
+    return found
+
+
 def find_hint(markdown: str) -> str | None:
     """The ``chunk_by`` of the first valid HTML hint comment, or None (invalid hints are ignored)."""
-    m = HINT_RE.search(markdown)
-    if not m:
+    if "mcp_chunking_hint" not in markdown:
+        return None
+    hints = hint_comments(markdown)
+    if not hints:
         return None
     try:
-        data = json.loads(m.group(1))
+        data = json.loads(next(iter(hints.values())))
     except json.JSONDecodeError:
         return None
     value = data.get("chunk_by") if isinstance(data, dict) else None

@@ -53,7 +53,7 @@ from docs_mcp_core.corpus import (
 )
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
 from docs_mcp_core.errors import DocsMcpError, PromptTemplateError
-from docs_mcp_core.manifest import HINT_RE, glob_match
+from docs_mcp_core.manifest import glob_match, hint_comments
 from docs_mcp_core.metadata import (
     MAX_TAXONOMY_KEYS,
     MAX_VALUES_PER_KEY,
@@ -380,22 +380,19 @@ def _front_matter_findings(prepared: PreparedFile) -> list[Finding]:
     if not fm:
         return []
     findings: list[Finding] = []
-    raw = prepared.parsed.front_matter or ""
-    for key in fm:
-        if key.startswith("mcp_") and key not in KNOWN_FRONT_MATTER_DIRECTIVES:
-            line = None
-            match = re.search(r"^\s*['\"]?" + re.escape(key) + r"['\"]?\s*:", raw, re.MULTILINE)
-            if match is not None:
-                line = prepared.parsed.front_matter_line + 1 + raw.count("\n", 0, match.start())
-            findings.append(
-                Finding(
-                    prepared.relpath,
-                    line,
-                    "warning",
-                    f"unknown front matter key '{key}' is ignored{_did_you_mean(key, KNOWN_FRONT_MATTER_DIRECTIVES)}"
-                    f" (known: {', '.join(KNOWN_FRONT_MATTER_DIRECTIVES)})",
-                )
+    unknown = [k for k in fm if k.startswith("mcp_") and k not in KNOWN_FRONT_MATTER_DIRECTIVES]
+    lines = _key_lines(prepared.parsed.front_matter or "", unknown) if unknown else {}
+    for key in unknown:
+        line = lines.get(key)
+        findings.append(
+            Finding(
+                prepared.relpath,
+                prepared.parsed.front_matter_line + 1 + line if line is not None else None,
+                "warning",
+                f"unknown front matter key '{key}' is ignored{_did_you_mean(key, KNOWN_FRONT_MATTER_DIRECTIVES)}"
+                f" (known: {', '.join(KNOWN_FRONT_MATTER_DIRECTIVES)})",
             )
+        )
     if fm.get("mcp_strategy") is not None and fm.get("mcp_chunking_hint") is not None:
         findings.append(
             Finding(
@@ -406,6 +403,28 @@ def _front_matter_findings(prepared: PreparedFile) -> list[Finding]:
             )
         )
     return findings
+
+
+def _key_lines(yaml_text: str, keys: Iterable[str]) -> dict[str, int]:
+    """0-based line of the first ``key:`` (optionally quoted) of each of ``keys`` in a YAML text.
+
+    One pass over the lines, whatever the number of keys.
+    """
+    wanted = set(keys)
+    found: dict[str, int] = {}
+    for number, line in enumerate(yaml_text.split("\n")):
+        text = line.lstrip()
+        colon = text.find(":")
+        if colon < 0:
+            continue
+        key = text[:colon].rstrip()
+        key = key[1:] if key[:1] in ("'", '"') else key
+        key = key[:-1] if key[-1:] in ("'", '"') else key
+        if key in wanted and key not in found:
+            found[key] = number
+            if len(found) == len(wanted):
+                break
+    return found
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -429,9 +448,30 @@ def _code_lines(markdown: str) -> set[int]:
     return lines
 
 
-def _in_inline_code(markdown: str, pos: int) -> bool:
-    line_start = markdown.rfind("\n", 0, pos) + 1
-    return markdown.count("`", line_start, pos) % 2 == 1
+class _Cursor:
+    """Line number and inline-code state at increasing offsets of a text, in one pass overall."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = 0  # 0-based line of pos
+        self.line_start = 0
+        self.ticks = 0  # backticks between line_start and pos
+
+    def advance(self, pos: int) -> None:
+        text = self.text
+        newlines = text.count("\n", self.pos, pos)
+        if newlines:
+            self.line += newlines
+            self.line_start = text.rfind("\n", self.pos, pos) + 1
+            self.ticks = text.count("`", self.line_start, pos)
+        else:
+            self.ticks += text.count("`", self.pos, pos)
+        self.pos = pos
+
+    @property
+    def in_inline_code(self) -> bool:
+        return self.ticks % 2 == 1
 
 
 def directive_findings(
@@ -442,16 +482,19 @@ def directive_findings(
     if not matches:
         return []
     code_lines = _code_lines(markdown)
-    first_hint = HINT_RE.search(markdown)
-    first_hint_pos = first_hint.start() if first_hint else -1
+    hints = hint_comments(markdown)
+    first_hint_pos = next(iter(hints), -1)
+    first_hint_line = markdown.count("\n", 0, first_hint_pos) + 1 if hints else 0
     fm = front_matter or {}
     fm_strategy_key = next((k for k in ("mcp_strategy", "mcp_chunking_hint") if fm.get(k) is not None), None)
     findings: list[Finding] = []
+    cursor = _Cursor(markdown)
     for match in matches:
         pos = match.start()
-        line0 = markdown.count("\n", 0, pos)
+        cursor.advance(pos)
+        line0 = cursor.line
         in_block = line0 in code_lines
-        in_code = in_block or _in_inline_code(markdown, pos)
+        in_code = in_block or cursor.in_inline_code
         where = "code block" if in_block else "inline code"
         name = match.group(1)
         is_first = pos == first_hint_pos
@@ -474,7 +517,7 @@ def directive_findings(
             continue
         if in_code and not is_first:
             continue  # an example in code with no effect on chunking
-        hint = HINT_RE.match(markdown, pos)
+        hint = hints.get(pos)
         if hint is None:
             report(
                 "error",
@@ -484,7 +527,7 @@ def directive_findings(
             continue
         no_effect = "; no chunking hint applies to this file" if is_first else ""
         try:
-            data = json.loads(hint.group(1))
+            data = json.loads(hint)
         except json.JSONDecodeError as exc:
             report("error", f"chunking hint is not valid JSON: {exc.msg}{no_effect}")
             continue
@@ -501,10 +544,9 @@ def directive_findings(
         if extra:
             report("warning", f"only chunk_by is read from a chunking hint; ignoring {', '.join(extra)}")
         if not is_first:
-            first_line = markdown.count("\n", 0, first_hint_pos) + 1
             report(
                 "warning",
-                f"only the first chunking hint of a file applies (line {first_line}); this one is ignored",
+                f"only the first chunking hint of a file applies (line {first_hint_line}); this one is ignored",
             )
         elif fm_strategy_key is not None:
             report(
