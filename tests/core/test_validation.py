@@ -158,6 +158,34 @@ def test_front_matter_problems(tmp_path: Path) -> None:
     assert (report.errors, report.warnings) == (3, 1)
 
 
+_ALIAS_BOMB = "".join(
+    [
+        "a: &a [x, x, x, x, x, x, x, x, x]\n",
+        *(f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)),
+    ]
+)  # 9^9 values once expanded, in 600 bytes
+
+
+def test_front_matter_that_aliases_or_nesting_blow_up_is_an_error_with_line(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "bomb.md", f"---\n{_ALIAS_BOMB}mcp_chunking_hint: *i\n---\n# B\n")
+    write(tmp_path, "loop.md", "---\ntitle: t\nx: &r [1, *r]\nmcp_metadata:\n  scope: *r\n---\n# L\n")
+    write(tmp_path, "deep.md", "---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\n# D\n")
+    write(tmp_path, "shared.md", "---\nkeys: &k [a, b]\nagain: *k\n---\n# S\n")  # modest reuse is fine
+    report = validate_corpus(tmp_path)
+    assert report.files == 4 and report.errors == 3
+    by_path = {f.path: f for f in report.findings}
+    assert "shared.md" not in by_path
+    for path, problem in (
+        ("bomb.md", "YAML aliases (*name) expand it to more than"),
+        ("loop.md", "a YAML alias (*name) makes a value contain itself"),
+        ("deep.md", "it is nested too deeply to read; flatten it"),
+    ):
+        finding = by_path[path]
+        assert (finding.line, finding.severity) == (1, "error")
+        assert finding.message.startswith(f"front matter cannot be read: {problem}")
+
+
 def test_invalid_utf8_and_empty_files(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
     (tmp_path / "latin1.md").write_bytes(b"# T\n\nline two\ncaf\xe9\n")

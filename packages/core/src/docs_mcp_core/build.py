@@ -34,7 +34,9 @@ from docs_mcp_core.corpus import (
     Finding,
     FindingError,
     ManifestResolver,
+    YamlExpansionError,
     file_fingerprint,
+    load_yaml,
 )
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import BuildError
@@ -147,8 +149,8 @@ def _scan_front_matter(markdown: str) -> dict[str, Any] | None:
     for i in range(1, len(lines)):
         if lines[i].rstrip("\r") == "---":
             try:
-                data = yaml.safe_load("\n".join(lines[1:i]))
-            except yaml.YAMLError:
+                data = load_yaml("\n".join(lines[1:i]))
+            except (yaml.YAMLError, YamlExpansionError):
                 return None
             if data is None:
                 return {}
