@@ -213,3 +213,97 @@ def test_build_killed_midway_leaves_the_old_index_working(
     assert sorted(p.name for p in old_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
     assert _search_ids(old_index, OLD_QUERY) == []
     assert _search_ids(old_index, "harbor") == ["beta.md#beta/harbor"]
+
+
+def _children_of(pid: int) -> set[int]:
+    """Processes whose parent is ``pid`` (read from /proc)."""
+    found: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = stat.read_text().rpartition(")")[2].split()
+            if int(fields[1]) == pid:
+                found.add(int(stat.parent.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the chunking workers in /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_signal_to_the_build_alone_stops_its_workers_too(
+    old_index: Path, big_corpus: Path, sig: signal.Signals
+) -> None:
+    """Only the build gets the signal (as from ``kill PID`` or a supervisor), not its process group."""
+    before = _snapshot(old_index)
+    proc = subprocess.Popen(
+        [
+            *docs_mcp_command(),
+            "build",
+            "--docs-dir",
+            str(big_corpus),
+            "--out",
+            str(old_index),
+            "--workers",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+    reader = threading.Thread(target=_read_lines, args=(proc.stderr, lines), daemon=True)
+    reader.start()
+    seen: list[str] = []
+    workers: set[int] = set()
+    left: set[int] = set()
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line is None:
+                pytest.fail(f"build ended before chunking: {''.join(seen)}")
+            seen.append(line)
+            if "chunking: " in line:
+                workers = _children_of(proc.pid)
+                proc.send_signal(sig)
+                break
+        proc.wait(timeout=60)
+        gone_by = time.monotonic() + 10
+        while any(_running(pid) for pid in workers) and time.monotonic() < gone_by:
+            time.sleep(0.05)  # polling /proc; bounded by gone_by
+        left = {pid for pid in workers if _running(pid)}
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        for pid in workers:  # never leave them behind (they hold stderr open), even on failure
+            if _running(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        reader.join(timeout=30)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    while (rest := lines.get(timeout=30)) is not None:  # the reader has ended: the rest is queued
+        seen.append(rest)
+    stderr = "".join(seen)
+    assert len(workers) == 2, f"expected two chunking workers, found {workers}"
+    assert not left, f"chunking workers {sorted(left)} outlived the build"
+
+    if sig == signal.SIGTERM:  # cleaned up as on Ctrl-C: exit 143, nothing left behind
+        assert proc.returncode == 128 + signal.SIGTERM, stderr
+        assert "error: terminated (the previous index, if any, is untouched)" in stderr
+        assert "Traceback" not in stderr
+        assert sorted(p.name for p in old_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
+        assert _snapshot(old_index) == before
+    else:
+        assert proc.returncode == -signal.SIGKILL
+        assert {k: v for k, v in _snapshot(old_index).items() if not k.startswith(".lancedb.")} == before
+    assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]

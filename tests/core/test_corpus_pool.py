@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
+
+import pytest
 
 from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.corpus import Finding, FindingError, PreparedFile
@@ -91,3 +100,72 @@ def test_a_killed_worker_does_not_hang_and_every_file_is_still_returned(tmp_path
     results = list(chunk_corpus_parallel(tmp_path, files, workers=2, inspect=die_in_worker, batch_size=8))
     assert [rel for rel, _r in results] == files
     assert isinstance(dict(results)["f040.md"], ChunkedFile)
+
+
+# ── workers die with their parent ──────────────────────────────────────────────────────────────
+
+_STALLED_RUN = r"""
+import os, sys, threading
+from pathlib import Path
+from docs_mcp_core.corpus_pool import chunk_corpus_parallel
+
+def stall(prepared, chunks):  # a worker busy with a file that never ends
+    os.write(1, f"{os.getpid()}\n".encode())  # one write: the two workers' lines never mix
+    threading.Event().wait()
+    return []
+
+if sys.argv[2] == "without-prctl":  # as on systems other than Linux: only the parent watch
+    sys.platform = "elsewhere"
+docs = Path(sys.argv[1])
+files = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md"))
+assert len(files) > 64
+for _ in chunk_corpus_parallel(docs, files, workers=2, inspect=stall, batch_size=1):
+    pass
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not count)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _wait_until_gone(pids: set[int], seconds: float) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = {pid for pid in pids if _alive(pid)}
+        if not alive:
+            return alive
+        time.sleep(0.05)  # polling /proc; the deadline bounds the wait
+    return {pid for pid in pids if _alive(pid)}
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+@pytest.mark.parametrize("mode", ["with-prctl", "without-prctl"])
+def test_workers_die_when_their_parent_is_killed(tmp_path: Path, mode: str) -> None:
+    make_corpus(tmp_path, MIN_FILES_FOR_POOL + 10)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _STALLED_RUN, str(tmp_path), mode], stdout=subprocess.PIPE, text=True
+    )
+    workers: set[int] = set()
+    try:
+        lines: queue.Queue[str] = queue.Queue()
+        reader = threading.Thread(target=lambda: [lines.put(ln) for ln in parent.stdout or []], daemon=True)
+        reader.start()
+        while len(workers) < 2:
+            workers.add(int(lines.get(timeout=60)))  # both workers are busy with a file
+        parent.kill()
+        parent.wait(timeout=30)
+        left = _wait_until_gone(workers, 10)
+        assert not left, f"workers {sorted(left)} outlived their parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait(timeout=30)
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

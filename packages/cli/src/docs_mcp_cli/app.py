@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -61,6 +65,28 @@ def _register_optional_commands() -> None:
 
 
 _register_optional_commands()
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the work is so that it cleans up exactly as on Ctrl-C."""
+
+
+@contextmanager
+def _sigterm_stops_like_ctrl_c() -> Iterator[None]:
+    """Turn the first SIGTERM into :class:`_Terminated`; later ones wait for the clean-up."""
+
+    def stop(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise _Terminated
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread has signals
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _positive(name: str, value: int | None) -> int | None:
@@ -186,7 +212,8 @@ def build(
         storage_options=storage_options or None,
     )
     try:
-        summary = build_index(options, reporter)
+        with _sigterm_stops_like_ctrl_c():
+            summary = build_index(options, reporter)
     except CorpusInvalidError as exc:
         reporter.close()
         for finding in exc.findings:
@@ -197,9 +224,13 @@ def build(
     except DocsMcpError as exc:
         reporter.close()
         raise _fail(f"{exc} (the previous index, if any, is untouched)") from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         reporter.close()
-        raise _fail("interrupted (the previous index, if any, is untouched)", 130) from None
+        if isinstance(exc, _Terminated):
+            raise _fail(
+                "terminated (the previous index, if any, is untouched)", 128 + signal.SIGTERM
+            ) from None
+        raise _fail("interrupted (the previous index, if any, is untouched)", 128 + signal.SIGINT) from None
     except Exception as exc:  # noqa: BLE001 - never a bare traceback; the old index is intact
         reporter.close()
         raise _fail(

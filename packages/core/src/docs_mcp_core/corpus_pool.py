@@ -9,11 +9,23 @@ parallel run is identical to a sequential one.
 A problem with one file never stops the run: it comes back as a :class:`FindingError` for that file
 (unreadable file, invalid UTF-8, bad front matter, broken manifest, or any unexpected failure of the
 chunker), and the caller decides whether that is fatal.
+
+Workers die with the process that started them, however it ends (even ``kill -9``): on Linux the
+kernel sends them SIGKILL when it exits (``PR_SET_PDEATHSIG``), and everywhere a thread in each
+worker exits it as soon as the pipe from its parent closes. Workers ignore SIGINT: on Ctrl-C the
+parent stops the run. When the caller stops early or an exception interrupts the run, the parent
+does not wait for the batches in progress.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -85,10 +97,40 @@ def chunk_one(
         return Finding(relpath, None, "error", f"cannot chunk this file: {type(exc).__name__}: {exc}")
 
 
-def _init_worker(docs_dir: str) -> None:
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _init_worker(docs_dir: str, parent_pid: int) -> None:
     global _worker_docs_dir, _worker_resolver
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_docs_dir = Path(docs_dir)
     _worker_resolver = ManifestResolver(_worker_docs_dir)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this worker process exit as soon as its parent (``parent_pid``) is gone.
+
+    Linux sends the signal when the parent thread that started the worker ends; pools are started
+    and used from one thread, so that is when the run is over anyway.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the watcher below suffices
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(1)
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.sentinel is not None:
+        sentinel = parent.sentinel
+
+        def watch() -> None:
+            multiprocessing.connection.wait([sentinel])  # returns when the parent's end closes
+            os._exit(1)
+
+        threading.Thread(target=watch, name="docs-mcp-parent-watch", daemon=True).start()
 
 
 def _run_batch(args: tuple[list[str], bool, Inspector | None]) -> list[_Outcome]:
@@ -143,18 +185,23 @@ def chunk_corpus_parallel(
     ctx = multiprocessing.get_context(start_method or default_start_method())
     done = 0
     executor = ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=_init_worker, initargs=(str(docs_dir),)
+        workers, mp_context=ctx, initializer=_init_worker, initargs=(str(docs_dir), os.getpid())
     )
+    finished = False
     try:
         for outcomes in executor.map(_run_batch, batches):
             for rel, outcome in outcomes:
                 yield rel, _as_result(outcome)
             done += 1
+        finished = True
     except BrokenProcessPool:
         remaining = [rel for batch, _keep, _inspect in batches[done:] for rel in batch]
         yield from _sequential(docs_dir, remaining, keep_chunks, inspect)
+        finished = True
     finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+        # stopped early (the caller closed the generator, an interrupt, an error): do not wait
+        # for the batches in progress; idle workers exit, busy ones after their batch
+        executor.shutdown(wait=finished, cancel_futures=True)
 
 
 def _sequential(
