@@ -97,7 +97,8 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def lay_out(corpus: Path, copies: int, dest: Path) -> Path:
-    """``dest/copy-<i>`` -> ``corpus`` for i < copies (symbolic links, which the build follows)."""
+    """``dest/copy-<i>`` -> ``corpus`` for i < copies (symbolic links out of ``dest``, which the build
+    follows with ``--follow-external-symlinks``)."""
     dest.mkdir(parents=True, exist_ok=True)
     target = corpus.resolve()
     for i in range(copies):
@@ -120,7 +121,12 @@ def first_copy_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def run_build(docs: Path, out: Path, extra: list[str], log: Path, figures: Figures) -> None:
     env = dict(os.environ, LANCEDB_LOG="error")
-    command = [*bin_command("docs-mcp"), "build", "--docs-dir", str(docs), "--out", str(out), *extra]
+    command = [
+        *bin_command("docs-mcp"),
+        *("build", "--docs-dir", str(docs), "--out", str(out)),
+        "--follow-external-symlinks",  # the copies are links to the corpus, outside the layout folder
+        *extra,
+    ]
     with (
         open(log, "w", encoding="utf-8") as err,
         open(log.with_suffix(".out"), "w", encoding="utf-8") as out_fh,

@@ -307,3 +307,41 @@ def test_a_signal_to_the_build_alone_stops_its_workers_too(
         assert proc.returncode == -signal.SIGKILL
         assert {k: v for k, v in _snapshot(old_index).items() if not k.startswith(".lancedb.")} == before
     assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
+
+
+# ── symbolic links ─────────────────────────────────────────────────────────────────────────────
+
+
+def test_build_skips_and_names_a_link_out_of_the_docs_folder(tmp_path: Path) -> None:
+    outside = _write(tmp_path / "elsewhere", {"creds.md": "# Credentials\n\n## Key\n\nAKIA-SECRET\n"})
+    docs = _write(tmp_path / "docs", {"guide.md": "# Guide\n\n## Start\n\nThe lighthouse guide.\n"})
+    (docs / "creds.md").symlink_to(outside / "creds.md")
+    out = tmp_path / "out"
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"warning: creds.md: symbolic link to a file outside the docs folder ({outside.resolve()}"
+        in done.stderr
+    )
+    assert "AKIA-SECRET" not in (out / "chunks.json").read_text(encoding="utf-8")
+    assert " chunks from 1 files to " in done.stdout
+
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out, "--follow-external-symlinks")
+    assert done.returncode == 0, done.stderr
+    assert "symbolic link" not in done.stderr
+    assert _search_ids(out, "AKIA") == ["creds.md#credentials/key"]
+
+
+def test_build_names_a_loop_of_links_and_keeps_the_old_index(tmp_path: Path, old_index: Path) -> None:
+    before = _snapshot(old_index)
+    docs = _write(tmp_path / "loop", {"ok.md": "# Ok\n\n## Fine\n\ntext\n"})
+    (docs / "a.md").symlink_to(docs / "b.md")
+    (docs / "b.md").symlink_to(docs / "a.md")
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", old_index)
+    assert done.returncode == 1
+    assert (
+        "a.md: error: symbolic link loop: this link leads back to itself through other links" in done.stderr
+    )
+    assert "point it at a real file or remove it" in done.stderr
+    assert "unexpectedly" not in done.stderr and "Traceback" not in done.stderr
+    assert _snapshot(old_index) == before

@@ -111,3 +111,24 @@ def test_examples_docs_validate_clean(examples_docs: Path) -> None:
     result = runner.invoke(make_app(), ["validate", "--docs-dir", str(examples_docs)])
     assert result.exit_code == 0, result.output
     assert " 0 errors" in result.stdout.splitlines()[-1]
+
+
+def test_a_link_out_of_the_docs_folder_is_a_warning_unless_followed(tmp_path: Path) -> None:
+    write(tmp_path, "elsewhere/creds.md", "# Creds\n\nsecret\n")
+    docs = tmp_path / "docs"
+    write(docs, ".docs-mcp.json", '{"version": "1"}')
+    write(docs, "a.md", "# A\n")
+    (docs / "creds.md").symlink_to(tmp_path / "elsewhere" / "creds.md")
+    result = runner.invoke(make_app(), ["validate", "--docs-dir", str(docs)], env=WIDE)
+    assert result.exit_code == 0
+    target = (tmp_path / "elsewhere" / "creds.md").resolve()
+    assert result.stdout.splitlines() == [
+        f"creds.md: warning: symbolic link to a file outside the docs folder ({target}); skipped. Move the file "
+        "into the docs folder, or pass --follow-external-symlinks to index files that links lead to",
+        "validated 1 markdown files, 0 errors, 1 warnings",
+    ]
+    followed = runner.invoke(
+        make_app(), ["validate", "--docs-dir", str(docs), "--follow-external-symlinks"], env=WIDE
+    )
+    assert followed.exit_code == 0
+    assert followed.stdout == "validated 2 markdown files, 0 errors, 0 warnings\n"

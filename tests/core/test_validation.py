@@ -204,6 +204,84 @@ def test_symlink_loop_is_reported(tmp_path: Path) -> None:
     assert report.files == 1
 
 
+@pytest.fixture
+def linked_corpus(tmp_path: Path) -> Path:
+    """A docs folder with links out of it (a file, a folder, a prompt template) and links within it."""
+    outside = tmp_path / "elsewhere"
+    write(outside, "creds.md", "# Credentials\n\n## Key\n\nAKIA-SECRET\n")
+    write(outside, "team/.docs-mcp.json", ROOT_MANIFEST)
+    write(outside, "team/notes.md", "# Notes\n\n## Private\n\nsalaries\n")
+    write(outside, "leak.template.md", "password: hunter2\n")
+    docs = tmp_path / "docs"
+    write(docs, ".docs-mcp.json", ROOT_MANIFEST)
+    write(docs, "guide.md", "# Guide\n\n## Start\n\ntext\n")
+    write(docs, "real/page.md", "# Page\n\n## Part\n\ntext\n")
+    os.symlink(outside / "creds.md", docs / "creds.md")
+    os.symlink(outside / "team", docs / "team")
+    os.symlink(outside / "leak.template.md", docs / "leak.template.md")
+    os.symlink(docs / "guide.md", docs / "alias.md")  # within the folder: followed
+    os.symlink(docs / "real", docs / "mirror")
+    return docs
+
+
+def test_links_out_of_the_docs_folder_are_skipped_with_a_warning(linked_corpus: Path) -> None:
+    report = validate_corpus(linked_corpus, keep_chunks=True)
+    assert [r.relpath for r in report.results] == ["alias.md", "guide.md", "mirror/page.md", "real/page.md"]
+    assert triples(report) == [
+        ("creds.md", None, "warning"),
+        ("leak.template.md", None, "warning"),
+        ("team", None, "warning"),
+    ]
+    creds, template, team = report.findings
+    assert creds.message.startswith("symbolic link to a file outside the docs folder (")
+    assert str((linked_corpus.parent / "elsewhere" / "creds.md").resolve()) in creds.message
+    assert "--follow-external-symlinks" in creds.message and "skipped" in creds.message
+    assert template.message.startswith("symbolic link to a file outside the docs folder")
+    assert team.message.startswith("symbolic link to a folder outside the docs folder")
+    text = json.dumps([c.to_dict() for r in report.results for c in r.chunks])
+    assert "AKIA-SECRET" not in text and "salaries" not in text
+
+    from docs_mcp_core.prompts import discover_prompt_templates
+
+    assert discover_prompt_templates(linked_corpus)[0] == []
+
+
+def test_links_out_of_the_docs_folder_are_followed_on_request(linked_corpus: Path) -> None:
+    from docs_mcp_core.prompts import discover_prompt_templates
+
+    report = validate_corpus(linked_corpus, keep_chunks=True, follow_external_symlinks=True)
+    assert report.findings == []
+    assert [r.relpath for r in report.results] == [
+        "alias.md",
+        "creds.md",
+        "guide.md",
+        "mirror/page.md",
+        "real/page.md",
+        "team/notes.md",
+    ]
+    templates, _warnings = discover_prompt_templates(linked_corpus, follow_external_symlinks=True)
+    assert [t.path for t in templates] == ["leak.template.md"]
+
+
+def test_a_loop_of_file_links_is_an_error_that_names_the_file(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "ok.md", "# Ok\n")
+    os.symlink(tmp_path / "b.md", tmp_path / "a.md")
+    os.symlink(tmp_path / "a.md", tmp_path / "b.md")
+    os.symlink(tmp_path / "gone.md", tmp_path / "dangling.md")
+    report = validate_corpus(tmp_path)
+    assert not report.ok and report.files == 1
+    assert triples(report) == [
+        ("a.md", None, "error"),
+        ("b.md", None, "error"),
+        ("dangling.md", None, "warning"),
+    ]
+    assert report.findings[0].message == (
+        "symbolic link loop: this link leads back to itself through other links; point it at a real file or remove it"
+    )
+    assert report.findings[2].message.startswith("broken symbolic link: its target does not exist; skipped")
+
+
 # ── hint comments and directives ─────────────────────────────────────────────────────────────────
 
 

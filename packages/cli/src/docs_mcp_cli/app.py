@@ -157,6 +157,13 @@ def build(
         typer.Option("--mcp-server-instructions", help="Server instructions (default: from the manifests)."),
     ] = None,
     workers: Annotated[int | None, typer.Option("--workers", help="Chunking processes (default: 2).")] = None,
+    follow_external_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-external-symlinks",
+            help="Index files that symbolic links lead to outside --docs-dir (skipped with a warning by default).",
+        ),
+    ] = False,
     storage_option: Annotated[
         list[str] | None,
         typer.Option(
@@ -210,6 +217,7 @@ def build(
         mcp_server_instructions=mcp_server_instructions,
         workers=workers,
         storage_options=storage_options or None,
+        follow_external_symlinks=follow_external_symlinks,
     )
     try:
         with _sigterm_stops_like_ctrl_c():

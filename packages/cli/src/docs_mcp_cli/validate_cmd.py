@@ -39,10 +39,17 @@ def validate(
         OutputFormat,
         typer.Option("--format", help="Output as text lines or as one JSON object."),
     ] = OutputFormat.text,
+    follow_external_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-external-symlinks",
+            help="Read files that symbolic links lead to outside --docs-dir (skipped with a warning by default).",
+        ),
+    ] = False,
 ) -> None:
     """Check manifests, front matter, hint comments, metadata limits and prompt templates; chunk every file."""
     try:
-        report = validate_corpus(docs_dir)
+        report = validate_corpus(docs_dir, follow_external_symlinks=follow_external_symlinks)
     except DocsMcpError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

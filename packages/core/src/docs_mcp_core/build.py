@@ -86,6 +86,7 @@ class BuildOptions:
     workers: int | None = None
     indexed_at: str | None = None  # fixed timestamp, for reproducible builds in tests
     storage_options: dict[str, str] | None = None  # object-store settings over the AWS_* variables
+    follow_external_symlinks: bool = False  # index files that links lead to outside docs_dir
 
 
 class BuildReporter:
@@ -263,11 +264,13 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
         chunks_json = ChunksJsonWriter(work / f"{CHUNKS_FILENAME}.tmp")
         try:
             report, stream = _stream_corpus(options, docs_dir, output, spill, chunks_json, rep)
-            for finding in report.findings:
-                if finding.severity == "warning":
-                    warnings_list.append(finding.render())
             if not report.ok:
                 raise CorpusInvalidError(report.findings)
+            for finding in report.findings:  # printed as validate prints them
+                if finding.severity == "warning":
+                    warnings_list.append(finding.render())
+                    where = f"{finding.path}:{finding.line}" if finding.line else finding.path
+                    rep.warn(f"{where}: {finding.message}")
             ordered = report.results
             if not ordered:
                 raise BuildError(f"no markdown files found under '{docs_dir}'; nothing to index")
@@ -281,7 +284,9 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
             # 3. Metadata.
             from docs_mcp_core.prompts import load_prompt_templates
 
-            prompts, prompt_warnings = load_prompt_templates(docs_dir)
+            prompts, prompt_warnings = load_prompt_templates(
+                docs_dir, follow_external_symlinks=options.follow_external_symlinks
+            )
             for w in prompt_warnings:
                 warn(w)
             meta_raw = _metadata_dict(
@@ -429,6 +434,7 @@ def _stream_corpus(
             reuse=reuse if cached else None,
             progress=lambda done, total: rep.progress("chunking", done, total),
             on_file=on_file,
+            follow_external_symlinks=options.follow_external_symlinks,
         )
     cached.clear()  # the previous index's chunks are in the spill now
     previous.derived.clear()

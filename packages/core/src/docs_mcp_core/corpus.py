@@ -6,9 +6,11 @@ manifests and the same problems, reported as :class:`Finding` objects (path, lin
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,16 +63,23 @@ def is_template(relpath: str) -> bool:
     return relpath.endswith(TEMPLATE_SUFFIXES)
 
 
-def walk_corpus(docs_dir: Path) -> tuple[list[str], list[str], list[Finding]]:
+def walk_corpus(
+    docs_dir: Path, *, follow_external_symlinks: bool = False
+) -> tuple[list[str], list[str], list[Finding]]:
     """All non-hidden files below ``docs_dir`` as sorted POSIX relative paths.
 
     Returns ``(markdown_files, template_files, findings)``. Symbolic links to folders are followed
     once; a link that leads back into a folder already being walked is reported, not followed.
+    A symbolic link (to a file or a folder) whose target lies outside ``docs_dir`` is reported and
+    skipped unless ``follow_external_symlinks``: a docs folder must not publish files from elsewhere
+    on the machine by accident. A link that cannot be resolved is reported: an error when it looks
+    like a document (a loop of links), a warning otherwise.
     """
     markdown: list[str] = []
     templates: list[str] = []
     findings: list[Finding] = []
     root = docs_dir.resolve()
+    inside = str(root).rstrip(os.sep) + os.sep
 
     def walk(folder: Path, rel: str, active: frozenset[str]) -> None:
         try:
@@ -83,11 +92,15 @@ def walk_corpus(docs_dir: Path) -> tuple[list[str], list[str], list[Finding]]:
                 continue
             child_rel = f"{rel}/{entry.name}" if rel else entry.name
             try:
-                is_dir = entry.is_dir(follow_symlinks=True)
-            except OSError:
-                is_dir = False
+                is_dir = stat.S_ISDIR(os.stat(entry.path).st_mode)  # follows links
+            except OSError as exc:
+                findings.extend(_unresolved_entry(child_rel, entry, exc))
+                continue
+            real = os.path.realpath(entry.path) if is_dir or entry.is_symlink() else ""
+            if real and not follow_external_symlinks and not (real + os.sep).startswith(inside):
+                findings.append(_external_link(child_rel, real, is_dir))
+                continue
             if is_dir:
-                real = os.path.realpath(entry.path)
                 if real in active:
                     findings.append(
                         Finding(
@@ -111,6 +124,44 @@ def walk_corpus(docs_dir: Path) -> tuple[list[str], list[str], list[Finding]]:
     markdown.sort(key=sort_key)
     templates.sort(key=sort_key)
     return markdown, templates, findings
+
+
+def _external_link(rel: str, target: str, is_dir: bool) -> Finding:
+    what = "folder" if is_dir else "file"
+    return Finding(
+        rel,
+        None,
+        "warning",
+        f"symbolic link to a {what} outside the docs folder ({target}); skipped. Move the {what} into "
+        "the docs folder, or pass --follow-external-symlinks to index files that links lead to",
+    )
+
+
+def _unresolved_entry(rel: str, entry: os.DirEntry[str], exc: OSError) -> list[Finding]:
+    """The finding for a folder entry that cannot be followed (a loop of links, a dangling link)."""
+    document = entry.name.endswith((".md", *TEMPLATE_SUFFIXES))
+    if exc.errno == errno.ELOOP:
+        return [
+            Finding(
+                rel,
+                None,
+                "error" if document else "warning",
+                "symbolic link loop: this link leads back to itself through other links; "
+                "point it at a real file or remove it",
+            )
+        ]
+    if exc.errno == errno.ENOENT:
+        if not entry.is_symlink() or not document:
+            return []  # removed while being listed, or not a document
+        return [
+            Finding(
+                rel,
+                None,
+                "warning",
+                "broken symbolic link: its target does not exist; skipped (fix or remove the link)",
+            )
+        ]
+    return [Finding(rel, None, "error" if document else "warning", f"cannot read: {exc.strerror}")]
 
 
 @dataclass
@@ -179,13 +230,23 @@ class ManifestResolver:
                 return None
             parts.pop()
 
-    def all_manifests(self) -> Iterator[tuple[str, FindingError | None]]:
-        """Every manifest file in the corpus (for validate), with its error if it does not parse."""
+    def all_manifests(
+        self, *, follow_external_symlinks: bool = False
+    ) -> Iterator[tuple[str, FindingError | None]]:
+        """Every manifest file in the corpus (for validate), with its error if it does not parse.
+
+        Folders that :func:`walk_corpus` skips (links that loop, or that lead outside the docs
+        folder unless ``follow_external_symlinks``) are skipped here too.
+        """
         seen: set[str] = set()
+        inside = os.path.realpath(self.docs_dir).rstrip(os.sep) + os.sep
         for dirpath, dirnames, filenames in os.walk(self.docs_dir, followlinks=True):
             real = os.path.realpath(dirpath)
             if real in seen:  # a symbolic link loop (walk_corpus reports it)
                 dirnames[:] = []
+                continue
+            if not follow_external_symlinks and not (real + os.sep).startswith(inside):
+                dirnames[:] = []  # a link out of the docs folder (walk_corpus reports it)
                 continue
             seen.add(real)
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))

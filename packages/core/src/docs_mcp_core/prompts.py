@@ -158,31 +158,40 @@ def choose_prompt_templates(relpaths: list[str]) -> tuple[list[PromptTemplateFil
     return sorted(chosen.values(), key=lambda f: sort_key(f.name)), warnings
 
 
-def _walk_template_paths(docs_dir: Path) -> list[str]:
+def _walk_template_paths(docs_dir: Path, follow_external_symlinks: bool) -> list[str]:
     found: list[str] = []
+    inside = os.path.realpath(docs_dir).rstrip(os.sep) + os.sep
     for current, dirnames, filenames in os.walk(docs_dir):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel_dir = Path(current).relative_to(docs_dir)
         for filename in filenames:
             if filename.startswith(".") or not is_prompt_template(filename):
                 continue
-            if (Path(current) / filename).is_file():
+            path = Path(current) / filename
+            if not follow_external_symlinks and not (os.path.realpath(path) + os.sep).startswith(inside):
+                continue  # a link out of the docs folder (validate reports it)
+            if path.is_file():
                 found.append((rel_dir / filename).as_posix())
     return found
 
 
-def discover_prompt_templates(docs_dir: Path) -> tuple[list[PromptTemplateFile], list[str]]:
+def discover_prompt_templates(
+    docs_dir: Path, *, follow_external_symlinks: bool = False
+) -> tuple[list[PromptTemplateFile], list[str]]:
     """Find ``**/*.template.md`` and ``**/*.template.yaml`` under ``docs_dir`` (dot dirs/files skipped).
 
-    ``.yml`` is not a template suffix. Returns ``(files sorted by name, warnings)``.
+    ``.yml`` is not a template suffix. Links to files outside ``docs_dir`` are skipped unless
+    ``follow_external_symlinks``. Returns ``(files sorted by name, warnings)``.
     """
-    return choose_prompt_templates(_walk_template_paths(Path(docs_dir)))
+    return choose_prompt_templates(_walk_template_paths(Path(docs_dir), follow_external_symlinks))
 
 
-def load_prompt_templates(docs_dir: Path) -> tuple[list[PromptDefinition], list[str]]:
+def load_prompt_templates(
+    docs_dir: Path, *, follow_external_symlinks: bool = False
+) -> tuple[list[PromptDefinition], list[str]]:
     """Discover and parse every prompt template under ``docs_dir``; returns ``(prompts, warnings)``."""
     docs_dir = Path(docs_dir)
-    files, warnings = discover_prompt_templates(docs_dir)
+    files, warnings = discover_prompt_templates(docs_dir, follow_external_symlinks=follow_external_symlinks)
     prompts: list[PromptDefinition] = []
     for template in files:
         try:

@@ -25,7 +25,8 @@ What is checked:
   first introduced the offending key or value;
 * prompt templates: invalid or duplicate templates (errors), a markdown and a yaml template for the
   same prompt (warning);
-* the corpus: no markdown files at all (error), symbolic link loops (warning).
+* the corpus: no markdown files at all (error); symbolic links that loop (an error for a document,
+  a warning for a folder), dangle, or lead out of the docs folder (warnings; such files are skipped).
 """
 
 from __future__ import annotations
@@ -139,6 +140,7 @@ def validate_corpus(
     reuse: Callable[[str], ChunkedFile | None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_file: Callable[[ChunkedFile], None] | None = None,
+    follow_external_symlinks: bool = False,
 ) -> ValidationReport:
     """Validate the corpus under ``docs_dir``. Raises :class:`DocsDirError` if it is not a folder.
 
@@ -164,13 +166,15 @@ def validate_corpus(
         for item in items:
             found.setdefault(item, None)
 
-    files, _templates, walk_findings = walk_corpus(docs_dir)
+    files, _templates, walk_findings = walk_corpus(
+        docs_dir, follow_external_symlinks=follow_external_symlinks
+    )
     add(walk_findings)
     if not files:
         add([Finding(CORPUS_PATH, None, "error", f"no markdown files found under {docs_dir}")])
 
     resolver = ManifestResolver(docs_dir)
-    manifests = _check_manifests(resolver, add)
+    manifests = _check_manifests(resolver, add, follow_external_symlinks)
 
     if workers is None:
         workers = min(DEFAULT_WORKERS, os.cpu_count() or 1)
@@ -216,7 +220,7 @@ def validate_corpus(
 
     add(_check_metadata_limits(results))
     add(_check_manifest_usage(docs_dir, manifests, results))
-    add(_check_prompt_templates(docs_dir))
+    add(_check_prompt_templates(docs_dir, follow_external_symlinks))
 
     findings = sorted(found, key=finding_order)
     return ValidationReport(docs_dir, len(files), sum(r.chunk_count for r in results), findings, results)
@@ -226,12 +230,12 @@ def validate_corpus(
 
 
 def _check_manifests(
-    resolver: ManifestResolver, add: Callable[[Iterable[Finding]], None]
+    resolver: ManifestResolver, add: Callable[[Iterable[Finding]], None], follow_external_symlinks: bool
 ) -> dict[str, ManifestEntry]:
     """Parse every manifest of the corpus; return the valid ones by path."""
     valid: dict[str, ManifestEntry] = {}
     try:
-        listed = list(resolver.all_manifests())
+        listed = list(resolver.all_manifests(follow_external_symlinks=follow_external_symlinks))
     except OSError as exc:  # pragma: no cover - unreadable folder during the walk
         add([Finding(CORPUS_PATH, None, "error", f"cannot list manifests: {exc}")])
         return valid
@@ -626,9 +630,11 @@ def _finding_from_message(default_path: str, message: str) -> Finding:
     return Finding(default_path, None, "error", message)
 
 
-def _check_prompt_templates(docs_dir: Path) -> list[Finding]:
+def _check_prompt_templates(docs_dir: Path, follow_external_symlinks: bool) -> list[Finding]:
     try:
-        templates, _warnings = discover_prompt_templates(docs_dir)
+        templates, _warnings = discover_prompt_templates(
+            docs_dir, follow_external_symlinks=follow_external_symlinks
+        )
     except PromptTemplateError as exc:
         quoted = re.findall(r"'([^']+)'", str(exc))
         path = quoted[-1] if quoted else CORPUS_PATH
