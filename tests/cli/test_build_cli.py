@@ -9,6 +9,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -345,3 +346,105 @@ def test_build_names_a_loop_of_links_and_keeps_the_old_index(tmp_path: Path, old
     assert "point it at a real file or remove it" in done.stderr
     assert "unexpectedly" not in done.stderr and "Traceback" not in done.stderr
     assert _snapshot(old_index) == before
+
+
+# ── no room to write ───────────────────────────────────────────────────────────────────────────
+
+
+def _short_chunks_corpus(root: Path, files: int = 150) -> Path:
+    """Many small chunks: with vectors, the table is much larger than chunks.json."""
+    pages = {f"p{i}.md": f"# P{i}\n\n## S{i}\n\n{_WORDS[i % len(_WORDS)]}\n" for i in range(files)}
+    return _write(root, pages)
+
+
+def _largest_file(folder: Path) -> int:
+    return max(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.parametrize("phase", ["chunks", "table"])
+def test_a_file_size_limit_is_a_clear_error_and_keeps_the_old_index(
+    tmp_path: Path, old_index: Path, big_corpus: Path, phase: str
+) -> None:
+    """RLIMIT_FSIZE makes writes past the limit fail with EFBIG, as a full disk fails with ENOSPC."""
+    resource = pytest.importorskip("resource")
+    before = _snapshot(old_index)
+    if phase == "chunks":  # chunks.json outgrows the limit while the corpus is chunked
+        docs, extra, limit = big_corpus, [], 256 * 1024
+    else:  # chunks.json fits, the table (with its vectors) does not: LanceDB fails
+        docs, extra = _short_chunks_corpus(tmp_path / "short"), ["--embedding-provider", "hash"]
+        probe = tmp_path / "probe"
+        assert run_docs_mcp("build", "--docs-dir", docs, "--out", probe, *extra).returncode == 0
+        table, chunks = _largest_file(probe / ".lancedb"), (probe / "chunks.json").stat().st_size
+        assert table > 2 * chunks, (table, chunks)
+        limit = (table + chunks) // 2
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(
+        [*docs_mcp_command(), "build", "--docs-dir", str(docs), "--out", str(old_index), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=cli_env(),
+        preexec_fn=limit_file_size,
+    )
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"error: cannot write {old_index.resolve()}: a file would exceed the size limit for files "
+        "(File too large); raise the limit (ulimit -f), or build into a folder on a disk that allows "
+        "larger files (--out) (the previous index, if any, is untouched)"
+    ) in done.stderr
+    assert "unexpectedly" not in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in old_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
+    assert _snapshot(old_index) == before
+    assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
+
+
+_FULL_DISK = r"""
+set -u
+mount -t tmpfs -o size=1m tmpfs "$1" || exit 77
+"$2" build --docs-dir "$3" --out "$1/out" >/dev/null 2>&1 || { echo "small build failed"; exit 1; }
+before=$(cd "$1/out" && find . -type f | sort | xargs sha256sum)
+"$2" build --docs-dir "$4" --out "$1/out" >/dev/null 2>"$1/../stderr"
+echo "rc=$?"
+after=$(cd "$1/out" && find . -type f | sort | xargs sha256sum)
+[ "$before" = "$after" ] && echo "old index unchanged"
+ls -A "$1/out"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1) for a private tmpfs")
+@pytest.mark.skipif(len(docs_mcp_command()) != 1, reason="needs the installed docs-mcp script")
+def test_a_full_disk_is_a_clear_error_and_keeps_the_old_index(tmp_path: Path, big_corpus: Path) -> None:
+    """A real full disk: a 1 MiB tmpfs mounted in a private user and mount namespace."""
+    small = _write(tmp_path / "small", {"a.md": "# A\n\n## Lighthouse\n\nThe keeper trims the wick.\n"})
+    (tmp_path / "disk").mkdir()
+    script = [_FULL_DISK, "sh", str(tmp_path / "disk"), docs_mcp_command()[0], str(small), str(big_corpus)]
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", *script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=cli_env(),
+    )
+    if done.returncode == 77 or "unshare:" in done.stderr:
+        pytest.skip(f"cannot mount a private tmpfs here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    stderr = (tmp_path / "stderr").read_text(encoding="utf-8")
+    assert done.stdout.splitlines() == [
+        "rc=1",
+        "old index unchanged",
+        ".lancedb",
+        "chunks.json",
+        "metadata.json",
+    ]
+    assert (
+        f"error: cannot write {tmp_path / 'disk' / 'out'}: the disk is full (No space left on device); "
+        "free space on it, or build into a folder on another disk (--out)"
+    ) in stderr
+    assert "Traceback" not in stderr

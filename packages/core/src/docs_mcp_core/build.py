@@ -39,7 +39,7 @@ from docs_mcp_core.corpus import (
     load_yaml,
 )
 from docs_mcp_core.corpus_pool import ChunkedFile
-from docs_mcp_core.errors import BuildError
+from docs_mcp_core.errors import BuildError, no_room_error
 from docs_mcp_core.index_store import (
     LANCEDB_DIRNAME,
     TABLE_NAME,
@@ -337,8 +337,11 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
             spill.discard()
         # 5. Publish: swap the folder's files in, or upload chunks.json and then metadata.json.
         index_bytes = output.publish(metadata_to_json(metadata), rep)
-    except BaseException:
+    except BaseException as exc:
         output.abort()
+        no_room = no_room_error(exc, output.writing_to)
+        if no_room is not None:
+            raise no_room from exc
         raise
     finally:
         output.close()
@@ -470,6 +473,11 @@ class _Output:
     @property
     def display(self) -> Path | str:
         return self.out_dir if self.out_dir is not None else str(self.options.out_dir)
+
+    @property
+    def writing_to(self) -> str:
+        """The local folder the build writes into (the output folder, or the scratch folder)."""
+        return str(self.out_dir if self.out_dir is not None else self._work or tempfile.gettempdir())
 
     def prepare(self) -> None:
         """Check the destination and repair what an interrupted build left behind."""
