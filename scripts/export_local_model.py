@@ -5,8 +5,8 @@ sentence-transformers/all-MiniLM-L6-v2 with ONNX Runtime and the ``tokenizers`` 
 script produces the files it loads: the model exported to ONNX and int8-quantised
 (``model_int8.onnx``), the unchanged ``tokenizer.json``, the Apache-2.0 ``LICENSE`` of the weights
 and a ``NOTICE`` stating what was converted, from where and how. It also prints the reference values
-that ``tests/core/test_local_embedding.py`` pins (sha256 of the shipped files, leading components
-and pre-normalisation norms of a few fixed texts).
+that ``tests/core/test_local_embedding.py`` compares with (sha256 of the shipped files, and the unit
+vectors and pre-normalisation norms of a few fixed texts).
 
 It needs torch, which must never become a project dependency. Run it in a throwaway virtual
 environment outside the repository::
@@ -61,7 +61,8 @@ MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 SOURCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
-# Fixed texts whose int8 vectors the test pins. Keep in sync with tests/core/test_local_embedding.py.
+# Fixed texts whose int8 vectors the tests compare with (tests/core/data/local-embedding-reference.json
+# holds the "reference" rows this script prints).
 REFERENCE_TEXTS = (
     "How do I paginate through list results?",
     "Context: guides > Authentication\n\nContent:\nSet the API key with the Authorization header.",
@@ -200,7 +201,7 @@ def reference_values(encoder: OnnxEncoder) -> list[dict[str, Any]]:
             {
                 "text": text,
                 "pooled_norm": round(float(np.linalg.norm(pooled)), 6),
-                "first": [round(float(x), 6) for x in unit[:8]],
+                "vector": [round(float(x), 6) for x in unit],
             }
         )
     return rows
