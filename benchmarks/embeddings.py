@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from docs_mcp_core.embedding import HashEmbeddingProvider, OpenAIEmbeddingProvider, to_embedding_input
-from docs_mcp_core.embedding_cache import embed_with_cache, load_embedding_cache, save_embedding_cache
+from docs_mcp_core.embedding.cache import embed_with_cache, load_embedding_cache, save_embedding_cache
 from docs_mcp_core.tokens import count_tokens, get_encoding
 
 WORDS = [

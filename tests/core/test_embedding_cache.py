@@ -18,7 +18,7 @@ from docs_mcp_core.embedding import (
     OpenAIEmbeddingProvider,
     to_embedding_input,
 )
-from docs_mcp_core.embedding_cache import (
+from docs_mcp_core.embedding.cache import (
     CACHE_DIRNAME,
     CACHE_OLD_DIRNAME,
     CACHE_TMP_DIRNAME,

@@ -29,14 +29,14 @@ from docs_mcp_core.embedding import (
     create_embedding_provider,
     to_embedding_input,
 )
-from docs_mcp_core.errors import EmbeddingError
-from docs_mcp_core.local_embedding import (
+from docs_mcp_core.embedding.local import (
     DEFAULT_LOCAL_MODEL,
     LOCAL_MODELS,
     LocalEmbeddingProvider,
     LocalModel,
     resolve_local_model,
 )
+from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.search import SearchEngine
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "packages/core/src/docs_mcp_core/models/all-MiniLM-L6-v2"

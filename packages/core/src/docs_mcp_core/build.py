@@ -55,7 +55,7 @@ from docs_mcp_core.storage import GENERATION_PREFIX, IndexStorage, is_uri, new_b
 from docs_mcp_core.validation import validate_corpus
 
 if TYPE_CHECKING:
-    from docs_mcp_core.embedding_cache import Vector
+    from docs_mcp_core.embedding.cache import Vector
 
 CHUNKS_FILENAME = "chunks.json"
 WORK_DIRNAME = ".lancedb.work"  # a local build's scratch: the chunk spill and chunks.json being written
@@ -661,7 +661,7 @@ class _BatchEmbedder:
         *,
         preflight: bool,
     ) -> None:
-        from docs_mcp_core.embedding_cache import CacheLoadResult, load_embedding_cache
+        from docs_mcp_core.embedding.cache import CacheLoadResult, load_embedding_cache
 
         self.provider = provider
         self.rep = rep
@@ -703,7 +703,7 @@ class _BatchEmbedder:
     def _embed(self, items: list[tuple[str, str]], total: int) -> dict[str, Vector]:
         import numpy as np
 
-        from docs_mcp_core.embedding_cache import embed_with_cache, embedding_fingerprint
+        from docs_mcp_core.embedding.cache import embed_with_cache, embedding_fingerprint
 
         self._announce(total)
         started = time.perf_counter()
@@ -755,7 +755,7 @@ class _BatchEmbedder:
 
     def finish(self) -> tuple[int, int]:
         """Report the cache summary, save the cache; returns ``(hits, misses)``."""
-        from docs_mcp_core.embedding_cache import (
+        from docs_mcp_core.embedding.cache import (
             EmbedOutcome,
             format_cache_summary,
             format_embed_summary,
@@ -833,7 +833,7 @@ def _embedding_cache_matches(cache_parent: Path, config_fingerprint: str) -> boo
     Read-only (unlike loading the cache, which deletes a cache of another configuration): the
     preflight must come before anything on disk changes.
     """
-    from docs_mcp_core.embedding_cache import (
+    from docs_mcp_core.embedding.cache import (
         CACHE_DIRNAME,
         CACHE_META_FILE,
         CACHE_VERSION,

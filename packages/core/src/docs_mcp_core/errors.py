@@ -50,6 +50,19 @@ class EmbeddingError(DocsMcpError):
     """An embedding provider failed (bad key, unknown model, dimension mismatch, outage)."""
 
 
+class OpenAIRequestError(EmbeddingError):
+    """An OpenAI API call failed for good (after any retries).
+
+    ``status`` is the HTTP status, or ``None`` for a timeout or connection failure; ``transient`` says
+    whether the failure is of a kind that may go away on its own (rate limit, 5xx, network).
+    """
+
+    def __init__(self, message: str, *, status: int | None, transient: bool) -> None:
+        super().__init__(message)
+        self.status = status
+        self.transient = transient
+
+
 _NO_ROOM = {  # error number -> (what happened, what to do)
     errno.ENOSPC: ("the disk is full", "free space on it, or build into a folder on another disk (--out)"),
     errno.EDQUOT: (

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from docs_mcp_core.embedding import EmbedProgress, compute_config_fingerprint
+from docs_mcp_core.embedding.provider import EmbedProgress, compute_config_fingerprint
 from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.memory import release_free_heap
 

@@ -36,7 +36,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from docs_mcp_core.embedding import EmbeddingProvider, EmbedProgress, sha256hex
+from docs_mcp_core.embedding.provider import EmbeddingProvider, EmbedProgress, sha256hex
 from docs_mcp_core.errors import EmbeddingError
 
 __all__ = [

@@ -1,0 +1,64 @@
+"""Embedding providers: how chunk text becomes the vectors behind the semantic leg of search.
+
+Four providers exist, chosen by name with :func:`create_embedding_provider`, one module each:
+
+``none`` and ``hash`` (:mod:`.hash`)
+    No vectors (the index is lexical only), or deterministic, dependency-free byte-folding vectors
+    with no semantic value, so that builds and tests exercise the vector code paths offline.
+``local`` (:mod:`.local`)
+    all-MiniLM-L6-v2 shipped inside docs-mcp-core and run on the CPU with ONNX Runtime: real
+    semantic vectors with no API key and no network.
+``openai`` (:mod:`.openai`, and :mod:`.openai_batch` for very large jobs)
+    OpenAI's embeddings API through the ``openai`` SDK, batched, concurrent and retried, inputs cut
+    at the model's token window; the Batch API above a threshold, resumable.
+
+Every provider satisfies :class:`EmbeddingProvider` (:mod:`.provider`), whose
+``config_fingerprint`` changes whenever the vectors it would produce could change; the embedding
+cache (:mod:`.cache`) is keyed by it. A build runs :func:`check_embedding_provider`
+(:mod:`.factory`) before writing anything, so a bad key, an unknown model or a dimension mismatch
+fails fast with a clear message.
+"""
+
+from docs_mcp_core.embedding.factory import (
+    PREFLIGHT_INPUT,
+    PROVIDER_NAMES,
+    check_embedding_provider,
+    create_embedding_provider,
+)
+from docs_mcp_core.embedding.hash import HashEmbeddingProvider, NoneEmbeddingProvider, hash_to_unit_vector
+from docs_mcp_core.embedding.local import LocalEmbeddingProvider
+from docs_mcp_core.embedding.openai import (
+    DEFAULT_OPENAI_BASE_URL,
+    OpenAIEmbeddingProvider,
+    parse_retry_after,
+)
+from docs_mcp_core.embedding.provider import (
+    EmbeddingProvider,
+    EmbedProgress,
+    compute_config_fingerprint,
+    format_duration,
+    sha256hex,
+    to_embedding_input,
+)
+from docs_mcp_core.errors import OpenAIRequestError
+
+__all__ = [
+    "DEFAULT_OPENAI_BASE_URL",
+    "PREFLIGHT_INPUT",
+    "PROVIDER_NAMES",
+    "EmbedProgress",
+    "EmbeddingProvider",
+    "HashEmbeddingProvider",
+    "LocalEmbeddingProvider",
+    "NoneEmbeddingProvider",
+    "OpenAIEmbeddingProvider",
+    "OpenAIRequestError",
+    "check_embedding_provider",
+    "compute_config_fingerprint",
+    "create_embedding_provider",
+    "format_duration",
+    "hash_to_unit_vector",
+    "parse_retry_after",
+    "sha256hex",
+    "to_embedding_input",
+]
