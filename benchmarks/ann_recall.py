@@ -1,7 +1,7 @@
 """ANN recall and latency against exact search: ``uv run python benchmarks/ann_recall.py``.
 
 Decides when ``docs-mcp build`` gives the ``vector`` column an ANN index and which index and
-query-time parameters it uses (``ANN_*`` and ``ann_index_wanted`` in ``index_store``).
+query-time parameters it uses (``ANN_*`` and ``ann_index_wanted`` in ``docs_mcp_core.index.table``).
 
 Data (``--data``): ``hash`` (default) is the ``hash`` provider's vectors (``--dims``, default 256)
 of the embedding inputs of the sdk-docs chunks (``--docs``, default ``../shared/corpora/sdk-docs``;
@@ -47,7 +47,7 @@ dimensions, so an index is built from 5,000 rows at 256 dimensions (proportional
 vectors, never below 1,000 rows): under that, exact search costs no more than the lexical legs it
 runs beside.
 
-Probing (``ivf_probes`` in ``index_store``, the ``scaled_nprobes`` row here): 20 partitions while the
+Probing (``ivf_probes`` in ``docs_mcp_core.index.table``, the ``scaled_nprobes`` row here): 20 partitions while the
 prefilter keeps at least 10 % of the rows, proportionally more below that (200 at 1 %), as a fixed
 ``nprobes``. The table above was measured with ``minimum_nprobes(20)`` and ``maximum_nprobes(0)``
 (probe more while a filter leaves too few rows). Measured again on the 10x hash table (109,690 x
@@ -76,7 +76,7 @@ from typing import Any
 
 import numpy as np
 
-from docs_mcp_core.index_store import ivf_probes
+from docs_mcp_core.index.table import ivf_probes
 
 os.environ.setdefault("LANCEDB_LOG", "error")  # no Rust WARN lines (k-means on small tables) in the table
 

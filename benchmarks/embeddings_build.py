@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             if cases:
                 import lancedb as ldb
 
-                from docs_mcp_core.index_store import vector_index_type
+                from docs_mcp_core.index.table import vector_index_type
 
                 table = ldb.connect(str(scratch / "out" / ".lancedb")).open_table("chunks")
                 kind = vector_index_type(table) or "none (exact search)"

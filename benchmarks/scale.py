@@ -14,7 +14,7 @@ corpus: the build follows links to folders, so nothing is copied), then:
    byte-identical, and identical hits collapse onto the first copy) is on the first page, and the
    server's RSS (after the rounds, and its peak);
 3. with ``--embedding-provider hash`` (256 dimensions by default) the build also writes vectors,
-   and from ``index_store.ANN_INDEX_MIN_ROWS`` rows an ANN index; then the vector leg itself is
+   and from ``index_table.ANN_INDEX_MIN_ROWS`` rows an ANN index; then the vector leg itself is
    measured in process on the built table: recall@10 of the ANN query (as the engine tunes it)
    against exact search (``bypass_vector_index``), with ``limit 10`` and with the engine's fetch
    depth, and the leg's latency p50/p95.
@@ -216,7 +216,7 @@ def measure_vector_leg(index_dir: Path, cases: list[dict[str, Any]], figures: Fi
     import lancedb
 
     from docs_mcp_core.embedding import create_embedding_provider
-    from docs_mcp_core.index_store import tune_vector_query, vector_index_type
+    from docs_mcp_core.index.table import tune_vector_query, vector_index_type
     from docs_mcp_core.metadata import read_metadata
     from docs_mcp_core.search import DEFAULT_POOL
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.index_store import FTS_FORMAT_ENV, SEARCH_TEXT_COLUMNS
-from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.index.table import FTS_FORMAT_ENV, SEARCH_TEXT_COLUMNS
 
 LANCE_2_1 = (2, 1)  # the major/minor version a Lance file of format 2.1 ends with, before "LANC"
 

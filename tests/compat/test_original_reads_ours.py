@@ -27,8 +27,8 @@ import pytest
 from docs_mcp_core.analyzer import LEGACY_STOP_WORDS, STOP_WORDS, analyze
 from docs_mcp_core.embedding import hash_to_unit_vector
 from docs_mcp_core.filters import matches_filters, where_clause
-from docs_mcp_core.index_store import quote_string
-from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.index.table import quote_string
 
 from .conftest import original_answers
 

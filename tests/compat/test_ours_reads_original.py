@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from docs_mcp_core.index_store import BASE_COLUMNS
-from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.index.table import BASE_COLUMNS
 from tests.server.conftest import SERVER_COMMAND, server_env
 
 from .conftest import run_node

@@ -16,7 +16,7 @@ import pytest
 
 from docs_mcp_core.analyzer import STOP_WORDS, analyze, analyze_positions, analyze_words, split_words
 from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.index.lancedb_import import import_lancedb
 
 _TOKENS = re.compile(r"tokenized_query=\[(.*?)\], metrics", re.S)
 _TOKEN = re.compile(r'\("((?:[^"\\]|\\.)*)", (\d+)\)')

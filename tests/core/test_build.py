@@ -22,6 +22,7 @@ from docs_mcp_core.build import (
     recover_interrupted_swap,
 )
 from docs_mcp_core.errors import BuildError, DocsMcpError
+from docs_mcp_core.index import table as index_table
 from docs_mcp_core.markdown import utf16_len
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from tests.core.upstream_tsv import read_upstream_chunks
@@ -460,7 +461,7 @@ def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(tmp_path: Path, ex
 
 
 def _table_rows(out: Path, columns: list[str]) -> dict[str, dict[str, Any]]:
-    from docs_mcp_core.lancedb_loader import import_lancedb
+    from docs_mcp_core.index.lancedb_import import import_lancedb
 
     table = import_lancedb().connect(str(out / ".lancedb")).open_table("chunks")
     data = table.search().select(["chunk_id", *columns]).limit(None).to_arrow().to_pylist()
@@ -468,7 +469,7 @@ def _table_rows(out: Path, columns: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def _set_search_text(out: Path, chunk_id: str, value: str) -> None:
-    from docs_mcp_core.lancedb_loader import import_lancedb
+    from docs_mcp_core.index.lancedb_import import import_lancedb
 
     table = import_lancedb().connect(str(out / ".lancedb")).open_table("chunks")
     table.update(where=f"chunk_id = '{chunk_id}'", values={"search_text": value})
@@ -477,7 +478,6 @@ def _set_search_text(out: Path, chunk_id: str, value: str) -> None:
 def test_a_rebuild_copies_the_derived_columns_of_unchanged_files_only(
     tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from docs_mcp_core import index_store
 
     docs = _copy_examples(examples_docs, tmp_path / "docs")
     out = tmp_path / "out"
@@ -496,13 +496,13 @@ def test_a_rebuild_copies_the_derived_columns_of_unchanged_files_only(
     assert "MARKER" not in rows[edited["chunk_id"]]["search_text"]  # recomputed: the file changed
 
     _set_search_text(out, kept["chunk_id"], "MARKER kept")
-    monkeypatch.setattr(index_store, "DERIVATION_VERSION", "derived-differently")
+    monkeypatch.setattr(index_table, "DERIVATION_VERSION", "derived-differently")
     _build(docs, out)  # the previous table was derived by another version: nothing is copied
     assert "MARKER" not in _table_rows(out, ["search_text"])[kept["chunk_id"]]["search_text"]
 
 
 def test_a_rebuild_writes_the_same_table_as_a_fresh_build(tmp_path: Path, examples_docs: Path) -> None:
-    from docs_mcp_core.index_store import DERIVED_COLUMNS, PRIOR_COLUMN
+    from docs_mcp_core.index.table import DERIVED_COLUMNS, PRIOR_COLUMN
 
     docs = _copy_examples(examples_docs, tmp_path / "docs")
     incremental, fresh = tmp_path / "incremental", tmp_path / "fresh"
@@ -520,7 +520,7 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
     """A change to expand_identifiers, path_words or the digest must bump DERIVATION_VERSION, so that
     rebuilds stop copying columns derived the old way; then update the digest below."""
     from docs_mcp_core.chunking import Chunk
-    from docs_mcp_core.index_store import DERIVATION_VERSION, _derive
+    from docs_mcp_core.index.table import DERIVATION_VERSION, _derive
 
     samples = [
         (

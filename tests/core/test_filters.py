@@ -14,7 +14,7 @@ import pytest
 
 from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.filters import matches_filters, where_clause
-from docs_mcp_core.index_store import TABLE_NAME, chunks_to_arrow, write_table
+from docs_mcp_core.index.table import TABLE_NAME, chunks_to_arrow, write_table
 
 KEYS = ["scope", "language", "service"]
 AUTO = (

@@ -31,6 +31,7 @@ import pytest
 from docs_mcp_core.build import BuildOptions, BuildSummary, build_index
 from docs_mcp_core.embedding import PREFLIGHT_INPUT, to_embedding_input
 from docs_mcp_core.errors import EmbeddingError
+from docs_mcp_core.index import table as index_table
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from tests.cli.conftest import run_docs_mcp
 from tests.fakes.openai_server import FakeOpenAI, Fault, fake_vector
@@ -355,8 +356,6 @@ def test_small_index_is_searched_exactly_and_a_large_one_gets_an_ann_index(
 ) -> None:
     import lancedb
 
-    from docs_mcp_core import index_store
-
     def vector_indexes(out: Path) -> list[str]:
         table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
         return [i.index_type for i in table.list_indices() if list(i.columns) == ["vector"]]
@@ -364,12 +363,12 @@ def test_small_index_is_searched_exactly_and_a_large_one_gets_an_ann_index(
     assert vector_indexes(hybrid_index) == []
     rows = len(chunks_of(hybrid_index))
 
-    assert not index_store.ann_index_wanted(rows, DIMS)
-    assert not index_store.ann_index_wanted(4_999, 256) and index_store.ann_index_wanted(5_000, 256)
-    assert index_store.ann_index_wanted(1_000, 1536) and not index_store.ann_index_wanted(999, 3072)
+    assert not index_table.ann_index_wanted(rows, DIMS)
+    assert not index_table.ann_index_wanted(4_999, 256) and index_table.ann_index_wanted(5_000, 256)
+    assert index_table.ann_index_wanted(1_000, 1536) and not index_table.ann_index_wanted(999, 3072)
 
-    monkeypatch.setattr(index_store, "ANN_INDEX_MIN_ROWS", 100)
-    monkeypatch.setattr(index_store, "ANN_INDEX_FLOOR_ROWS", 100)
+    monkeypatch.setattr(index_table, "ANN_INDEX_MIN_ROWS", 100)
+    monkeypatch.setattr(index_table, "ANN_INDEX_FLOOR_ROWS", 100)
     docs = make_corpus(examples_docs, tmp_path / "docs")
     with FakeOpenAI() as api:
         build(docs, tmp_path / "ann", api)
@@ -395,7 +394,7 @@ def test_tuned_queries_on_other_index_types_match_exact_search(tmp_path: Path, k
     from lancedb.query import LanceVectorQueryBuilder
 
     from docs_mcp_core.embedding import hash_to_unit_vector
-    from docs_mcp_core.index_store import tune_vector_query, vector_index_type
+    from docs_mcp_core.index.table import tune_vector_query, vector_index_type
 
     texts = [
         f"Context: doc {i} > Section {i % 7}\n\nContent:\nparagraph {i * 7919 % 1000} of {i}"
@@ -603,7 +602,7 @@ def test_while_one_query_probes_a_recovering_api_the_others_do_not_wait(
 
 
 def test_ivf_probes_grow_as_the_prefilter_narrows() -> None:
-    from docs_mcp_core.index_store import ANN_QUERY_NPROBES, ivf_probes
+    from docs_mcp_core.index.table import ANN_QUERY_NPROBES, ivf_probes
 
     assert ivf_probes(1.0) == ivf_probes(0.1) == ANN_QUERY_NPROBES
     assert ivf_probes(0.05) == 2 * ANN_QUERY_NPROBES
@@ -619,7 +618,7 @@ def test_ivf_query_under_a_narrow_prefilter_matches_exact_search(tmp_path: Path)
     from lancedb.index import IvfFlat
     from lancedb.query import LanceVectorQueryBuilder
 
-    from docs_mcp_core.index_store import tune_vector_query
+    from docs_mcp_core.index.table import tune_vector_query
 
     rng = np.random.default_rng(7)
     rows, dims = 4_000, 32

@@ -29,7 +29,7 @@ def test_pydantic_is_left_as_it_was_and_lancedb_works(tmp_path: Path) -> None:
         import pydantic
         from pydantic._internal import _config
         real = pydantic.validate_call
-        from docs_mcp_core.lancedb_loader import import_lancedb
+        from docs_mcp_core.index.lancedb_import import import_lancedb
         lancedb = import_lancedb()
         assert pydantic.validate_call is real
         assert _config.config_defaults["defer_build"] is False
@@ -45,7 +45,7 @@ def test_pydantic_is_left_as_it_was_and_lancedb_works(tmp_path: Path) -> None:
 def test_deferred_validators_still_validate() -> None:
     out = _run(
         """
-        from docs_mcp_core.lancedb_loader import import_lancedb
+        from docs_mcp_core.index.lancedb_import import import_lancedb
         import_lancedb()
         import pydantic
         from lance_namespace_urllib3_client import ApiClient

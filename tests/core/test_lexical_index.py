@@ -15,8 +15,8 @@ import pyarrow as pa
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.index_store import SEARCH_TEXT_COLUMNS
-from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.index.table import SEARCH_TEXT_COLUMNS
 from docs_mcp_core.lexical_index import FieldIndex, LexicalIndex
 from docs_mcp_core.row_catalog import scan_in_row_order
 from docs_mcp_core.search import SearchEngine, SearchOptions

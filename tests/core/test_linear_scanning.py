@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from docs_mcp_core import markdown
 from docs_mcp_core.corpus import ManifestResolver
 from docs_mcp_core.corpus_pool import ChunkedFile, chunk_one
-from docs_mcp_core.index_store import chunks_to_arrow
+from docs_mcp_core.index.table import chunks_to_arrow
 from docs_mcp_core.manifest import HINT_RE, hint_comments
 from docs_mcp_core.validation import inspect_prepared_file
 

@@ -17,9 +17,7 @@ from docs_mcp_core.build import BuildOptions, BuildReporter, CorpusInvalidError,
 from docs_mcp_core.chunk_stream import ChunksJsonWriter, ChunkSpill
 from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.errors import IndexNotFoundError
-from docs_mcp_core.metadata import MetadataNotFoundError, read_metadata
-from docs_mcp_core.search import SearchEngine
-from docs_mcp_core.storage import (
+from docs_mcp_core.index.location import (
     GENERATION_PREFIX,
     StorageError,
     index_location,
@@ -27,6 +25,8 @@ from docs_mcp_core.storage import (
     parse_storage_option,
     resolve_storage_options,
 )
+from docs_mcp_core.metadata import MetadataNotFoundError, read_metadata
+from docs_mcp_core.search import SearchEngine
 from tests.fakes.s3_server import S3Endpoint, s3_server
 
 BUCKET = "docs-mcp-core-tests"

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.row_catalog import scan_in_row_order
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.vector_matrix import VECTOR_CACHE_BYTES, VectorMatrix, vector_cache_bytes

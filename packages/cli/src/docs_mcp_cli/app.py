@@ -176,7 +176,7 @@ def build(
 ) -> None:
     from docs_mcp_core.build import BuildOptions, CorpusInvalidError, build_index
     from docs_mcp_core.errors import DocsMcpError
-    from docs_mcp_core.storage import StorageError, index_location, parse_storage_option
+    from docs_mcp_core.index.location import StorageError, index_location, parse_storage_option
 
     try:
         out_location = index_location(out)

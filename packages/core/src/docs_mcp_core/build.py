@@ -40,7 +40,8 @@ from docs_mcp_core.corpus import (
 )
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import BuildError, no_room_error
-from docs_mcp_core.index_store import (
+from docs_mcp_core.index.location import GENERATION_PREFIX, IndexStorage, is_uri, new_build_id, open_storage
+from docs_mcp_core.index.table import (
     LANCEDB_DIRNAME,
     TABLE_NAME,
     CachedChunks,
@@ -51,7 +52,6 @@ from docs_mcp_core.index_store import (
 )
 from docs_mcp_core.manifest import resolve_file_config
 from docs_mcp_core.metadata import METADATA_FILENAME, metadata_to_json, normalize_metadata
-from docs_mcp_core.storage import GENERATION_PREFIX, IndexStorage, is_uri, new_build_id, open_storage
 from docs_mcp_core.validation import validate_corpus
 
 if TYPE_CHECKING:

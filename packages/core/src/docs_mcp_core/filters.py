@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from docs_mcp_core.index_store import quote_identifier, quote_string
+from docs_mcp_core.index.table import quote_identifier, quote_string
 
 SDK_SPECIFIC = "sdk-specific"
 GLOBAL_GUIDE = "global-guide"

@@ -470,9 +470,9 @@ def read_metadata(
     """Load ``<index_dir>/metadata.json``; every failure is a :class:`MetadataError` naming the file.
 
     ``index_dir`` may also be an object-store URI (``s3://bucket/prefix``, see
-    :mod:`docs_mcp_core.storage`); ``storage_options`` then override the AWS environment variables.
+    :mod:`docs_mcp_core.index.location`); ``storage_options`` then override the AWS environment variables.
     """
-    from docs_mcp_core.storage import is_uri
+    from docs_mcp_core.index.location import is_uri
 
     if is_uri(index_dir):
         return _read_remote_metadata(str(index_dir), storage_options)
@@ -495,7 +495,7 @@ def read_metadata(
 
 
 def _read_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -> IndexMetadata:
-    from docs_mcp_core.storage import StorageError, open_storage
+    from docs_mcp_core.index.location import StorageError, open_storage
 
     where = f"{uri.rstrip('/')}/{METADATA_FILENAME}"
     try:

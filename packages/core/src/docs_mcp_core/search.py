@@ -47,7 +47,7 @@ from docs_mcp_core import row_catalog
 from docs_mcp_core.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.filters import filter_mask, matches_filters, where_clause
-from docs_mcp_core.index_store import (
+from docs_mcp_core.index.table import (
     DEDUP_COLUMN,
     PRIOR_COLUMN,
     SEARCH_TEXT_COLUMNS,
@@ -266,12 +266,12 @@ class SearchEngine:
         query_embedder: EmbeddingProvider | None = None,
         storage_options: Mapping[str, str] | None = None,
     ) -> SearchEngine:
-        """Open an index folder or object-store URI (``s3://bucket/prefix``, see :mod:`docs_mcp_core.storage`).
+        """Open an index folder or object-store URI (``s3://bucket/prefix``, see :mod:`docs_mcp_core.index.location`).
 
         ``storage_options`` override the AWS environment variables for a URI. Raises
         :class:`IndexNotFoundError` / ``MetadataError`` when unusable.
         """
-        from docs_mcp_core.index_access import open_index
+        from docs_mcp_core.index.reader import open_index
 
         opened = open_index(index_dir, storage_options)
         metadata, table = opened.metadata, opened.table
@@ -829,7 +829,7 @@ class SearchEngine:
 
     def list_filepaths(self, filters: Mapping[str, str]) -> list[str]:
         """Files that have a chunk matching every ``key = value`` in ``filters`` (no auto-include)."""
-        from docs_mcp_core.index_store import quote_identifier
+        from docs_mcp_core.index.table import quote_identifier
 
         clauses = [
             f"{quote_identifier(k)} = {quote_string(v)}" for k, v in filters.items() if k in self._columns

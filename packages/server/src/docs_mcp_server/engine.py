@@ -127,7 +127,7 @@ class LazyEngine:
         self._local = self._local_folder()
 
     def _local_folder(self) -> Path | None:
-        from docs_mcp_core.storage import is_uri
+        from docs_mcp_core.index.location import is_uri
 
         return None if is_uri(str(self.index_dir)) else Path(self.index_dir)
 

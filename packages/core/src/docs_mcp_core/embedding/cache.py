@@ -152,7 +152,7 @@ def _recover_interrupted_save(cache_parent: Path) -> None:
 
 
 def _lancedb() -> Any:
-    from docs_mcp_core.lancedb_loader import import_lancedb
+    from docs_mcp_core.index.lancedb_import import import_lancedb
 
     return import_lancedb()
 

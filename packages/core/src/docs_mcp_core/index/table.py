@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.index.lancedb_import import import_lancedb
 
 if TYPE_CHECKING:
     import pyarrow as pa

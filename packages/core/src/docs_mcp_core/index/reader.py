@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from docs_mcp_core.errors import IndexNotFoundError
-from docs_mcp_core.index_store import TABLE_NAME
-from docs_mcp_core.lancedb_loader import import_lancedb
+from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.index.location import describe, is_uri, open_storage
+from docs_mcp_core.index.table import TABLE_NAME
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, parse_metadata_bytes, read_metadata
-from docs_mcp_core.storage import describe, is_uri, open_storage
 
 
 @dataclass
