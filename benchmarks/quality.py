@@ -20,8 +20,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from docs_mcp_core.filters import matches_filters
 from docs_mcp_core.search import RANKINGS, SearchEngine, SearchOptions
+from docs_mcp_core.search.filters import matches_filters
 from docs_mcp_eval.cases import EvalCase, load_cases
 from docs_mcp_eval.metrics import (
     avg_rounds_to_right_doc,

@@ -91,13 +91,13 @@ def test_zero_results_print_the_hint(cli_index: Path) -> None:
 def test_unknown_filter_key_exits_2_with_the_valid_keys(cli_index: Path) -> None:
     code, out, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", "platform=ios")
     assert (code, out) == (2, "")
-    assert err == "error: unknown filter 'platform'. Valid filters: scope, topic, language\n"
+    assert err == "error: Unknown filter 'platform'. Valid filters: scope, topic, language\n"
 
 
 def test_unknown_filter_value_exits_2_with_the_valid_values(cli_index: Path) -> None:
     code, _, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", "language=rust")
     assert code == 2
-    assert err == "error: invalid value 'rust' for 'language'. Valid values: go, python, typescript\n"
+    assert err == "error: Invalid value 'rust' for filter 'language'. Valid values: go, python, typescript\n"
 
 
 @pytest.mark.parametrize("item", ["language", "=python", "language="])

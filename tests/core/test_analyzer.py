@@ -14,9 +14,15 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from docs_mcp_core.analyzer import STOP_WORDS, analyze, analyze_positions, analyze_words, split_words
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.search.analyzer import (
+    LANCEDB_STOP_WORDS,
+    analyze,
+    analyze_positions,
+    analyze_words,
+    split_words,
+)
 
 _TOKENS = re.compile(r"tokenized_query=\[(.*?)\], metrics", re.S)
 _TOKEN = re.compile(r'\("((?:[^"\\]|\\.)*)", (\d+)\)')
@@ -100,7 +106,7 @@ def test_hard_cases_match_lancedb_with_positions(table: Any, text: str) -> None:
 
 
 def test_stop_words_are_matched_against_stems(table: Any) -> None:
-    words = [*sorted(STOP_WORDS), "would", "could", "must", "might", "shall", "python", "retry"]
+    words = [*sorted(LANCEDB_STOP_WORDS), "would", "could", "must", "might", "shall", "python", "retry"]
     theirs = lancedb_terms(table, words)
     assert analyze_words(words) == theirs
     by_word = dict(zip(words, theirs, strict=True))

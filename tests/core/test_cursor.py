@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from docs_mcp_core.cursor import (
+from docs_mcp_core.errors import SearchError
+from docs_mcp_core.search.cursor import (
     MAX_CURSOR_OFFSET,
     CursorPosition,
     decode_cursor,
     default_cursor_secret,
     encode_cursor,
 )
-from docs_mcp_core.errors import SearchError
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 QUERY = "retry configuration"

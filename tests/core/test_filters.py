@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.filters import matches_filters, where_clause
 from docs_mcp_core.index.table import TABLE_NAME, chunks_to_arrow, write_table
+from docs_mcp_core.search.filters import matches_filters, where_clause
 
 KEYS = ["scope", "language", "service"]
 AUTO = (
@@ -218,8 +218,8 @@ def test_injection_attempts_never_widen_the_selection(table: Any, value: str) ->
     ],
 )
 def test_vectorised_mask_agrees_with_the_python_rule(table: Any, filters: dict[str, str]) -> None:
-    from docs_mcp_core.filters import filter_mask
-    from docs_mcp_core.row_catalog import RowCatalog
+    from docs_mcp_core.search.filters import filter_mask
+    from docs_mcp_core.search.row_catalog import RowCatalog
 
     catalog = RowCatalog.load(table, KEYS, "search_prior", "search_dedup", display_columns=["chunk_id"])
     assert catalog.display is not None
@@ -230,7 +230,7 @@ def test_vectorised_mask_agrees_with_the_python_rule(table: Any, filters: dict[s
 
 
 def test_no_filter_no_mask() -> None:
-    from docs_mcp_core.filters import filter_mask
+    from docs_mcp_core.search.filters import filter_mask
 
     def equals(key: str, value: str) -> Any:
         raise AssertionError("not consulted")

@@ -17,9 +17,9 @@ import pytest
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.index.table import SEARCH_TEXT_COLUMNS
-from docs_mcp_core.lexical_index import FieldIndex, LexicalIndex
-from docs_mcp_core.row_catalog import scan_in_row_order
 from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search.lexical_index import FieldIndex, LexicalIndex
+from docs_mcp_core.search.row_catalog import scan_in_row_order
 
 QUERIES = [
     "retry configuration",
@@ -170,7 +170,7 @@ def test_columns_of_different_lengths_are_refused() -> None:
 def test_the_engine_answers_the_same_with_either_retriever(index_dir: Path, filters: dict[str, str]) -> None:
     memory = SearchEngine.open(index_dir, options=SearchOptions(match_retriever="memory"))
     lancedb = SearchEngine.open(index_dir, options=SearchOptions(match_retriever="lancedb"))
-    assert memory._lexical is not None and lancedb._lexical is None
+    assert memory._retrieval.lexical is not None and lancedb._retrieval.lexical is None
     for query in [*QUERIES, "createLink", "dub.links.create", "the"]:
         a = memory.search(query, limit=10, filters=filters)
         b = lancedb.search(query, limit=10, filters=filters)
@@ -200,7 +200,7 @@ def recorded() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def original_lexical(rows: pa.Table) -> LexicalIndex:
-    from docs_mcp_core.lexical_index import ORIGINAL_SCORING
+    from docs_mcp_core.search.lexical_index import ORIGINAL_SCORING
 
     columns = {c: rows.column(c) for c in ("heading", "content_text")}
     return LexicalIndex.build(columns, positions=["content_text"], scoring=ORIGINAL_SCORING)
@@ -223,7 +223,7 @@ def test_the_original_scoring_reproduces_lancedb_0_26(
 
 
 def test_the_two_scorings_differ_where_the_libraries_do(rows: pa.Table, lexical: LexicalIndex) -> None:
-    from docs_mcp_core.lexical_index import ORIGINAL_SCORING
+    from docs_mcp_core.search.lexical_index import ORIGINAL_SCORING
 
     columns = {c: rows.column(c) for c in ("heading", "content_text")}
     legacy = LexicalIndex.build(columns, scoring=ORIGINAL_SCORING)
@@ -244,13 +244,13 @@ def test_the_two_scorings_differ_where_the_libraries_do(rows: pa.Table, lexical:
 
 
 def test_each_ranking_scores_like_its_lancedb(index_dir: Path) -> None:
-    from docs_mcp_core.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING
+    from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING
 
     default = SearchEngine.open(index_dir, options=SearchOptions(ranking="default"))
     original = SearchEngine.open(index_dir, options=SearchOptions(ranking="original"))
-    assert default._lexical is not None and default._lexical.scoring is LANCEDB_SCORING
-    assert original._lexical is not None and original._lexical.scoring is ORIGINAL_SCORING
-    assert set(original._lexical.fields) == {"heading", "content_text"}
+    assert default._retrieval.lexical is not None and default._retrieval.lexical.scoring is LANCEDB_SCORING
+    assert original._retrieval.lexical is not None and original._retrieval.lexical.scoring is ORIGINAL_SCORING
+    assert set(original._retrieval.lexical.fields) == {"heading", "content_text"}
     # with slop the phrase leg is LanceDB's, and the engine still answers
     sloppy = SearchEngine.open(index_dir, options=SearchOptions(ranking="original", phrase_slop=2))
     assert sloppy.search("retry configuration", limit=3).hits

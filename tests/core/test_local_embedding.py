@@ -350,7 +350,7 @@ def test_search_embeds_queries_with_the_index_provider_lazily(local_build: tuple
     out, _ = local_build
     engine = SearchEngine.open(out)
     try:
-        embedder = engine._embedder
+        embedder = engine.query_embedder
         assert isinstance(embedder, LocalEmbeddingProvider)
         assert engine.vector_search_enabled
         assert not embedder.loaded  # opening the index does not load the model

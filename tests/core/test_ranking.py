@@ -10,7 +10,6 @@ import pytest
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.ranking import (
     coverage_factor,
-    coverage_terms,
     cue_factor,
     expand_identifiers,
     generic_headings,
@@ -20,7 +19,7 @@ from docs_mcp_core.ranking import (
     query_cues,
     static_prior,
 )
-from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search import Query, SearchEngine, SearchOptions
 
 TAXONOMY = {"language": ["go", "python", "typescript"], "service": ["billing", "ledger-sync"]}
 
@@ -75,14 +74,14 @@ def test_static_prior_damps_link_lists_generic_headings_and_depth() -> None:
 
 
 def test_query_cues_find_taxonomy_values_named_in_the_query() -> None:
-    assert query_cues("retries in the Dub Go SDK", TAXONOMY, ()) == {"language": "go"}
-    assert query_cues("how do I go about retries", TAXONOMY, ()) == {}  # lowercase 'go' is a verb
-    assert query_cues("pagination with the TS client", TAXONOMY, ()) == {"language": "typescript"}
-    assert query_cues("ledger sync in python", TAXONOMY, ()) == {
-        "language": "python",
-        "service": "ledger-sync",
-    }
-    assert query_cues("billing in python", TAXONOMY, ("language",)) == {"service": "billing"}
+    def cues(query: str, filtered: tuple[str, ...] = ()) -> dict[str, str]:
+        return query_cues(Query.parse(query).words, TAXONOMY, filtered)
+
+    assert cues("retries in the Dub Go SDK") == {"language": "go"}
+    assert cues("how do I go about retries") == {}  # lowercase 'go' is a verb
+    assert cues("pagination with the TS client") == {"language": "typescript"}
+    assert cues("ledger sync in python") == {"language": "python", "service": "ledger-sync"}
+    assert cues("billing in python", ("language",)) == {"service": "billing"}
 
 
 def test_cue_factor_boosts_matches_and_damps_other_values() -> None:
@@ -93,6 +92,9 @@ def test_cue_factor_boosts_matches_and_damps_other_values() -> None:
 
 
 def test_coverage_terms_drop_short_and_stop_words_and_cut_endings() -> None:
+    def coverage_terms(query: str) -> list[str]:
+        return Query.parse(query).coverage_terms
+
     assert coverage_terms("How do I verify the Webhook signature?") == ["verify", "webhook", "signature"]
     assert coverage_terms("tags TAG Tags") == ["tag"]
     assert coverage_terms("go to it") == []
@@ -185,7 +187,7 @@ def test_byte_identical_chunks_collapse_into_one_hit(ranked_index: Path) -> None
 def test_a_chunk_with_every_query_word_outranks_one_repeating_a_single_word(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import docs_mcp_core.search as search_module
+    import docs_mcp_core.search.engine as engine_module
 
     docs = tmp_path / "docs"
     # "webhook" is rare in the corpus, "verify" and "signature" are everywhere: BM25 alone prefers
@@ -205,6 +207,6 @@ def test_a_chunk_with_every_query_word_outranks_one_repeating_a_single_word(
     security = "guides/security.md#security/incoming-requests"
     with_coverage = [h.chunk_id for h in SearchEngine.open(out).search(query, limit=3).hits]
     assert with_coverage[0] == security
-    monkeypatch.setattr(search_module, "COVERAGE_DEPTH", 0)  # the signal off: no row is measured
+    monkeypatch.setattr(engine_module, "COVERAGE_DEPTH", 0)  # the signal off: no row is measured
     without = [h.chunk_id for h in SearchEngine.open(out).search(query, limit=3).hits]
     assert without[0] == "guides/events.md#events/delivery"

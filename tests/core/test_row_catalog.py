@@ -9,8 +9,8 @@ import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.errors import SearchError
-from docs_mcp_core.row_catalog import first_of_each_group
 from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search.row_catalog import first_of_each_group
 
 QUERIES = [
     ("retry configuration", {}),

@@ -16,10 +16,10 @@ import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.errors import SearchError
-from docs_mcp_core.filters import matches_filters
 from docs_mcp_core.ordering import sort_key
-from docs_mcp_core.row_catalog import collapse_key as dedup_key
 from docs_mcp_core.search import SearchEngine, SearchOptions, SearchResult
+from docs_mcp_core.search.filters import matches_filters
+from docs_mcp_core.search.row_catalog import collapse_key as dedup_key
 
 INDEXED_AT = "2026-01-01T00:00:00.000Z"
 NO_MATCH = "0 results found. No matches were found for this query in the indexed corpus."

@@ -12,9 +12,9 @@ import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.index.lancedb_import import import_lancedb
-from docs_mcp_core.row_catalog import scan_in_row_order
 from docs_mcp_core.search import SearchEngine
-from docs_mcp_core.vector_matrix import VECTOR_CACHE_BYTES, VectorMatrix, vector_cache_bytes
+from docs_mcp_core.search.row_catalog import scan_in_row_order
+from docs_mcp_core.search.vector_matrix import VECTOR_CACHE_BYTES, VectorMatrix, vector_cache_bytes
 
 ROWS, DIMS = 600, 24
 
@@ -153,7 +153,9 @@ def test_the_engine_answers_the_same_with_vectors_in_memory_or_in_lancedb(
     memory = SearchEngine.open(hash_index, options=SearchOptions(ranking=ranking))
     monkeypatch.setenv("DOCS_MCP_VECTOR_CACHE_MB", "0")
     lancedb = SearchEngine.open(hash_index, options=SearchOptions(ranking=ranking))
-    assert memory._vectors is not None and lancedb._vectors is None
+    memory_leg, lancedb_leg = memory._retrieval.vector, lancedb._retrieval.vector
+    assert memory_leg is not None and memory_leg.vectors is not None
+    assert lancedb_leg is not None and lancedb_leg.vectors is None
     assert memory.vector_search_enabled and lancedb.vector_search_enabled
     for filters in [{}, {"language": "python"}]:
         for query in ["retry configuration", "create a short link", "pagination", "zzz nothing lexical"]:

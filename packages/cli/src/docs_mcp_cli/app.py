@@ -288,14 +288,10 @@ def search(
 
     filters = _parse_filters(filter_ or [])
     engine = _open_engine(index_dir)
-    taxonomy = engine.metadata.taxonomy
-    for key, value in filters.items():
-        if key not in taxonomy:
-            raise _fail(f"unknown filter '{key}'. Valid filters: {', '.join(taxonomy) or '(none)'}", 2)
-        if value not in taxonomy[key].values:
-            raise _fail(
-                f"invalid value '{value}' for '{key}'. Valid values: {', '.join(taxonomy[key].values)}", 2
-            )
+    try:
+        engine.check_filters(filters, values=True)
+    except SearchError as exc:
+        raise _fail(str(exc), 2) from None
     try:
         result = engine.search(query, limit=limit, filters=filters, cursor=cursor)
     except SearchError as exc:

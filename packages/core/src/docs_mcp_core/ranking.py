@@ -18,7 +18,8 @@ Each signal is general — none knows about a particular corpus, file or query s
   square root of the share of the query's words found in their heading, breadcrumb, path and
   first 3,000 characters of text (smoothed: never zero): a chunk that says every word of the
   question outranks one that repeats a single word often. Rows found by the vector retriever
-  alone are left as they are.
+  alone are left as they are. The words counted are the query's
+  :attr:`~docs_mcp_core.search.query.Query.coverage_terms`.
 * **Taxonomy cues.** An unfiltered query that names a taxonomy value ("... in the Go SDK",
   "Dub TypeScript") boosts chunks carrying that value and damps chunks carrying another one.
 """
@@ -44,13 +45,6 @@ COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage 
 COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes first
 COVERAGE_EXPONENT = 0.5
 COVERAGE_SMOOTHING = 0.5
-# Words that say nothing about which chunk is wanted (LanceDB's full-text search drops them too).
-# Coverage also leaves out every word of one or two letters; snippets keep those that are not here
-# (``go``, ``v2``, ``qr``).
-STOP_WORDS = frozenset(
-    "a an and are as at be by can do does for from how i if in is it me my of on or so the this "  # noqa: SIM905
-    "that to we what when which with you your".split()
-)
 GENERIC_HEADING_MIN_COUNT = 20
 GENERIC_HEADING_SHARE = 0.005
 DEPTH_DAMPING = 0.02
@@ -113,22 +107,6 @@ def _joined_parts(token: str) -> str | None:
     return " ".join(parts) if len(parts) > 1 else None
 
 
-def coverage_terms(query: str) -> list[str]:
-    """The words of ``query`` that coverage counts: lower-cased, distinct, stop words and words of
-    one or two characters left out, common English endings cut (``tags`` and ``tag`` are one
-    word: a term matches the start of a word of the chunk's lower-cased text)."""
-    terms: dict[str, None] = {}
-    for word in _WORD_RE.findall(query.lower()):
-        if len(word) <= 2 or word in STOP_WORDS:
-            continue
-        for ending in ("ing", "es", "ed", "s"):
-            if word.endswith(ending) and len(word) - len(ending) >= 3:
-                word = word[: -len(ending)]
-                break
-        terms.setdefault(word, None)
-    return list(terms)
-
-
 def coverage_factor(text: str, terms: Sequence[str]) -> float:
     """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``."""
     if not terms:
@@ -187,14 +165,17 @@ def static_prior(filepath: str, heading: str, content: str, generic: set[str]) -
     return prior
 
 
-def query_cues(query: str, taxonomy: Mapping[str, Sequence[str]], filtered: Iterable[str]) -> dict[str, str]:
-    """Taxonomy values named in ``query`` for keys that are not filtered.
+def query_cues(
+    words: Sequence[str], taxonomy: Mapping[str, Sequence[str]], filtered: Iterable[str]
+) -> dict[str, str]:
+    """Taxonomy values named by a query for keys that are not filtered; ``words`` are the query's
+    runs of ASCII letters and digits as written (:attr:`docs_mcp_core.search.query.Query.words`).
 
     Values of one or two letters (``go``) only count when written with a capital (``Go``), so that
     ordinary words are not mistaken for them.
     """
     skip = set(filtered)
-    raw_words = _WORD_RE.findall(query)
+    raw_words = list(words)
     lower_words = [w.lower() for w in raw_words]
     lowered = " ".join(lower_words)
     cues: dict[str, str] = {}

@@ -1,21 +1,49 @@
-"""Taxonomy filters: the SQL prefilter pushed down to LanceDB, and the same rule in Python.
+"""Taxonomy filters: which filters a request may use, and the rule they apply, in three forms.
 
-The same rule has three forms here: SQL for LanceDB, a test of one chunk's metadata, and a
-vectorised mask over every row. The ``language``/``scope`` auto-include rule is the original's: when ``language`` is filtered and
+:func:`active_filters` is the one place that decides which filters of a request apply and refuses
+unknown keys (:func:`check_filter_values` also refuses values no chunk has, for front ends that
+want that). The rule itself has three forms here: SQL for LanceDB, a test of one chunk's metadata,
+and a vectorised mask over every row. The ``language``/``scope`` auto-include rule is the original's: when ``language`` is filtered and
 ``scope`` is not, SDK-specific chunks of that language, every ``global-guide`` chunk, and chunks of
 any other scope that are language-neutral or in that language all match.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
+from docs_mcp_core.errors import SearchError
 from docs_mcp_core.index.table import quote_identifier, quote_string
 
 SDK_SPECIFIC = "sdk-specific"
 GLOBAL_GUIDE = "global-guide"
+
+
+def active_filters(
+    filters: Mapping[str, str] | None, taxonomy_keys: Sequence[str], columns: Collection[str]
+) -> dict[str, str]:
+    """The filters a request applies: empty values left out, NUL characters removed.
+
+    Raises :class:`SearchError` for a key that is not a taxonomy key of the index (or has no column).
+    """
+    active = {k: v for k, v in (filters or {}).items() if v}
+    active = {k: v.replace("\0", "") for k, v in active.items()}
+    for key in active:
+        if key not in taxonomy_keys or key not in columns:
+            raise SearchError(f"Unknown filter '{key}'. Valid filters: {', '.join(taxonomy_keys) or 'none'}")
+    return active
+
+
+def check_filter_values(filters: Mapping[str, str], taxonomy: Mapping[str, Sequence[str]]) -> None:
+    """Raise :class:`SearchError` for a filter value that no chunk of the index carries."""
+    for key, value in filters.items():
+        allowed = taxonomy.get(key)
+        if allowed is not None and value not in allowed:
+            raise SearchError(
+                f"Invalid value '{value}' for filter '{key}'. Valid values: {', '.join(allowed)}"
+            )
 
 
 def _auto_include(filters: Mapping[str, str], taxonomy_keys: Sequence[str] | None) -> bool:

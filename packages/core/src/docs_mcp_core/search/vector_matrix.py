@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from docs_mcp_core.memory import budget_from_env
-from docs_mcp_core.row_catalog import scan_in_row_order, smallest_first
+from docs_mcp_core.search.row_catalog import scan_in_row_order, smallest_first
 
 VECTOR_CACHE_BYTES = 48 * 1024 * 1024
 

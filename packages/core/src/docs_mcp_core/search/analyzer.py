@@ -1,6 +1,6 @@
 """The text analyzer of LanceDB's default full-text index, reproduced in Python.
 
-:mod:`docs_mcp_core.lexical_index` scores the ranked search columns in memory. Its scores must
+:mod:`docs_mcp_core.search.lexical_index` scores the ranked search columns in memory. Its scores must
 agree with the full-text indexes the build writes, so it analyzes text exactly as those indexes do
 (LanceDB's ``FTS()`` defaults, the ``simple`` tokenizer for English):
 
@@ -9,11 +9,16 @@ agree with the full-text indexes the build writes, so it analyzes text exactly a
 3. drop tokens of 40 bytes or more;
 4. stem with Snowball's English (Porter 2) stemmer;
 5. drop stop words, compared with the *stem* ("does" becomes "doe" and survives): NLTK's English
-   list in LanceDB 0.40, Lucene's shorter one in 0.26 (:data:`LEGACY_STOP_WORDS`);
+   list in LanceDB 0.40 (:data:`LANCEDB_STOP_WORDS`), Lucene's shorter one in 0.26
+   (:data:`LANCEDB_0_26_STOP_WORDS`);
 6. fold accents to ASCII ("résumé" stems to "résumé", then folds to "resume").
 
 ``tests/core/test_analyzer.py`` checks this against LanceDB's own analysis of every word of the
 example corpus and of the SDK corpus when it is present.
+
+The two stop-word lists here are LanceDB's, copied so that scores can be reproduced; they are not
+a judgement of which words matter (that list is :data:`docs_mcp_core.search.query.STOP_WORDS`) and
+must stay exactly as the LanceDB versions have them.
 """
 
 from __future__ import annotations
@@ -38,8 +43,8 @@ MAX_TOKEN_BYTES = 40  # tokens of this many UTF-8 bytes or more are dropped
 SEPARATOR = r"[^\p{L}\p{N}]+"
 _WORD = re.compile(r"[^\W_]+")
 
-# The English stop words of LanceDB's analyzer (NLTK's list), matched against stems.
-STOP_WORDS = frozenset(
+# The English stop words of LanceDB 0.40's analyzer (NLTK's list), matched against stems.
+LANCEDB_STOP_WORDS = frozenset(
     [
         "a",
         "about",
@@ -200,7 +205,7 @@ STOP_WORDS = frozenset(
 # The English stop words of the LanceDB the original docs-mcp indexed with (@lancedb/lancedb 0.26.2):
 # Lucene's list. Measured against that library: with these and LanceDB's other defaults, the
 # document lengths and scores of its full-text index are reproduced exactly (lexical_index.py).
-LEGACY_STOP_WORDS = frozenset(
+LANCEDB_0_26_STOP_WORDS = frozenset(
     [
         "a",
         "an",
@@ -248,7 +253,7 @@ def _stemmer() -> Any:
     return stemmer
 
 
-def analyze_words(words: Sequence[str], stop_words: frozenset[str] = STOP_WORDS) -> list[str]:
+def analyze_words(words: Sequence[str], stop_words: frozenset[str] = LANCEDB_STOP_WORDS) -> list[str]:
     """The index term of each lower-cased word, ``""`` for a word the index drops."""
     stems = _stemmer().stemWords(list(words))
     terms: list[str] = []
@@ -270,12 +275,12 @@ def split_words(texts: pa.Array | pa.ChunkedArray) -> pa.ListArray:
     return words  # type: ignore[no-any-return]
 
 
-def analyze(text: str, stop_words: frozenset[str] = STOP_WORDS) -> list[str]:
+def analyze(text: str, stop_words: frozenset[str] = LANCEDB_STOP_WORDS) -> list[str]:
     """The index terms of ``text``, in order (dropped tokens left out)."""
     return [t for t in analyze_words(_WORD.findall(text.lower()), stop_words) if t]
 
 
-def analyze_positions(text: str, stop_words: frozenset[str] = STOP_WORDS) -> list[tuple[str, int]]:
+def analyze_positions(text: str, stop_words: frozenset[str] = LANCEDB_STOP_WORDS) -> list[tuple[str, int]]:
     """The index terms of ``text`` with their word positions, counted from the first term as
     LanceDB counts them: words dropped after it leave gaps (a phrase's terms must keep them)."""
     terms = analyze_words(_WORD.findall(text.lower()), stop_words)
@@ -300,10 +305,10 @@ def _fold(stem: str) -> str:
 
 
 __all__ = [
-    "LEGACY_STOP_WORDS",
+    "LANCEDB_0_26_STOP_WORDS",
+    "LANCEDB_STOP_WORDS",
     "MAX_TOKEN_BYTES",
     "SEPARATOR",
-    "STOP_WORDS",
     "analyze",
     "analyze_positions",
     "analyze_words",

@@ -10,7 +10,7 @@ The scores are LanceDB's own, so an index answers the same whichever retriever r
 ``original`` ranking's index, over ``heading`` and ``content_text``, reproduces instead the LanceDB
 the original used: :data:`ORIGINAL_SCORING`):
 
-* terms come from :mod:`docs_mcp_core.analyzer`, the analyzer of LanceDB's default full-text index;
+* terms come from :mod:`docs_mcp_core.search.analyzer`, the analyzer of LanceDB's default full-text index;
 * each column is scored with BM25 (``k1 = 1.2``, ``b = 0.75``,
   ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``), where ``N`` and the average length count only the
   rows with at least one term in that column, and a query term counts as often as it occurs;
@@ -38,15 +38,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as _compute
 
-from docs_mcp_core.analyzer import (
-    LEGACY_STOP_WORDS,
-    STOP_WORDS,
+from docs_mcp_core.search.analyzer import (
+    LANCEDB_0_26_STOP_WORDS,
+    LANCEDB_STOP_WORDS,
     analyze,
     analyze_positions,
     analyze_words,
     split_words,
 )
-from docs_mcp_core.row_catalog import smallest_first
+from docs_mcp_core.search.row_catalog import smallest_first
 
 pc: Any = _compute  # the stubs lack most compute functions
 
@@ -70,11 +70,13 @@ class Scoring:
 
 
 # LanceDB 0.40, the version docs-mcp builds and queries with.
-LANCEDB_SCORING = Scoring("lancedb-0.40", STOP_WORDS, counts_every_row=False, counts_repeated_terms=True)
+LANCEDB_SCORING = Scoring(
+    "lancedb-0.40", LANCEDB_STOP_WORDS, counts_every_row=False, counts_repeated_terms=True
+)
 # @lancedb/lancedb 0.26.2, the version the original docs-mcp indexed and searched with; the
 # `original` ranking scores with it (tests/core/test_lexical_index.py checks scores recorded from it).
 ORIGINAL_SCORING = Scoring(
-    "lancedb-0.26", LEGACY_STOP_WORDS, counts_every_row=True, counts_repeated_terms=False
+    "lancedb-0.26", LANCEDB_0_26_STOP_WORDS, counts_every_row=True, counts_repeated_terms=False
 )
 
 
@@ -274,12 +276,24 @@ class LexicalIndex:
         mask: np.ndarray | None = None,
         limit: int = 100,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The ``limit`` best rows for ``query`` among those ``mask`` keeps: ``(positions, scores)``.
+        """:meth:`search_terms` for the terms of ``query`` (analysed with the scoring's stop words)."""
+        return self.search_terms(analyze(query, self.scoring.stop_words), boosts, mask=mask, limit=limit)
+
+    def search_terms(
+        self,
+        query_terms: Sequence[str],
+        boosts: Mapping[str, float],
+        *,
+        mask: np.ndarray | None = None,
+        limit: int = 100,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``limit`` best rows for the analysed ``query_terms`` among those ``mask`` keeps:
+        ``(positions, scores)``.
 
         A row's score is ``max(boost * BM25)`` over the columns in ``boosts``; rows without any
         query term are left out. Best first; equal scores in position order.
         """
-        terms = self._query_terms([t for t in analyze(query, self.scoring.stop_words)])
+        terms = self._query_terms(list(query_terms))
         best: np.ndarray | None = None
         for name, boost in boosts.items():
             field = self.fields.get(name)
@@ -297,12 +311,24 @@ class LexicalIndex:
     def phrase(
         self, query: str, column: str, *, mask: np.ndarray | None = None, limit: int = 100
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The ``limit`` best rows whose ``column`` holds the query's terms as an exact phrase
-        (LanceDB's phrase query with slop 0): ``(positions, scores)``, scored as :meth:`search`
-        scores that column alone. Best first; equal scores in position order.
+        """:meth:`phrase_terms` for the terms of ``query`` (analysed with the scoring's stop words)."""
+        phrase = analyze_positions(query, self.scoring.stop_words)
+        return self.phrase_terms(phrase, column, mask=mask, limit=limit)
+
+    def phrase_terms(
+        self,
+        phrase: Sequence[tuple[str, int]],
+        column: str,
+        *,
+        mask: np.ndarray | None = None,
+        limit: int = 100,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``limit`` best rows whose ``column`` holds the analysed ``phrase`` (terms with their
+        word positions) as an exact phrase (LanceDB's phrase query with slop 0): ``(positions,
+        scores)``, scored as :meth:`search_terms` scores that column alone. Best first; equal
+        scores in position order.
         """
         field = self.fields[column]
-        phrase = analyze_positions(query, self.scoring.stop_words)
         if not phrase:
             return _EMPTY
         rows = field.phrase_rows([(term, pos - phrase[0][1]) for term, pos in phrase])

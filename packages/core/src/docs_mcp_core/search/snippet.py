@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-import re
-
-from docs_mcp_core.ranking import STOP_WORDS
+from collections.abc import Sequence
 
 SNIPPET_LENGTH = 220
 _LEAD = 60
-_TERM_RE = re.compile(r"[a-z0-9]+")
 
 
-def query_terms(query: str) -> list[str]:
-    seen: dict[str, None] = {}
-    for term in _TERM_RE.findall(query.lower()):
-        seen.setdefault(term, None)
-    return list(seen)
-
-
-def make_snippet(text: str, query: str, length: int = SNIPPET_LENGTH) -> str:
+def make_snippet(text: str, terms: Sequence[str], length: int = SNIPPET_LENGTH) -> str:
     """A window of ``text`` (original casing, whitespace collapsed) of about ``length`` characters
-    that contains as many distinct query terms as possible, with ``...`` where it was cut."""
+    that contains as many distinct ``terms`` as possible, with ``...`` where it was cut.
+
+    ``terms`` are lower-case: a query's :attr:`~docs_mcp_core.search.query.Query.key_terms`.
+    """
     normal = " ".join(text.split())  # the same as collapsing r"\s+" and stripping, several times faster
     if len(normal) <= length:
         return normal
     lower = normal.lower()
-    every = query_terms(query)
-    # the words that say what is wanted; stop words and single letters only when nothing else is left
-    terms = (
-        [t for t in every if len(t) > 1 and t not in STOP_WORDS] or [t for t in every if len(t) > 1] or every
-    )
     positions: list[tuple[int, str]] = []
     for term in terms:
         start = 0

@@ -1,0 +1,49 @@
+"""Search over a docs-mcp index: the engine front and the parts a request goes through.
+
+:class:`SearchEngine` (:mod:`.engine`) opens an index and answers ``search`` and ``get_doc``.
+The parts, in the order a search uses them:
+
+* :mod:`.query`: the query, read once per request (:class:`Query`);
+* :mod:`.filters`: which filters apply, and the filter rule as SQL, per chunk and as a row mask;
+* :mod:`.cursor`: signed pagination cursors;
+* :mod:`.retrieval`, :mod:`.legs`, :mod:`.vector_leg`: the match, phrase and vector legs;
+* :mod:`.lexical_index` with :mod:`.analyzer`: BM25 in memory, scoring as LanceDB does;
+* :mod:`.vector_matrix`: exact nearest neighbours in memory;
+* :mod:`.row_catalog`: every row's ranking attributes (and display text) as arrays;
+* :mod:`.fusion`: the legs fused into one ranking (pure array functions);
+* :mod:`.hits` with :mod:`.snippet`: the page of hits, or the zero-result hint;
+* :mod:`.documents`: a chunk with its neighbours, a whole file.
+
+:mod:`.options` holds :class:`SearchOptions` and a request's limits. The ranking signals are in
+:mod:`docs_mcp_core.ranking` (the build computes some of them).
+"""
+
+from docs_mcp_core.search.documents import is_chunk_id_format
+from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.fusion import RRF_K
+from docs_mcp_core.search.hits import SearchHit, SearchResult
+from docs_mcp_core.search.options import (
+    DEFAULT_POOL,
+    MATCH_RETRIEVERS,
+    MAX_FETCH,
+    RANKINGS,
+    SearchOptions,
+    clamp_limit,
+)
+from docs_mcp_core.search.query import MAX_QUERY_TERMS, Query
+
+__all__ = [
+    "DEFAULT_POOL",
+    "MATCH_RETRIEVERS",
+    "MAX_FETCH",
+    "MAX_QUERY_TERMS",
+    "RANKINGS",
+    "RRF_K",
+    "Query",
+    "SearchEngine",
+    "SearchHit",
+    "SearchOptions",
+    "SearchResult",
+    "clamp_limit",
+    "is_chunk_id_format",
+]

@@ -1,0 +1,339 @@
+"""The search engine over a docs-mcp index: one front for search and document access.
+
+Usage::
+
+    engine = SearchEngine.open("./idx")
+    result = engine.search("retry configuration", limit=10, filters={"language": "python"})
+    result.to_dict()  # {"hits": [...], "next_cursor": str | None, "hint": {...} | None}
+    text = engine.get_doc("guides/retries.md#backoff", context=1)
+
+The engine opens the index read-only and never writes to it. ``search`` and ``get_doc`` are
+synchronous and thread-safe; code on an asyncio loop awaits ``search_async`` / ``get_doc_async``
+instead, with no thread hop. Every row's ranking attributes (and, within a memory budget, its
+display text) are read once at open into a :class:`~docs_mcp_core.search.row_catalog.RowCatalog`,
+so the legs return row positions and scores, and fusion and the page of hits are array operations.
+Failures a caller can cause raise :class:`~docs_mcp_core.errors.SearchError`, whose message is the
+text MCP clients receive.
+
+A request goes through the parts of this package in order:
+
+1. :class:`~docs_mcp_core.search.query.Query`: the query, read once for everything below;
+2. :func:`~docs_mcp_core.search.filters.active_filters` and the cursor: which rows, which page;
+3. :class:`~docs_mcp_core.search.retrieval.Retrieval`: the match, phrase and vector legs, each
+   returning up to :func:`~docs_mcp_core.search.options.fetch_depth` rows under the same prefilter;
+4. :mod:`~docs_mcp_core.search.fusion`: the legs fused into one ranking, the original recipe
+   (weighted reciprocal-rank fusion) or the default ranking (:mod:`docs_mcp_core.ranking`,
+   ``docs/ranking.md``); near-identical hits that differ only by a collapse key (the same method in
+   three SDK languages) collapsed when that key is not filtered;
+5. :class:`~docs_mcp_core.search.hits.HitReader`: the page of hits with snippets, or a hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from docs_mcp_core.embedding import EmbeddingProvider
+from docs_mcp_core.index.reader import open_index
+from docs_mcp_core.index.table import DEDUP_COLUMN, PRIOR_COLUMN, SEARCH_TEXT_COLUMNS, vector_index_type
+from docs_mcp_core.memory import release_free_heap
+from docs_mcp_core.metadata import IndexMetadata, collapse_keys
+from docs_mcp_core.ranking import COVERAGE_DEPTH, RankingWeights, coverage_factor, query_cues
+from docs_mcp_core.search import fusion, row_catalog
+from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
+from docs_mcp_core.search.documents import Documents
+from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
+from docs_mcp_core.search.fusion import Ranked
+from docs_mcp_core.search.hits import HitReader, SearchResult, display_columns
+from docs_mcp_core.search.legs import Leg
+from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING
+from docs_mcp_core.search.options import SearchOptions, clamp_limit, fetch_depth
+from docs_mcp_core.search.query import Query
+from docs_mcp_core.search.retrieval import (
+    ORIGINAL_MATCH_BOOSTS,
+    Retrieval,
+    lexical_index_usable,
+    load_lexical_index,
+)
+from docs_mcp_core.search.row_catalog import RowCatalog, first_of_each_group
+from docs_mcp_core.search.vector_leg import VectorLeg, create_query_embedder
+from docs_mcp_core.search.vector_matrix import VectorMatrix, vector_cache_bytes
+
+__all__ = ["SearchEngine"]
+
+
+class SearchEngine:
+    """Read-only engine over ``<index_dir>/metadata.json`` + ``<index_dir>/.lancedb``."""
+
+    def __init__(
+        self,
+        *,
+        metadata: IndexMetadata,
+        table: Any,
+        options: SearchOptions,
+        secret: bytes,
+        on_warning: Callable[[str], None],
+        query_embedder: EmbeddingProvider | None,
+    ) -> None:
+        options.check()
+        self.metadata = metadata
+        self.options = options
+        self._secret = secret
+        self._taxonomy_keys = list(metadata.taxonomy)
+        self._collapse_keys = collapse_keys(metadata.taxonomy)
+        self._columns = set(table.schema.names)
+        has_vectors = "vector" in self._columns and query_embedder is not None
+        ranked_columns = all(c in self._columns for c in (*SEARCH_TEXT_COLUMNS, PRIOR_COLUMN))
+        self._dedup = DEDUP_COLUMN in self._columns
+        self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
+        # the default ranking needs the search columns; an index without them gets the original recipe
+        self._default = options.ranking == "default" and ranked_columns
+        w = self._weights
+        match_boosts: dict[str, float] = (
+            dict(zip(SEARCH_TEXT_COLUMNS, (w.heading, w.text, w.path), strict=True))
+            if self._default
+            else ORIGINAL_MATCH_BOOSTS
+        )
+        self._scoring = LANCEDB_SCORING if self._default else ORIGINAL_SCORING
+        # imported where used: LanceDB is loaded through import_lancedb() when the index opens
+        from lancedb.background_loop import LOOP
+
+        self._loop = LOOP
+        atable = table._table  # the AsyncTable behind LanceDB's synchronous table
+        self._catalog = RowCatalog.load(
+            table,
+            self._taxonomy_keys,
+            PRIOR_COLUMN,
+            DEDUP_COLUMN,
+            display_columns=display_columns(self._columns, self._taxonomy_keys),
+            display_budget=row_catalog.display_cache_bytes(),
+            collapse_keys=self._collapse_keys,
+        )
+        self._hits = HitReader(
+            atable=atable, catalog=self._catalog, columns=self._columns, taxonomy_keys=self._taxonomy_keys
+        )
+        self._documents = Documents(table=table, catalog=self._catalog, columns=self._columns)
+        in_memory = options.match_retriever == "memory" and lexical_index_usable(self._columns, match_boosts)
+        lexical = load_lexical_index(table, self._catalog, match_boosts, self._scoring) if in_memory else None
+        vector = None
+        if has_vectors:
+            assert query_embedder is not None
+            vector = VectorLeg(
+                atable=atable,
+                catalog=self._catalog,
+                embedder=query_embedder,
+                ann_index=vector_index_type(table),
+                vectors=VectorMatrix.load(table, self._catalog.row_ids, vector_cache_bytes()),
+                cooldown_seconds=options.vector_cooldown_seconds,
+                on_warning=on_warning,
+            )
+        self._retrieval = Retrieval(
+            table=table,
+            catalog=self._catalog,
+            taxonomy_keys=self._taxonomy_keys,
+            match_boosts=match_boosts,
+            phrase_slop=options.phrase_slop,
+            lexical=lexical,
+            vector=vector,
+        )
+
+    # ── opening ──────────────────────────────────────────────────────────────────────────────
+
+    @classmethod
+    def open(
+        cls,
+        index_dir: str | Path,
+        *,
+        options: SearchOptions | None = None,
+        on_warning: Callable[[str], None] | None = None,
+        query_embedder: EmbeddingProvider | None = None,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> SearchEngine:
+        """Open an index folder or object-store URI (``s3://bucket/prefix``, see
+        :mod:`docs_mcp_core.index.location`).
+
+        ``storage_options`` override the AWS environment variables for a URI. Raises
+        :class:`IndexNotFoundError` / ``MetadataError`` when unusable.
+        """
+        opened = open_index(index_dir, storage_options)
+        metadata, table = opened.metadata, opened.table
+        opts = options or SearchOptions()
+        warn = on_warning or (lambda m: None)
+        if opts.cursor_secret:
+            secret = opts.cursor_secret.encode("utf-8")
+        else:
+            secret = default_cursor_secret(opened.metadata_bytes)
+        embedder = (
+            query_embedder if query_embedder is not None else create_query_embedder(metadata, opts, warn)
+        )
+        return cls(
+            metadata=metadata,
+            table=table,
+            options=opts,
+            secret=secret,
+            on_warning=warn,
+            query_embedder=embedder,
+        )
+
+    @property
+    def vector_search_enabled(self) -> bool:
+        return self._retrieval.vector is not None
+
+    @property
+    def query_embedder(self) -> EmbeddingProvider | None:
+        """The provider that embeds queries (``None`` when the engine searches lexically only)."""
+        vector = self._retrieval.vector
+        return vector.embedder if vector is not None else None
+
+    def close(self) -> None:
+        if self._retrieval.vector is not None:
+            self._retrieval.vector.close()
+
+    def warm(self) -> None:
+        """Load the full-text indexes' term dictionaries with one cheap query per column, so that
+        the first real search is as fast as the rest, then return the heap freed since opening."""
+        text = self.metadata.corpus_description or "documentation"
+        columns = self._retrieval.warm_columns(
+            self._columns, default=self._default, phrase_slop=self.options.phrase_slop
+        )
+        self._retrieval.warm(text, columns, self._loop.run)
+        release_free_heap()
+
+    # ── search ───────────────────────────────────────────────────────────────────────────────
+
+    def parse_query(self, query: str | None) -> Query:
+        """``query`` as this engine's legs read it (raises :class:`SearchError` when it is empty)."""
+        return Query.parse(query, expand=self._default, analyzer_stop_words=self._scoring.stop_words)
+
+    def check_filters(self, filters: Mapping[str, str] | None, *, values: bool = False) -> dict[str, str]:
+        """The filters a search applies (see :func:`~docs_mcp_core.search.filters.active_filters`);
+        with ``values``, a value no chunk carries is refused as well."""
+        active = active_filters(filters, self._taxonomy_keys, self._columns)
+        if values:
+            check_filter_values(active, {k: f.values for k, f in self.metadata.taxonomy.items()})
+        return active
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        filters: Mapping[str, str] | None = None,
+        cursor: str | None = None,
+    ) -> SearchResult:
+        """Search from synchronous code (runs :meth:`search_async` on LanceDB's event loop)."""
+        return self._loop.run(self.search_async(query, limit=limit, filters=filters, cursor=cursor))
+
+    async def search_async(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        filters: Mapping[str, str] | None = None,
+        cursor: str | None = None,
+    ) -> SearchResult:
+        """Search from a running asyncio loop (the MCP server's): no thread hops.
+
+        The retrievers are LanceDB queries awaited together; fusion and snippets (about a
+        millisecond of CPU) run on the calling loop.
+        """
+        q = self.parse_query(query)
+        page_size = clamp_limit(limit)
+        active = self.check_filters(filters)
+        offset = 0
+        if cursor:
+            offset = decode_cursor(cursor, query=q.text, filters=active, secret=self._secret).offset
+        prefilter = self._retrieval.prefilter(active)
+        fetch = fetch_depth(offset, page_size, rescored=self._default)
+        legs = await self._retrieval.legs(q, prefilter, fetch)
+        ranked = await self._fuse_default(q, active, legs) if self._default else self._fuse_original(legs)
+        live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
+        if live_collapse and len(ranked):
+            groups = self._catalog.collapse_groups(live_collapse)[ranked.positions]
+            ranked = ranked.keep(first_of_each_group(groups))
+        end = min(offset + page_size, len(ranked))
+        page = ranked.positions[offset:end]
+        hits = await self._hits.hits(page, ranked.scores[offset:end], q)
+        next_cursor = None
+        if end < len(ranked):
+            next_cursor = encode_cursor(
+                CursorPosition(offset + len(page), page_size),
+                query=q.text,
+                filters=active,
+                secret=self._secret,
+            )
+        hint = None if hits else await self._hits.hint(q, active)
+        return SearchResult(hits, next_cursor, hint)
+
+    def _fuse_original(self, legs: Mapping[str, Leg]) -> Ranked:
+        """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
+        weights = {
+            "match": self.options.match_weight,
+            "phrase": self.options.proximity_weight,
+            "vector": self.options.vector_weight,
+        }
+        rows, score = fusion.summed(*fusion.original_contributions(legs, weights))
+        return fusion.order(rows, score, self._catalog.sort_rank)
+
+    async def _fuse_default(
+        self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]
+    ) -> Ranked:
+        """Score fusion with identifier-aware fields, static priors, taxonomy cues and query-term
+        coverage (:mod:`docs_mcp_core.ranking`)."""
+        catalog = self._catalog
+        rows, score = fusion.summed(*fusion.default_contributions(legs, self._weights))
+        if len(rows):
+            score = score * catalog.prior[rows]
+            taxonomy = {k: f.values for k, f in self.metadata.taxonomy.items()}
+            cues = query_cues(query.words, taxonomy, filters)
+            if cues:
+                score = score * fusion.cue_factors(rows, cues, catalog.codes, self._weights.cue)
+        terms = query.coverage_terms
+        match_positions = legs["match"][0]
+        if len(terms) >= 2 and len(match_positions):
+            top = fusion.coverage_rows(rows, score, match_positions, COVERAGE_DEPTH)
+            texts = await self._hits.coverage_texts(rows[top])
+            score[top] *= np.fromiter((coverage_factor(t, terms) for t in texts), np.float64, len(top))
+        dedup = catalog.dedup_group if self._dedup else None
+        return fusion.order(rows, score, catalog.sort_rank, depth=catalog.depth, dedup_group=dedup)
+
+    def vector_neighbours(
+        self, query: str, limit: int = 10, filters: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """Chunk ids the vector leg alone returns for ``query``, nearest first (a diagnostic).
+
+        Empty when the index has no usable vectors or the embedding provider is unavailable.
+        """
+        vector = self._retrieval.vector
+        if vector is None:
+            return []
+        prefilter = self._retrieval.prefilter({k: v for k, v in (filters or {}).items() if v})
+        positions, _ = self._loop.run(vector.nearest(query, prefilter, max(1, limit)))
+        rows = self._loop.run(self._hits.rows(positions))
+        row_ids = self._catalog.row_ids[positions].tolist()
+        return [rows[int(r)]["chunk_id"] for r in row_ids if int(r) in rows]
+
+    def matches(self, metadata: Mapping[str, str], filters: Mapping[str, str]) -> bool:
+        return matches_filters(metadata, filters, self._taxonomy_keys)
+
+    # ── documents ────────────────────────────────────────────────────────────────────────────
+
+    def get_doc(self, chunk_id: str, context: int = 0) -> str:
+        """The chunk's content, with up to ``context`` neighbours on each side, in the original's
+        delimiter grammar: ``--- Chunk: <id> (Chunk i of n) (Target|Context: +k|-k) ---``."""
+        return self._loop.run(self.get_doc_async(chunk_id, context))
+
+    async def get_doc_async(self, chunk_id: str, context: int = 0) -> str:
+        """:meth:`get_doc` from a running asyncio loop."""
+        return await self._documents.get_doc(chunk_id, context)
+
+    def file_content(self, filepath: str) -> str:
+        """Every chunk of one file, in order, joined by blank lines (the whole document)."""
+        return self._loop.run(self._documents.file_content(filepath))
+
+    def list_filepaths(self, filters: Mapping[str, str]) -> list[str]:
+        """Files that have a chunk matching every ``key = value`` in ``filters`` (no auto-include)."""
+        return self._documents.filepaths(filters)

@@ -1,0 +1,80 @@
+"""The engine's knobs (:class:`SearchOptions`) and the limits of a request.
+
+Server flags map onto :class:`SearchOptions`; :func:`clamp_limit` and :func:`fetch_depth` say how
+many hits a page holds and how many rows each retriever returns for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "DEFAULT_POOL",
+    "MATCH_RETRIEVERS",
+    "MAX_FETCH",
+    "QUERY_EMBEDDING_MAX_RETRIES",
+    "QUERY_EMBEDDING_TIMEOUT_SECONDS",
+    "RANKINGS",
+    "VECTOR_COOLDOWN_SECONDS",
+    "SearchOptions",
+    "clamp_limit",
+    "fetch_depth",
+]
+
+RANKINGS = ("default", "original")
+MATCH_RETRIEVERS = ("memory", "lancedb")
+MAX_FETCH = 5000
+DEFAULT_POOL = 200  # rows per retriever for pages within the first 200 results (docs/ranking.md)
+VECTOR_COOLDOWN_SECONDS = 60.0
+QUERY_EMBEDDING_TIMEOUT_SECONDS = 5.0  # per request; a query never waits on a slow embedding API for long
+QUERY_EMBEDDING_MAX_RETRIES = 1
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Ranking and runtime knobs of the engine (server flags map onto these)."""
+
+    proximity_weight: float = 1.25
+    phrase_slop: int = 0
+    vector_weight: float = 1.0
+    match_weight: float = 1.0
+    cursor_secret: str | None = None
+    ranking: str = "default"  # "default" (ours, see ranking.py) or "original" (the upstream recipe)
+    query_embedding_api_key: str | None = None
+    query_embedding_base_url: str | None = None
+    vector_cooldown_seconds: float = VECTOR_COOLDOWN_SECONDS
+    query_embedding_timeout_seconds: float = QUERY_EMBEDDING_TIMEOUT_SECONDS
+    # the match and phrase retrievers: "memory" (lexical_index.py, the scores of the ranking's
+    # LanceDB without a LanceDB query) or "lancedb" (the table's full-text indexes)
+    match_retriever: str = "memory"
+
+    def check(self) -> None:
+        """Raise ``ValueError`` for a ranking or match retriever that does not exist."""
+        if self.ranking not in RANKINGS:
+            raise ValueError(f"unknown ranking '{self.ranking}'. Valid rankings: {', '.join(RANKINGS)}")
+        if self.match_retriever not in MATCH_RETRIEVERS:
+            raise ValueError(
+                f"unknown match retriever '{self.match_retriever}'. "
+                f"Valid retrievers: {', '.join(MATCH_RETRIEVERS)}"
+            )
+
+
+def clamp_limit(limit: Any) -> int:
+    """A page size between 1 and 50 (10 when ``limit`` is not an integer)."""
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return 10
+    return max(1, min(50, limit))
+
+
+def fetch_depth(offset: int, page_size: int, *, rescored: bool) -> int:
+    """How many rows each retriever returns for the page at ``offset``.
+
+    The original recipe fetches ``max(offset + limit + 200, 5 * limit)``, as the original does.
+    The default ranking re-scores the pool with priors and cues (``rescored``), which can lift a row
+    from deep in BM25 order to the top; a pool that grew with the offset would then let pages repeat
+    or skip hits. It therefore fetches a fixed depth for the first pages and the maximum beyond it.
+    """
+    if not rescored:
+        return min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
+    return DEFAULT_POOL if offset + page_size <= DEFAULT_POOL else MAX_FETCH

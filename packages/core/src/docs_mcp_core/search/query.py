@@ -1,0 +1,127 @@
+"""One search request's query, read once: the text each leg searches, its words and its terms.
+
+:meth:`Query.parse` makes the value once per request; every retrieval leg, the ranking signals and
+the snippet take what they need from it, so the whole request agrees on what the query says:
+
+* ``text``: the query as asked, trimmed. The vector leg embeds it, a cursor is signed for it and a
+  zero-result hint quotes it.
+* ``lexical``: what the full-text legs search: NUL characters as spaces, at most
+  :data:`MAX_QUERY_TERMS` whitespace-separated words.
+* ``match``: what the match leg searches: ``lexical`` followed by the parts of its compound
+  identifiers (``createMany`` → ``create many``) when the ranking searches the identifier-aware
+  columns (see :mod:`docs_mcp_core.ranking`), else ``lexical`` itself.
+* ``match_terms`` and ``phrase``: ``match`` and ``lexical`` as LanceDB's full-text analyzer reads
+  them (:mod:`.analyzer`, with the stop words of the LanceDB version whose scores are reproduced):
+  the terms the in-memory match and phrase legs look up.
+* ``words``: the runs of ASCII letters and digits of ``text`` as written (taxonomy cues tell ``Go``
+  the language from ``go`` the verb).
+* ``terms``: the runs of ASCII letters and digits of the lower-cased ``text``, each once, in order.
+  :attr:`Query.key_terms` are the ones that say what is wanted (no :data:`STOP_WORDS`, no single
+  letters: the snippet looks for them) and :attr:`Query.coverage_terms` the ones the coverage signal
+  counts.
+
+:data:`STOP_WORDS` is the one list of words that carry no meaning for ranking and snippets. The
+full-text analyzer keeps its own lists (:mod:`.analyzer`): they are part of reproducing LanceDB's
+scores and must stay exactly as LanceDB has them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from docs_mcp_core.errors import SearchError
+from docs_mcp_core.ranking import expand_identifiers
+from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
+
+__all__ = ["COVERAGE_ENDINGS", "MAX_QUERY_TERMS", "STOP_WORDS", "Query"]
+
+MAX_QUERY_TERMS = 64  # whitespace-separated words a full-text leg searches
+# Words that say nothing about which chunk is wanted (LanceDB's full-text search drops them too).
+# Coverage also leaves out every word of one or two letters; snippets keep those that are not here
+# (``go``, ``v2``, ``qr``).
+STOP_WORDS = frozenset(
+    "a an and are as at be by can do does for from how i if in is it me my of on or so the this "  # noqa: SIM905
+    "that to we what when which with you your".split()
+)
+COVERAGE_ENDINGS = ("ing", "es", "ed", "s")  # cut from coverage terms: "tags" and "tag" are one word
+_CASED_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+_WORD_RE = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Query:
+    """A search query, analysed for every part of the search that reads it (see the module docstring)."""
+
+    text: str
+    lexical: str
+    match: str
+    words: tuple[str, ...]
+    terms: tuple[str, ...]
+    analyzer_stop_words: frozenset[str] = LANCEDB_STOP_WORDS
+
+    @classmethod
+    def parse(
+        cls,
+        query: str | None,
+        *,
+        expand: bool = True,
+        analyzer_stop_words: frozenset[str] = LANCEDB_STOP_WORDS,
+    ) -> Query:
+        """The query of a request. ``expand`` adds identifier parts to :attr:`match`;
+        ``analyzer_stop_words`` are the full-text analyzer's (the scored LanceDB version's).
+
+        Raises :class:`SearchError` when the query is empty or only whitespace.
+        """
+        text = (query or "").strip()
+        if not text:
+            raise SearchError("query is required")
+        lexical = text.replace("\0", " ")
+        words = lexical.split()
+        if len(words) > MAX_QUERY_TERMS:
+            lexical = " ".join(words[:MAX_QUERY_TERMS])
+        return cls(
+            text=text,
+            lexical=lexical,
+            match=expand_identifiers(lexical) if expand else lexical,
+            words=tuple(_CASED_WORD_RE.findall(text)),
+            terms=tuple(dict.fromkeys(_WORD_RE.findall(text.lower()))),
+            analyzer_stop_words=analyzer_stop_words,
+        )
+
+    @cached_property
+    def match_terms(self) -> list[str]:
+        """The index terms of :attr:`match`, in order (a repeated term repeats)."""
+        return analyze(self.match, self.analyzer_stop_words)
+
+    @cached_property
+    def phrase(self) -> list[tuple[str, int]]:
+        """The index terms of :attr:`lexical` with their word positions, counted from the first term."""
+        return analyze_positions(self.lexical, self.analyzer_stop_words)
+
+    @cached_property
+    def key_terms(self) -> list[str]:
+        """The terms that say what is wanted: stop words and single letters only when nothing else is left."""
+        every = self.terms
+        return (
+            [t for t in every if len(t) > 1 and t not in STOP_WORDS]
+            or [t for t in every if len(t) > 1]
+            or list(every)
+        )
+
+    @cached_property
+    def coverage_terms(self) -> list[str]:
+        """The terms query-term coverage counts: no stop words, none of one or two characters, common
+        English endings cut (``tags`` and ``tag`` are one word: a term matches the start of a word
+        of the chunk's lower-cased text)."""
+        found: dict[str, None] = {}
+        for word in self.terms:
+            if len(word) <= 2 or word in STOP_WORDS:
+                continue
+            for ending in COVERAGE_ENDINGS:
+                if word.endswith(ending) and len(word) - len(ending) >= 3:
+                    word = word[: -len(ending)]
+                    break
+            found.setdefault(word, None)
+        return list(found)

@@ -1,0 +1,192 @@
+"""The retrieval legs of a search, run together: match, phrase and (with vectors) nearest neighbours.
+
+* **match**: BM25 over several columns with boosts, a row scoring its best boosted column. The
+  default ranking searches the identifier-aware columns (``search_heading``, ``search_text``,
+  ``search_path``, boosts from :class:`~docs_mcp_core.ranking.RankingWeights`); the original recipe
+  ``heading`` (boost 3) and ``content_text``.
+* **phrase**: the query's terms as an exact phrase in ``content_text`` (slop 0-5).
+* **vector**: :class:`~docs_mcp_core.search.vector_leg.VectorLeg`.
+
+The match and phrase legs run in memory (:class:`~docs_mcp_core.search.lexical_index.LexicalIndex`,
+built when the engine opens, scoring exactly as the ranking's LanceDB scores) unless the engine is
+told to use the table's full-text indexes or the table changed under the catalog's scan; a phrase
+slop above 0 always goes to LanceDB. LanceDB queries run concurrently on its event loop, and the
+in-memory legs run while they wait. Every leg applies the request's :class:`Prefilter`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from docs_mcp_core.memory import release_free_heap
+from docs_mcp_core.search import row_catalog
+from docs_mcp_core.search.filters import filter_mask, where_clause
+from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
+from docs_mcp_core.search.lexical_index import LexicalIndex, Scoring
+from docs_mcp_core.search.query import Query
+from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.vector_leg import VectorLeg
+
+__all__ = [
+    "ORIGINAL_MATCH_BOOSTS",
+    "PHRASE_COLUMN",
+    "Retrieval",
+    "lexical_index_usable",
+    "load_lexical_index",
+]
+
+PHRASE_COLUMN = "content_text"
+ORIGINAL_MATCH_BOOSTS = {"heading": 3.0, "content_text": 1.0}  # the original recipe's multi-match
+_PREFILTER_MEMO = 4096  # distinct filter combinations remembered
+
+
+def load_lexical_index(
+    table: Any, catalog: RowCatalog, match_boosts: Mapping[str, float], scoring: Scoring
+) -> LexicalIndex | None:
+    """The in-memory match and phrase retrievers, in catalog order (None when the table changed
+    under the catalog's scan: the LanceDB queries then serve).
+
+    The default ranking's covers the search columns, scored as LanceDB 0.40 scores them; the
+    original recipe's covers ``heading`` and ``content_text``, scored as the original's LanceDB
+    (0.26.2) scored them.
+    """
+    match_columns = [c for c in match_boosts if c != PHRASE_COLUMN]
+    display = catalog.display
+    held = display is not None and PHRASE_COLUMN in display.column_names  # no second copy
+    columns = match_columns if held else [*match_columns, PHRASE_COLUMN]
+    data = row_catalog.scan_in_row_order(table, columns)
+    if not np.array_equal(data.column("_rowid").to_numpy().astype(np.uint64), catalog.row_ids):
+        return None
+    texts = {c: data.column(c) for c in columns}
+    if held:
+        assert display is not None
+        texts[PHRASE_COLUMN] = display.column(PHRASE_COLUMN)
+    # the longest column first, so that it overlaps the short ones rather than the other long one
+    order = [PHRASE_COLUMN, *match_columns]
+    lexical = LexicalIndex.build({c: texts[c] for c in order}, positions=[PHRASE_COLUMN], scoring=scoring)
+    release_free_heap()
+    return lexical
+
+
+def lexical_index_usable(columns: Collection[str], match_boosts: Mapping[str, float]) -> bool:
+    """Whether the table has every column the in-memory match and phrase retrievers index."""
+    return all(c in columns for c in (*match_boosts, PHRASE_COLUMN))
+
+
+class Retrieval:
+    """Runs a request's legs and hands them to fusion in :data:`~docs_mcp_core.search.legs.LEG_ORDER`."""
+
+    def __init__(
+        self,
+        *,
+        table: Any,
+        catalog: RowCatalog,
+        taxonomy_keys: Sequence[str],
+        match_boosts: Mapping[str, float],
+        phrase_slop: int,
+        lexical: LexicalIndex | None,
+        vector: VectorLeg | None,
+    ) -> None:
+        self._atable = table._table  # the AsyncTable behind LanceDB's synchronous table
+        self._catalog = catalog
+        self._taxonomy_keys = list(taxonomy_keys)
+        self.match_boosts = dict(match_boosts)
+        self.phrase_slop = max(0, min(5, int(phrase_slop)))
+        self.lexical = lexical
+        self.vector = vector
+        self._prefilters: dict[tuple[tuple[str, str], ...], Prefilter] = {}
+
+    def warm_columns(self, columns: Collection[str], *, default: bool, phrase_slop: int) -> list[str]:
+        """The full-text indexes a search reads from LanceDB (their term dictionaries load on first use)."""
+        if self.lexical is not None:
+            wanted: tuple[str, ...] = () if not phrase_slop else (PHRASE_COLUMN,)
+        elif default:
+            wanted = (*self.match_boosts, "content_text")  # the columns it searches
+        else:
+            wanted = ("heading", "content_text")
+        return [c for c in wanted if c in columns]
+
+    # ── one request ──────────────────────────────────────────────────────────────────────────
+
+    def prefilter(self, active: Mapping[str, str]) -> Prefilter:
+        """The :class:`Prefilter` of ``active`` filters (memoised).
+
+        The mask is computed only when something uses it: the in-memory retrievers, or the vector
+        leg's probing in LanceDB (the share sets how many IVF partitions it probes).
+        """
+        key = tuple(sorted(active.items()))
+        found = self._prefilters.get(key)
+        if found is None:
+            where = where_clause(active, self._taxonomy_keys)
+            vector = self.vector
+            in_memory = self.lexical is not None or (vector is not None and vector.vectors is not None)
+            ann_index = vector.ann_index if vector is not None else None
+            wanted = where is not None and (ann_index is not None or in_memory)
+            mask = filter_mask(active, self._taxonomy_keys, self._catalog.equals) if wanted else None
+            share = float(mask.mean()) if mask is not None and len(mask) else 1.0
+            if len(self._prefilters) >= _PREFILTER_MEMO:
+                self._prefilters.clear()
+            found = self._prefilters[key] = Prefilter(where, share, mask)
+        return found
+
+    async def legs(self, query: Query, prefilter: Prefilter, fetch: int) -> dict[str, Leg]:
+        """Every leg's rows for ``query``, at most ``fetch`` each, in fusion order."""
+        from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery  # see fts()
+
+        where, mask = prefilter.where, prefilter.mask
+        slop = self.phrase_slop
+        lexical = self.lexical
+        legs: dict[str, asyncio.Future[Leg]] = {}
+        # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
+        if self.vector is not None:
+            legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.text, prefilter, fetch))
+        if lexical is None or slop:
+            phrase_q = PhraseQuery(query.lexical, PHRASE_COLUMN, slop=slop, document_granularity=None)
+            legs["phrase"] = asyncio.ensure_future(self.fts(phrase_q, where, fetch))
+        if lexical is not None:
+            if legs:
+                await asyncio.sleep(0)  # let the LanceDB legs submit their queries
+            found = {
+                "match": lexical.search_terms(query.match_terms, self.match_boosts, mask=mask, limit=fetch)
+            }
+            if not slop:
+                found["phrase"] = lexical.phrase_terms(query.phrase, PHRASE_COLUMN, mask=mask, limit=fetch)
+        else:
+            match_q = MultiMatchQuery(
+                query.match,
+                list(self.match_boosts),
+                boosts=list(self.match_boosts.values()),
+                operator=FullTextOperator.OR,
+            )
+            legs["match"] = asyncio.ensure_future(self.fts(match_q, where, fetch))
+            found = {}
+        found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
+        return {name: found[name] for name in LEG_ORDER if name in found}
+
+    async def fts(self, query: Any, where: str | None, fetch: int) -> Leg:
+        """One LanceDB full-text query (its query classes are imported where they are used, once
+        :func:`~docs_mcp_core.index.lancedb_import.import_lancedb` has loaded LanceDB for the index)."""
+        builder = self._atable.query().nearest_to_text(query).with_row_id()
+        if where:
+            builder = builder.where(where)
+        try:
+            rows = await builder.select(["_score"]).limit(fetch).to_arrow()
+        except Exception as exc:
+            if "Invalid count value" in str(exc):
+                return EMPTY_LEG
+            raise
+        return leg_from_rows(self._catalog, rows, "_score")
+
+    def warm(self, text: str, columns: Sequence[str], run: Callable[[Any], Any]) -> None:
+        """One cheap query per full-text column, so that the first real search is as fast as the rest."""
+        from lancedb.query import FullTextOperator, MultiMatchQuery  # see fts()
+
+        async def queries() -> None:
+            found = [MultiMatchQuery(text, [c], boosts=[1.0], operator=FullTextOperator.OR) for c in columns]
+            await asyncio.gather(*(self.fts(q, None, 1) for q in found))
+
+        run(queries())
