@@ -17,11 +17,10 @@ from docs_mcp_core.build import (
     BuildOptions,
     BuildReporter,
     BuildSummary,
-    CorpusInvalidError,
     build_index,
     recover_interrupted_swap,
 )
-from docs_mcp_core.errors import BuildError, DocsMcpError
+from docs_mcp_core.errors import BuildError, CorpusInvalidError, DocsMcpError
 from docs_mcp_core.index import table as index_table
 from docs_mcp_core.markdown import utf16_len
 from docs_mcp_core.search import SearchEngine, SearchOptions

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.corpus import Finding, FindingError, PreparedFile
+from docs_mcp_core.corpus import Finding, PreparedFile
 from docs_mcp_core.corpus_pool import MIN_FILES_FOR_POOL, ChunkedFile, chunk_corpus_parallel
+from docs_mcp_core.errors import FindingError
 from docs_mcp_core.validation import inspect_prepared_file
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from docs_mcp_core.chunking import Strategy
-from docs_mcp_core.corpus import FindingError, ManifestResolver, prepare_file, walk_corpus
-from docs_mcp_core.errors import ManifestError
+from docs_mcp_core.corpus import ManifestResolver, prepare_file, walk_corpus
+from docs_mcp_core.errors import FindingError, ManifestError
 from docs_mcp_core.manifest import find_hint, glob_match, parse_manifest, resolve_file_config
 
 

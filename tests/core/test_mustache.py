@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from docs_mcp_core.mustache import MustacheError, parse, render
+from docs_mcp_core.errors import MustacheError
+from docs_mcp_core.mustache import parse, render
 
 
 @pytest.mark.parametrize(

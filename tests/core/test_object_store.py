@@ -13,19 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.build import BuildOptions, BuildReporter, CorpusInvalidError, build_index
+from docs_mcp_core.build import BuildOptions, BuildReporter, build_index
 from docs_mcp_core.chunk_stream import ChunksJsonWriter, ChunkSpill
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.errors import IndexNotFoundError
+from docs_mcp_core.errors import CorpusInvalidError, IndexNotFoundError, MetadataNotFoundError, StorageError
 from docs_mcp_core.index.location import (
     GENERATION_PREFIX,
-    StorageError,
     index_location,
     open_storage,
     parse_storage_option,
     resolve_storage_options,
 )
-from docs_mcp_core.metadata import MetadataNotFoundError, read_metadata
+from docs_mcp_core.metadata import read_metadata
 from docs_mcp_core.search import SearchEngine
 from tests.fakes.s3_server import S3Endpoint, s3_server
 

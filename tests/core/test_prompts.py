@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from docs_mcp_core.errors import PromptTemplateError
+from docs_mcp_core.errors import InvalidPrompt, PromptTemplateError
 from docs_mcp_core.prompts import (
-    InvalidPrompt,
     PromptArgument,
     PromptDefinition,
     choose_prompt_templates,

@@ -11,9 +11,9 @@ import pytest
 from docs_mcp_core.chunking import Strategy
 from docs_mcp_core.corpus import Finding
 from docs_mcp_core.corpus_pool import ChunkedFile
+from docs_mcp_core.errors import DocsDirError
 from docs_mcp_core.metadata import MAX_TAXONOMY_KEYS, MAX_VALUES_PER_KEY
 from docs_mcp_core.validation import (
-    DocsDirError,
     ValidationReport,
     _check_metadata_limits,  # pyright: ignore[reportPrivateUsage]
     directive_findings,

@@ -174,9 +174,9 @@ def build(
         ),
     ] = None,
 ) -> None:
-    from docs_mcp_core.build import BuildOptions, CorpusInvalidError, build_index
-    from docs_mcp_core.errors import DocsMcpError
-    from docs_mcp_core.index.location import StorageError, index_location, parse_storage_option
+    from docs_mcp_core.build import BuildOptions, build_index
+    from docs_mcp_core.errors import CorpusInvalidError, DocsMcpError, StorageError
+    from docs_mcp_core.index.location import index_location, parse_storage_option
 
     try:
         out_location = index_location(out)

@@ -30,16 +30,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from docs_mcp_core.chunk_stream import ChunksJsonWriter, ChunkSpill
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.corpus import (
-    Finding,
-    FindingError,
-    ManifestResolver,
-    YamlExpansionError,
-    file_fingerprint,
-    load_yaml,
-)
+from docs_mcp_core.corpus import ManifestResolver, file_fingerprint, load_yaml
 from docs_mcp_core.corpus_pool import ChunkedFile
-from docs_mcp_core.errors import BuildError, no_room_error
+from docs_mcp_core.errors import (
+    BuildError,
+    CorpusInvalidError,
+    FindingError,
+    YamlExpansionError,
+    no_room_error,
+)
 from docs_mcp_core.index.location import GENERATION_PREFIX, IndexStorage, is_uri, new_build_id, open_storage
 from docs_mcp_core.index.table import (
     LANCEDB_DIRNAME,
@@ -110,18 +109,6 @@ class BuildSummary:
     embedding_hits: int = 0
     embedding_misses: int = 0
     warnings: list[str] = field(default_factory=list)
-
-
-class CorpusInvalidError(BuildError):
-    """The corpus has errors; ``findings`` lists them (the build wrote nothing)."""
-
-    def __init__(self, findings: Sequence[Finding]) -> None:
-        errors = [f for f in findings if f.severity == "error"]
-        super().__init__(
-            f"the corpus has {len(errors)} error(s); fix them (run `docs-mcp validate` for the full list) "
-            "and build again:\n" + "\n".join(f.render() for f in errors[:50])
-        )
-        self.findings = list(findings)
 
 
 def git_source_commit(docs_dir: Path) -> str | None:

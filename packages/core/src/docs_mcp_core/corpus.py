@@ -19,7 +19,7 @@ from typing import Any, Literal
 import yaml
 
 from docs_mcp_core.chunking import Chunk, Strategy, build_chunks
-from docs_mcp_core.errors import DocsMcpError, ManifestError
+from docs_mcp_core.errors import FindingError, ManifestError, YamlExpansionError
 from docs_mcp_core.manifest import (
     MANIFEST_FILENAME,
     Manifest,
@@ -49,14 +49,6 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "severity": self.severity, "message": self.message}
-
-
-class FindingError(DocsMcpError):
-    """A problem that stops one file (or the corpus) from being processed."""
-
-    def __init__(self, finding: Finding) -> None:
-        super().__init__(finding.render())
-        self.finding = finding
 
 
 def is_template(relpath: str) -> bool:
@@ -307,10 +299,6 @@ def read_markdown(docs_dir: Path, relpath: str) -> str:
                 f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); re-save it as UTF-8",
             )
         ) from None
-
-
-class YamlExpansionError(ValueError):
-    """A YAML text whose aliases expand it far beyond its own size, or make it refer to itself."""
 
 
 def load_yaml(text: str) -> Any:

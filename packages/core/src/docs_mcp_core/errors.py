@@ -1,7 +1,11 @@
-"""Exceptions shared by the docs-mcp packages.
+"""Every exception of docs-mcp-core, in one place.
 
-Every error a user can cause carries a message that names the file, field or value at fault and says
-what to do, so command-line front ends can print it without a traceback.
+Every error a user can cause is a :class:`DocsMcpError` whose message names the file, field or value
+at fault and says what to do, so command-line front ends can print it without a traceback. Each
+also inherits the builtin category that fits (``ValueError`` for bad input), so ``except
+ValueError`` still catches it. :class:`MustacheError`, :class:`InvalidPrompt` and :class:`YamlExpansionError` are raised
+inside core and turned into an error naming the file (:class:`PromptTemplateError`,
+:class:`MetadataError`, a finding). :func:`no_room_error` turns a full disk into a :class:`BuildError`.
 """
 
 from __future__ import annotations
@@ -9,6 +13,11 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from docs_mcp_core.corpus import Finding
 
 
 class DocsMcpError(Exception):
@@ -35,6 +44,26 @@ class IndexNotFoundError(DocsMcpError):
     """An index directory is missing, incomplete or unreadable."""
 
 
+class MetadataNotFoundError(MetadataError, IndexNotFoundError):
+    """The index folder or its ``metadata.json`` does not exist."""
+
+
+class StorageError(DocsMcpError):
+    """An index location or storage option is unusable; the message names it and the fix."""
+
+
+class DocsDirError(DocsMcpError):
+    """The docs folder does not exist or is not a folder."""
+
+
+class FindingError(DocsMcpError):
+    """A problem that stops one file (or the corpus) from being processed."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.render())
+        self.finding = finding
+
+
 class SearchError(DocsMcpError, ValueError):
     """A search or get_doc request that cannot be answered (bad cursor, unknown chunk id, ...).
 
@@ -44,6 +73,18 @@ class SearchError(DocsMcpError, ValueError):
 
 class BuildError(DocsMcpError):
     """A build that cannot proceed (invalid corpus, empty corpus, embedding failure)."""
+
+
+class CorpusInvalidError(BuildError):
+    """The corpus has errors; ``findings`` lists them (the build wrote nothing)."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        errors = [f for f in findings if f.severity == "error"]
+        super().__init__(
+            f"the corpus has {len(errors)} error(s); fix them (run `docs-mcp validate` for the full list) "
+            "and build again:\n" + "\n".join(f.render() for f in errors[:50])
+        )
+        self.findings = list(findings)
 
 
 class EmbeddingError(DocsMcpError):
@@ -61,6 +102,35 @@ class OpenAIRequestError(EmbeddingError):
         super().__init__(message)
         self.status = status
         self.transient = transient
+
+
+class YamlExpansionError(ValueError):
+    """A YAML text whose aliases expand it far beyond its own size, or make it refer to itself."""
+
+
+class MustacheError(ValueError):
+    """A template that cannot be parsed (unclosed tag or section, mismatched close tag)."""
+
+
+class InvalidPrompt(ValueError):
+    """A prompt-shape rule broken at ``path`` (a tuple of keys and indices into the document)."""
+
+    def __init__(self, path: tuple[str | int, ...], problem: str) -> None:
+        super().__init__(problem)
+        self.path = path
+        self.problem = problem
+
+    @property
+    def where(self) -> str:
+        return format_path(self.path)
+
+
+def format_path(path: tuple[str | int, ...]) -> str:
+    """``("arguments", 0, "name")`` -> ``arguments[0].name``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
 
 
 _NO_ROOM = {  # error number -> (what happened, what to do)

@@ -35,7 +35,6 @@ from typing import Any
 
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
 from docs_mcp_core.corpus import (
-    FindingError,
     ManifestEntry,
     ManifestResolver,
     PreparedFile,
@@ -43,7 +42,7 @@ from docs_mcp_core.corpus import (
     read_markdown,
     walk_corpus,
 )
-from docs_mcp_core.errors import ManifestError
+from docs_mcp_core.errors import FindingError, ManifestError
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, glob_match, parse_manifest
 from docs_mcp_core.markdown import ParsedMarkdown, utf16_len
 from docs_mcp_core.ordering import sort_key

@@ -22,15 +22,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from docs_mcp_core.errors import IndexNotFoundError, MetadataError
+from docs_mcp_core.errors import InvalidPrompt, MetadataError, MetadataNotFoundError, format_path
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.prompts import (
-    InvalidPrompt,
     PromptArgument,
     PromptContent,
     PromptDefinition,
     PromptMessage,
-    format_path,
     prompt_from_mapping,
 )
 
@@ -48,10 +46,6 @@ _SEMVER = re.compile(
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
 )
 _SHA1 = re.compile(r"^[0-9a-f]{40}$")
-
-
-class MetadataNotFoundError(MetadataError, IndexNotFoundError):
-    """The index folder or its ``metadata.json`` does not exist."""
 
 
 class TaxonomyValueProperties(BaseModel):
@@ -495,7 +489,8 @@ def read_metadata(
 
 
 def _read_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -> IndexMetadata:
-    from docs_mcp_core.index.location import StorageError, open_storage
+    from docs_mcp_core.errors import StorageError
+    from docs_mcp_core.index.location import open_storage
 
     where = f"{uri.rstrip('/')}/{METADATA_FILENAME}"
     try:
@@ -594,7 +589,6 @@ __all__ = [
     "EmbeddingInfo",
     "IndexLocation",
     "IndexMetadata",
-    "MetadataNotFoundError",
     "PromptArgument",
     "PromptContent",
     "PromptDefinition",

@@ -16,11 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from docs_mcp_core.errors import MustacheError
+
 _STANDALONE_KINDS = frozenset("#^/!>=")
-
-
-class MustacheError(ValueError):
-    """A template that cannot be parsed (unclosed tag or section, mismatched close tag)."""
 
 
 @dataclass

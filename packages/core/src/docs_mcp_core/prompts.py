@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel
 
 from docs_mcp_core import mustache
-from docs_mcp_core.errors import PromptTemplateError
+from docs_mcp_core.errors import InvalidPrompt, MustacheError, PromptTemplateError
 from docs_mcp_core.ordering import sort_key
 
 MARKDOWN_SUFFIX = ".template.md"
@@ -92,27 +92,6 @@ class PromptTemplateFile:
     name: str
     path: str
     format: Literal["md", "yaml"]
-
-
-class InvalidPrompt(ValueError):
-    """A prompt-shape rule broken at ``path`` (a tuple of keys and indices into the document)."""
-
-    def __init__(self, path: tuple[str | int, ...], problem: str) -> None:
-        super().__init__(problem)
-        self.path = path
-        self.problem = problem
-
-    @property
-    def where(self) -> str:
-        return format_path(self.path)
-
-
-def format_path(path: tuple[str | int, ...]) -> str:
-    """``("arguments", 0, "name")`` -> ``arguments[0].name``."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
 
 
 # --------------------------------------------------------------------------------------------
@@ -258,7 +237,7 @@ def parse_arguments(raw: Any, path: tuple[str | int, ...] = ("arguments",)) -> l
 def _check_mustache(text: str, path: tuple[str | int, ...]) -> None:
     try:
         mustache.parse(text)
-    except mustache.MustacheError as exc:
+    except MustacheError as exc:
         raise InvalidPrompt(path, f"invalid Mustache template: {exc}") from exc
 
 
@@ -453,14 +432,13 @@ def render_prompt(prompt: PromptDefinition, arguments: Mapping[str, str]) -> lis
     for message in prompt.messages:
         try:
             text = mustache.render(message.content.text, view)
-        except mustache.MustacheError as exc:
+        except MustacheError as exc:
             raise PromptTemplateError(f"Prompt '{prompt.name}' has an invalid template: {exc}") from exc
         rendered.append(PromptMessage(role=message.role, content=PromptContent(text=text)))
     return rendered
 
 
 __all__ = [
-    "InvalidPrompt",
     "PromptArgument",
     "PromptContent",
     "PromptDefinition",
@@ -469,7 +447,6 @@ __all__ = [
     "check_required_arguments",
     "choose_prompt_templates",
     "discover_prompt_templates",
-    "format_path",
     "is_prompt_template",
     "load_prompt_templates",
     "parse_arguments",

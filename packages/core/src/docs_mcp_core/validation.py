@@ -44,16 +44,9 @@ from typing import Any, Literal
 from markdown_it import MarkdownIt
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Chunk
-from docs_mcp_core.corpus import (
-    Finding,
-    FindingError,
-    ManifestEntry,
-    ManifestResolver,
-    PreparedFile,
-    walk_corpus,
-)
+from docs_mcp_core.corpus import Finding, ManifestEntry, ManifestResolver, PreparedFile, walk_corpus
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
-from docs_mcp_core.errors import DocsMcpError, PromptTemplateError
+from docs_mcp_core.errors import DocsDirError, FindingError, PromptTemplateError
 from docs_mcp_core.manifest import glob_match, hint_comments
 from docs_mcp_core.metadata import (
     MAX_TAXONOMY_KEYS,
@@ -75,10 +68,6 @@ CORPUS_PATH = "."
 KNOWN_FRONT_MATTER_DIRECTIVES = ("mcp_chunking_hint", "mcp_metadata", "mcp_strategy")
 HINT_DIRECTIVE = "mcp_chunking_hint"
 _DIRECTIVE_RE = re.compile(r"<!--\s*(mcp_[A-Za-z0-9_-]*)")
-
-
-class DocsDirError(DocsMcpError):
-    """The docs folder given to validate does not exist or is not a folder."""
 
 
 @dataclass
@@ -682,7 +671,6 @@ def _check_prompt_templates(docs_dir: Path, follow_external_symlinks: bool) -> l
 
 __all__ = [
     "CORPUS_PATH",
-    "DocsDirError",
     "ValidationReport",
     "directive_findings",
     "finding_order",

@@ -75,8 +75,8 @@ def load_index_metadata(
 
 def _load_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -> MetadataView:
     """The object-store variant: ``metadata.json`` and the table it names, read from ``uri``."""
-    from docs_mcp_core.errors import MetadataError
-    from docs_mcp_core.index.location import StorageError, open_storage
+    from docs_mcp_core.errors import MetadataError, StorageError
+    from docs_mcp_core.index.location import open_storage
     from docs_mcp_core.metadata import read_metadata
 
     try:

@@ -71,7 +71,8 @@ def _port(value: str) -> int:
 
 
 def _index_location(value: str) -> Path | str:
-    from docs_mcp_core.index.location import StorageError, index_location
+    from docs_mcp_core.errors import StorageError
+    from docs_mcp_core.index.location import index_location
 
     try:
         return index_location(value)
@@ -80,7 +81,8 @@ def _index_location(value: str) -> Path | str:
 
 
 def _storage_option(value: str) -> tuple[str, str]:
-    from docs_mcp_core.index.location import StorageError, parse_storage_option
+    from docs_mcp_core.errors import StorageError
+    from docs_mcp_core.index.location import parse_storage_option
 
     try:
         return parse_storage_option(value)

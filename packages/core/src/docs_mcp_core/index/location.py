@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.errors import StorageError
 
 SUPPORTED_SCHEMES = ("s3",)
 GENERATION_PREFIX = ".lancedb-"
@@ -57,10 +57,6 @@ _ALIASES = {
     "session_token": "aws_session_token",
     "region": "aws_region",
 }
-
-
-class StorageError(DocsMcpError):
-    """An index location or storage option is unusable; the message names it and the fix."""
 
 
 def is_uri(location: str | os.PathLike[str]) -> bool:
@@ -370,7 +366,6 @@ __all__ = [
     "IndexStorage",
     "LocalStorage",
     "S3Storage",
-    "StorageError",
     "check_uri",
     "describe",
     "index_location",
