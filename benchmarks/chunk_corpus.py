@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     start = time.perf_counter()
-    files, _templates, _findings = walk_corpus(docs_dir)
+    files = walk_corpus(docs_dir).markdown
     chunks = 0
     size = 0
     failed: list[str] = []

@@ -39,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from docs_mcp_core.build import BuildOptions, BuildReporter, BuildSummary, build_index
+from docs_mcp_core.build import BuildOptions, BuildReporter, BuildSummary, EmbeddingOptions, build_index
 from docs_mcp_core.embedding import PREFLIGHT_INPUT, hash_to_unit_vector, to_embedding_input
 from docs_mcp_core.search import SearchEngine, SearchOptions
 
@@ -148,12 +148,14 @@ def main(argv: list[str] | None = None) -> int:
             embedded = BuildOptions(
                 docs_dir=docs,
                 out_dir=scratch / "out",
-                embedding_provider="openai",
-                embedding_model=args.model,
-                embedding_dimensions=args.dims,
-                embedding_api_key=api.api_key,
-                embedding_base_url=api.base_url,
-                embedding_batch_api_threshold=0,
+                embedding=EmbeddingOptions(
+                    provider="openai",
+                    model=args.model,
+                    dimensions=args.dims,
+                    api_key=api.api_key,
+                    base_url=api.base_url,
+                    batch_api_threshold=0,
+                ),
             )
             print(
                 f"corpus: {args.docs} -> {docs}; model {args.model}, {args.dims} dimensions; fake at {api.base_url}"

@@ -200,7 +200,14 @@ def _copy_workspace(tmp_path: Path) -> Path:
     root.mkdir()
     shutil.copy2(REPO_ROOT / "pyproject.toml", root)
     shutil.copy2(REPO_ROOT / "uv.lock", root)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".venv", "dist", "build", "*.egg-info")
+    artefacts = shutil.ignore_patterns("__pycache__", "*.pyc", ".venv", "dist", "*.egg-info")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = set(artefacts(folder, names))
+        if Path(folder).parent == REPO_ROOT / "packages":  # a package's build output, not a package
+            skipped.update(n for n in names if n == "build")
+        return skipped
+
     shutil.copytree(REPO_ROOT / "packages", root / "packages", ignore=ignore)
     return root
 

@@ -17,10 +17,12 @@ from docs_mcp_core.build import (
     BuildOptions,
     BuildReporter,
     BuildSummary,
+    EmbeddingOptions,
+    ToolTexts,
     build_index,
     recover_interrupted_swap,
 )
-from docs_mcp_core.errors import BuildError, CorpusInvalidError, DocsMcpError
+from docs_mcp_core.errors import BuildError, CorpusInvalidError, DocsDirError, DocsMcpError
 from docs_mcp_core.index import table as index_table
 from docs_mcp_core.markdown import utf16_len
 from docs_mcp_core.search import SearchEngine, SearchOptions
@@ -81,7 +83,7 @@ def _hit_ids(out: Path, query: str, **filters: str) -> list[str]:
 @pytest.fixture(scope="module")
 def example_build(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> tuple[Path, BuildSummary]:
     out = tmp_path_factory.mktemp("example-build")
-    summary = _build(examples_docs, out, tool_description_search="Search the Tidewater docs.")
+    summary = _build(examples_docs, out, tools=ToolTexts(search_docs="Search the Tidewater docs."))
     return out, summary
 
 
@@ -93,7 +95,7 @@ def test_two_builds_of_the_same_corpus_are_identical(
 ) -> None:
     first, _ = example_build
     second = tmp_path / "second"
-    _build(examples_docs, second, tool_description_search="Search the Tidewater docs.")
+    _build(examples_docs, second, tools=ToolTexts(search_docs="Search the Tidewater docs."))
     assert (first / "chunks.json").read_bytes() == (second / "chunks.json").read_bytes()
     meta = [json.loads((d / "metadata.json").read_text(encoding="utf-8")) for d in (first, second)]
     for m in meta:
@@ -271,7 +273,7 @@ def test_broken_corpus_is_refused_with_the_findings(tmp_path: Path, live_index: 
 
 
 def test_missing_docs_dir(tmp_path: Path) -> None:
-    with pytest.raises(BuildError, match="is not a directory"):
+    with pytest.raises(DocsDirError, match="docs folder not found"):
         _build(tmp_path / "nope", tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -280,7 +282,7 @@ def test_failed_embedding_preflight_keeps_the_live_index(live_index: Path, tmp_p
     before = _snapshot(live_index)
     docs = _write(tmp_path / "docs", {"gamma.md": "# Gamma\n\ntext\n"})
     with pytest.raises(DocsMcpError) as info:
-        _build(docs, live_index, embedding_provider="no-such-provider")
+        _build(docs, live_index, embedding=EmbeddingOptions(provider="no-such-provider"))
     assert "no-such-provider" in str(info.value)
     _assert_untouched(live_index, before)
 
@@ -429,7 +431,7 @@ def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(tmp_path: Path, ex
     import pyarrow as pa
 
     out = tmp_path / "out"
-    summary = _build(examples_docs, out, embedding_provider="hash")
+    summary = _build(examples_docs, out, embedding=EmbeddingOptions(provider="hash"))
     assert summary.embedding_misses == summary.chunks and summary.embedding_hits == 0
     schema = lancedb.connect(str(out / ".lancedb")).open_table("chunks").schema
     assert schema.field("vector").type == pa.list_(pa.float32(), 256)
@@ -452,7 +454,7 @@ def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(tmp_path: Path, ex
     assert SearchEngine.open(lexical).search(NO_MATCH_QUERY).hits == []
 
     # a rebuild embeds nothing again
-    again = _build(examples_docs, out, embedding_provider="hash")
+    again = _build(examples_docs, out, embedding=EmbeddingOptions(provider="hash"))
     assert (again.embedding_hits, again.embedding_misses) == (summary.chunks, 0)
 
 

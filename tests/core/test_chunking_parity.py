@@ -13,8 +13,9 @@ from tests.core.upstream_tsv import read_upstream_chunks
 def test_sdk_docs_chunks_match_the_original(shared_dir: Path) -> None:
     docs = shared_dir / "corpora" / "sdk-docs"
     expected = read_upstream_chunks(shared_dir / "spec" / "sdk-docs.upstream-chunks.tsv")
-    files, _templates, findings = walk_corpus(docs)
-    assert not [f for f in findings if f.severity == "error"]
+    walked = walk_corpus(docs)
+    files = walked.markdown
+    assert not [f for f in walked.findings if f.severity == "error"]
     resolver = ManifestResolver(docs)
     got: list[tuple[str, ...]] = []
     for rel in files:

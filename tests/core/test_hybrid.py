@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from docs_mcp_core.build import BuildOptions, BuildSummary, build_index
+from docs_mcp_core.build import BuildOptions, BuildSummary, EmbeddingOptions, build_index
 from docs_mcp_core.embedding import PREFLIGHT_INPUT, to_embedding_input
 from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.index import table as index_table
@@ -136,15 +136,16 @@ def make_corpus(examples_docs: Path, dest: Path) -> Path:
 
 
 def build(docs: Path, out: Path, api: FakeOpenAI, **kw: Any) -> BuildSummary:
-    options: dict[str, Any] = {
-        "embedding_provider": "openai",
-        "embedding_model": MODEL,
-        "embedding_dimensions": DIMS,
-        "embedding_api_key": api.api_key,
-        "embedding_base_url": api.base_url,
+    """Build with the fake OpenAI API; ``kw`` overrides :class:`EmbeddingOptions` fields."""
+    embedding: dict[str, Any] = {
+        "provider": "openai",
+        "model": MODEL,
+        "dimensions": DIMS,
+        "api_key": api.api_key,
+        "base_url": api.base_url,
     }
-    options.update(kw)
-    return build_index(BuildOptions(docs_dir=docs, out_dir=out, **options))
+    embedding.update(kw)
+    return build_index(BuildOptions(docs_dir=docs, out_dir=out, embedding=EmbeddingOptions(**embedding)))
 
 
 def chunks_of(out: Path) -> list[dict[str, Any]]:
@@ -307,17 +308,17 @@ def test_failed_preflight_stops_the_build_before_anything_is_written(
     docs = make_corpus(examples_docs, tmp_path / "docs")
     out = tmp_path / "out"
     with FakeOpenAI() as good:
-        build(docs, out, good, embedding_model="text-embedding-3-large")  # the live index, other model
+        build(docs, out, good, model="text-embedding-3-large")  # the live index, other model
     before = snapshot(out)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeOpenAI(dimensions_override=128 if case == "dimension mismatch" else None) as api:
         kw: dict[str, Any] = {}
         if case == "missing key":
-            kw["embedding_api_key"] = None
+            kw["api_key"] = None
         if case == "rejected key":
-            kw["embedding_api_key"] = "sk-revoked"
+            kw["api_key"] = "sk-revoked"
         if case == "unknown model":
-            kw["embedding_model"] = "text-embedding-4-tiny"
+            kw["model"] = "text-embedding-4-tiny"
         with pytest.raises(EmbeddingError) as info:
             build(docs, out, api, **kw)
         assert message in str(info.value)
@@ -335,7 +336,7 @@ def test_rejected_key_with_a_warm_cache_fails_only_when_something_must_be_embedd
     requests = embedding_count(api)
 
     # nothing changed: a revoked key is never even used
-    again = build(docs, out, api, embedding_api_key="sk-revoked")
+    again = build(docs, out, api, api_key="sk-revoked")
     assert (again.embedding_hits, again.embedding_misses) == (summary.chunks, 0)
     assert embedding_count(api) == requests
 
@@ -343,7 +344,7 @@ def test_rejected_key_with_a_warm_cache_fails_only_when_something_must_be_embedd
     before = snapshot(out)
     (docs / TWIN_FILE).write_text(HARBOUR_LOG.replace("twelve", "fifteen"), encoding="utf-8")
     with pytest.raises(EmbeddingError, match=r"401"):
-        build(docs, out, api, embedding_api_key="sk-revoked")
+        build(docs, out, api, api_key="sk-revoked")
     assert snapshot(out) == before
     assert api.embedding_inputs[requests:] == [[PREFLIGHT_INPUT]]
 

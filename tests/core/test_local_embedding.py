@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from docs_mcp_core.build import BuildOptions, BuildReporter, build_index
+from docs_mcp_core.build import BuildOptions, BuildReporter, EmbeddingOptions, build_index
 from docs_mcp_core.embedding import (
     PROVIDER_NAMES,
     EmbeddingProvider,
@@ -321,7 +321,10 @@ class _Recorder(BuildReporter):
 def local_build(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> tuple[Path, _Recorder]:
     out = tmp_path_factory.mktemp("local-build")
     reporter = _Recorder()
-    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out, embedding_provider="local"), reporter)
+    build_index(
+        BuildOptions(docs_dir=examples_docs, out_dir=out, embedding=EmbeddingOptions(provider="local")),
+        reporter,
+    )
     return out, reporter
 
 
@@ -341,7 +344,9 @@ def test_rebuild_with_nothing_changed_embeds_nothing(
     out, _ = local_build
     copy = tmp_path / "out"
     subprocess.run(["cp", "-a", str(out), str(copy)], check=True, timeout=60)
-    summary = build_index(BuildOptions(docs_dir=examples_docs, out_dir=copy, embedding_provider="local"))
+    summary = build_index(
+        BuildOptions(docs_dir=examples_docs, out_dir=copy, embedding=EmbeddingOptions(provider="local"))
+    )
     assert summary.embedding_misses == 0
     assert summary.embedding_hits == summary.chunks
 

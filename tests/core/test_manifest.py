@@ -325,7 +325,7 @@ def test_broken_manifest_is_reported_once_per_lookup_with_its_path(tmp_path: Pat
         prepare_file(tmp_path, "a/x.md", resolver)
     assert info.value.finding.path == "a/.docs-mcp.json"
     assert "chunk_by must be one of" in info.value.finding.message
-    listed = list(resolver.all_manifests())
+    listed = list(resolver.load_all(walk_corpus(tmp_path).manifests))
     assert [(p, e is not None) for p, e in listed] == [("a/.docs-mcp.json", True)]
 
 
@@ -347,21 +347,25 @@ def test_invalid_utf8_reports_the_line(tmp_path: Path) -> None:
     assert "not valid UTF-8" in info.value.finding.message
 
 
-def test_walk_corpus_order_templates_hidden_and_symlink_loops(tmp_path: Path) -> None:
+def test_walk_corpus_order_templates_manifests_hidden_and_symlink_loops(tmp_path: Path) -> None:
     for rel in [
         "b.md",
         "A.md",
         "sub/c.md",
         ".hidden/x.md",
+        ".hidden/.docs-mcp.json",
         ".dot.md",
         "p/x.template.md",
         "p/y.template.yaml",
         "n.txt",
+        ".docs-mcp.json",
+        "sub/.docs-mcp.json",
     ]:
         write(tmp_path, rel, "# x\n")
     os.symlink(tmp_path / "sub", tmp_path / "sub" / "loop")
-    files, templates, findings = walk_corpus(tmp_path)
-    assert files == ["A.md", "b.md", "sub/c.md"]
-    assert templates == ["p/x.template.md", "p/y.template.yaml"]
-    assert [(f.path, f.severity) for f in findings] == [("sub/loop", "warning")]
-    assert "symbolic link loop" in findings[0].message
+    walked = walk_corpus(tmp_path)
+    assert walked.markdown == ["A.md", "b.md", "sub/c.md"]
+    assert walked.templates == ["p/x.template.md", "p/y.template.yaml"]
+    assert walked.manifests == [".docs-mcp.json", "sub/.docs-mcp.json"]  # none in hidden folders
+    assert [(f.path, f.severity) for f in walked.findings] == [("sub/loop", "warning")]
+    assert "symbolic link loop" in walked.findings[0].message

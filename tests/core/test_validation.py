@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.chunking import Strategy
-from docs_mcp_core.corpus import Finding
+from docs_mcp_core.corpus import Finding, walk_corpus
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import DocsDirError
 from docs_mcp_core.metadata import MAX_TAXONOMY_KEYS, MAX_VALUES_PER_KEY
+from docs_mcp_core.prompts import discover_prompt_templates
 from docs_mcp_core.validation import (
     ValidationReport,
     _check_metadata_limits,  # pyright: ignore[reportPrivateUsage]
@@ -240,15 +241,10 @@ def test_links_out_of_the_docs_folder_are_skipped_with_a_warning(linked_corpus: 
     assert team.message.startswith("symbolic link to a folder outside the docs folder")
     text = json.dumps([c.to_dict() for r in report.results for c in r.chunks])
     assert "AKIA-SECRET" not in text and "salaries" not in text
-
-    from docs_mcp_core.prompts import discover_prompt_templates
-
-    assert discover_prompt_templates(linked_corpus)[0] == []
+    assert discover_prompt_templates(linked_corpus, walk_corpus(linked_corpus).templates)[0] == []
 
 
 def test_links_out_of_the_docs_folder_are_followed_on_request(linked_corpus: Path) -> None:
-    from docs_mcp_core.prompts import discover_prompt_templates
-
     report = validate_corpus(linked_corpus, keep_chunks=True, follow_external_symlinks=True)
     assert report.findings == []
     assert [r.relpath for r in report.results] == [
@@ -259,7 +255,8 @@ def test_links_out_of_the_docs_folder_are_followed_on_request(linked_corpus: Pat
         "real/page.md",
         "team/notes.md",
     ]
-    templates, _warnings = discover_prompt_templates(linked_corpus, follow_external_symlinks=True)
+    walked = walk_corpus(linked_corpus, follow_external_symlinks=True)
+    templates, _warnings = discover_prompt_templates(linked_corpus, walked.templates)
     assert [t.path for t in templates] == ["leak.template.md"]
 
 

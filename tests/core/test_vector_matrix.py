@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.row_catalog import scan_in_row_order
@@ -138,7 +138,7 @@ def hash_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) ->
             docs_dir=examples_docs,
             out_dir=out,
             indexed_at="2026-01-01T00:00:00.000Z",
-            embedding_provider="hash",
+            embedding=EmbeddingOptions(provider="hash"),
         )
     )
     return out

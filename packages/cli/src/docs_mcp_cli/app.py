@@ -174,7 +174,7 @@ def build(
         ),
     ] = None,
 ) -> None:
-    from docs_mcp_core.build import BuildOptions, build_index
+    from docs_mcp_core.build import BuildOptions, EmbeddingOptions, ToolTexts, build_index
     from docs_mcp_core.errors import CorpusInvalidError, DocsMcpError, StorageError
     from docs_mcp_core.index.location import index_location, parse_storage_option
 
@@ -202,19 +202,23 @@ def build(
         docs_dir=docs_dir,
         out_dir=out_location,
         description=description,
-        embedding_provider=embedding_provider,
-        embedding_model=embedding_model,
-        embedding_dimensions=embedding_dimensions,
-        embedding_api_key=embedding_api_key,
-        embedding_base_url=embedding_base_url,
-        embedding_batch_size=embedding_batch_size,
-        embedding_concurrency=embedding_concurrency,
-        embedding_max_retries=embedding_max_retries,
-        cache_dir=cache_dir,
+        embedding=EmbeddingOptions(
+            provider=embedding_provider,
+            model=embedding_model,
+            dimensions=embedding_dimensions,
+            api_key=embedding_api_key,
+            base_url=embedding_base_url,
+            batch_size=embedding_batch_size,
+            concurrency=embedding_concurrency,
+            max_retries=embedding_max_retries,
+            cache_dir=cache_dir,
+        ),
+        tools=ToolTexts(
+            search_docs=tool_description_search,
+            get_doc=tool_description_get_doc,
+            server_instructions=mcp_server_instructions,
+        ),
         rebuild_cache=rebuild_cache,
-        tool_description_search=tool_description_search,
-        tool_description_get_doc=tool_description_get_doc,
-        mcp_server_instructions=mcp_server_instructions,
         workers=workers,
         storage_options=storage_options or None,
         follow_external_symlinks=follow_external_symlinks,

@@ -2,6 +2,8 @@
 
 Shared by ``validate``, ``fix`` and ``build`` so that all three see the same files, the same
 manifests and the same problems, reported as :class:`Finding` objects (path, line, severity).
+:meth:`Corpus.open` checks the docs folder and walks it once; every step of a command then uses
+that walk (markdown files, prompt templates, manifests) and its one :class:`ManifestResolver`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -19,7 +21,7 @@ from typing import Any, Literal
 import yaml
 
 from docs_mcp_core.chunking import Chunk, Strategy, build_chunks
-from docs_mcp_core.errors import FindingError, ManifestError, YamlExpansionError
+from docs_mcp_core.errors import DocsDirError, FindingError, ManifestError, YamlExpansionError
 from docs_mcp_core.manifest import (
     MANIFEST_FILENAME,
     Manifest,
@@ -55,20 +57,28 @@ def is_template(relpath: str) -> bool:
     return relpath.endswith(TEMPLATE_SUFFIXES)
 
 
-def walk_corpus(
-    docs_dir: Path, *, follow_external_symlinks: bool = False
-) -> tuple[list[str], list[str], list[Finding]]:
-    """All non-hidden files below ``docs_dir`` as sorted POSIX relative paths.
+@dataclass
+class CorpusFiles:
+    """What one walk of a docs folder found (POSIX paths relative to the folder, in corpus order)."""
 
-    Returns ``(markdown_files, template_files, findings)``. Symbolic links to folders are followed
-    once; a link that leads back into a folder already being walked is reported, not followed.
-    A symbolic link (to a file or a folder) whose target lies outside ``docs_dir`` is reported and
-    skipped unless ``follow_external_symlinks``: a docs folder must not publish files from elsewhere
-    on the machine by accident. A link that cannot be resolved is reported: an error when it looks
-    like a document (a loop of links), a warning otherwise.
+    markdown: list[str]
+    templates: list[str]  # prompt templates (``*.template.md`` / ``*.template.yaml``)
+    manifests: list[str]  # every ``.docs-mcp.json``
+    findings: list[Finding]  # links that loop, dangle or lead out of the folder; unreadable folders
+
+
+def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> CorpusFiles:
+    """All non-hidden files below ``docs_dir`` (and its manifests) as sorted POSIX relative paths.
+
+    Symbolic links to folders are followed once; a link that leads back into a folder already being
+    walked is reported, not followed. A symbolic link (to a file or a folder) whose target lies
+    outside ``docs_dir`` is reported and skipped unless ``follow_external_symlinks``: a docs folder
+    must not publish files from elsewhere on the machine by accident. A link that cannot be resolved
+    is reported: an error when it looks like a document (a loop of links), a warning otherwise.
     """
     markdown: list[str] = []
     templates: list[str] = []
+    manifests: list[str] = []
     findings: list[Finding] = []
     root = docs_dir.resolve()
     inside = str(root).rstrip(os.sep) + os.sep
@@ -80,9 +90,11 @@ def walk_corpus(
             findings.append(Finding(rel or ".", None, "error", f"cannot read folder: {exc.strerror}"))
             return
         for entry in entries:
+            child_rel = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.name == MANIFEST_FILENAME and _is_file(entry):
+                manifests.append(child_rel)
             if entry.name.startswith("."):
                 continue
-            child_rel = f"{rel}/{entry.name}" if rel else entry.name
             try:
                 is_dir = stat.S_ISDIR(os.stat(entry.path).st_mode)  # follows links
             except OSError as exc:
@@ -115,7 +127,14 @@ def walk_corpus(
     walk(root, "", frozenset({str(root)}))
     markdown.sort(key=sort_key)
     templates.sort(key=sort_key)
-    return markdown, templates, findings
+    return CorpusFiles(markdown, templates, manifests, findings)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=True)
+    except OSError:  # a link that loops: the manifest's folder reports nothing, its files are unread
+        return False
 
 
 def _external_link(rel: str, target: str, is_dir: bool) -> Finding:
@@ -222,34 +241,50 @@ class ManifestResolver:
                 return None
             parts.pop()
 
-    def all_manifests(
-        self, *, follow_external_symlinks: bool = False
-    ) -> Iterator[tuple[str, FindingError | None]]:
-        """Every manifest file in the corpus (for validate), with its error if it does not parse.
+    def load_all(self, manifest_paths: Iterable[str]) -> Iterator[tuple[str, FindingError | None]]:
+        """Load the manifests at ``manifest_paths`` (a walk's :attr:`CorpusFiles.manifests`); each
+        path with its error if it does not parse."""
+        for path in manifest_paths:
+            rel_dir = path.rpartition("/")[0]
+            try:
+                self._load(rel_dir)
+                yield path, None
+            except FindingError as exc:
+                yield exc.finding.path, exc
 
-        Folders that :func:`walk_corpus` skips (links that loop, or that lead outside the docs
-        folder unless ``follow_external_symlinks``) are skipped here too.
-        """
-        seen: set[str] = set()
-        inside = os.path.realpath(self.docs_dir).rstrip(os.sep) + os.sep
-        for dirpath, dirnames, filenames in os.walk(self.docs_dir, followlinks=True):
-            real = os.path.realpath(dirpath)
-            if real in seen:  # a symbolic link loop (walk_corpus reports it)
-                dirnames[:] = []
-                continue
-            if not follow_external_symlinks and not (real + os.sep).startswith(inside):
-                dirnames[:] = []  # a link out of the docs folder (walk_corpus reports it)
-                continue
-            seen.add(real)
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            if MANIFEST_FILENAME in filenames:
-                rel_dir = Path(dirpath).relative_to(self.docs_dir).as_posix()
-                rel_dir = "" if rel_dir == "." else rel_dir
-                try:
-                    self._load(rel_dir)
-                    yield (f"{rel_dir}/{MANIFEST_FILENAME}" if rel_dir else MANIFEST_FILENAME), None
-                except FindingError as exc:
-                    yield exc.finding.path, exc
+    def overlaid(self, entries: Iterable[ManifestEntry]) -> ManifestResolver:
+        """A copy of this resolver in which ``entries`` take the place of the manifests on disk at
+        their paths (``fix`` plans against manifests it has not written yet)."""
+        copy = ManifestResolver(self.docs_dir)
+        copy._by_dir = dict(self._by_dir)
+        copy._errors = dict(self._errors)
+        copy.loaded = dict(self.loaded)
+        for entry in entries:
+            copy._by_dir[entry.base] = entry
+            copy._errors.pop(entry.base, None)
+            copy.loaded[entry.path] = entry
+        return copy
+
+
+@dataclass
+class Corpus:
+    """A docs folder as a command sees it: checked and walked once, with one manifest resolver."""
+
+    docs_dir: Path  # as given: messages name the folder the way the user did
+    files: CorpusFiles
+    resolver: ManifestResolver
+
+    @classmethod
+    def open(cls, docs_dir: str | os.PathLike[str], *, follow_external_symlinks: bool = False) -> Corpus:
+        """Check that ``docs_dir`` is a folder and walk it (see :func:`walk_corpus` for
+        ``follow_external_symlinks``). Raises :class:`DocsDirError` when it is not a folder."""
+        folder = Path(docs_dir)
+        if not folder.exists():
+            raise DocsDirError(f"docs folder not found: {folder}")
+        if not folder.is_dir():
+            raise DocsDirError(f"docs folder is not a directory: {folder}")
+        walked = walk_corpus(folder, follow_external_symlinks=follow_external_symlinks)
+        return cls(folder, walked, ManifestResolver(folder))
 
 
 @dataclass

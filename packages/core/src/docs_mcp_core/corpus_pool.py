@@ -1,9 +1,9 @@
 """Chunking a whole corpus on several cores.
 
 Parsing markdown is pure Python and dominates the cost of ``validate`` and ``build`` on large
-corpora, so files are handed to a pool of worker processes in small batches. Every worker owns its
-own :class:`~docs_mcp_core.corpus.ManifestResolver` (manifests are read once per worker) and sends
-back plain, picklable results. Results come back in the order of the input list, so the output of a
+corpora, so files are handed to a pool of worker processes in small batches. Every worker starts
+with a copy of the caller's :class:`~docs_mcp_core.corpus.ManifestResolver` (the manifests the
+caller has read are not read again) and sends back plain, picklable results. Results come back in the order of the input list, so the output of a
 parallel run is identical to a sequential one.
 
 A problem with one file never stops the run: it comes back as a :class:`FindingError` for that file
@@ -101,12 +101,12 @@ def chunk_one(
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
-def _init_worker(docs_dir: str, parent_pid: int) -> None:
+def _init_worker(docs_dir: str, parent_pid: int, resolver: ManifestResolver | None) -> None:
     global _worker_docs_dir, _worker_resolver
     die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_docs_dir = Path(docs_dir)
-    _worker_resolver = ManifestResolver(_worker_docs_dir)
+    _worker_resolver = resolver if resolver is not None else ManifestResolver(_worker_docs_dir)
 
 
 def die_with_parent(parent_pid: int) -> None:
@@ -165,6 +165,7 @@ def chunk_corpus_parallel(
     inspect: Inspector | None = None,
     batch_size: int | None = None,
     start_method: str | None = None,
+    resolver: ManifestResolver | None = None,
 ) -> Iterator[tuple[str, ChunkedFile | FindingError]]:
     """Chunk ``files`` (corpus-relative POSIX paths) and yield ``(relpath, result)`` in input order.
 
@@ -175,10 +176,13 @@ def chunk_corpus_parallel(
     which is cheaper when the chunks themselves are not needed. Workers are started with
     ``start_method`` (default :func:`default_start_method`). If the pool breaks (a worker killed,
     e.g. out of memory), the files not yet returned are chunked in this process instead.
+    ``resolver`` is the corpus's :class:`ManifestResolver`, handed to every worker so that manifests
+    are read once per command (a new one is made when it is not given).
     """
     docs_dir = Path(docs_dir)
+    resolver = resolver if resolver is not None else ManifestResolver(docs_dir)
     if workers <= 1 or len(files) < MIN_FILES_FOR_POOL:
-        yield from _sequential(docs_dir, files, keep_chunks, inspect)
+        yield from _sequential(docs_dir, files, keep_chunks, inspect, resolver)
         return
 
     size = batch_size or max(4, min(64, len(files) // (workers * 8) or 1))
@@ -186,7 +190,10 @@ def chunk_corpus_parallel(
     ctx = multiprocessing.get_context(start_method or default_start_method())
     done = 0
     executor = ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=_init_worker, initargs=(str(docs_dir), os.getpid())
+        workers,
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(str(docs_dir), os.getpid(), resolver),
     )
     finished = False
     try:
@@ -197,7 +204,7 @@ def chunk_corpus_parallel(
         finished = True
     except BrokenProcessPool:
         remaining = [rel for batch, _keep, _inspect in batches[done:] for rel in batch]
-        yield from _sequential(docs_dir, remaining, keep_chunks, inspect)
+        yield from _sequential(docs_dir, remaining, keep_chunks, inspect, resolver)
         finished = True
     finally:
         # stopped early (the caller closed the generator, an interrupt, an error): do not wait
@@ -206,8 +213,11 @@ def chunk_corpus_parallel(
 
 
 def _sequential(
-    docs_dir: Path, files: Sequence[str], keep_chunks: bool, inspect: Inspector | None
+    docs_dir: Path,
+    files: Sequence[str],
+    keep_chunks: bool,
+    inspect: Inspector | None,
+    resolver: ManifestResolver,
 ) -> Iterator[tuple[str, ChunkedFile | FindingError]]:
-    resolver = ManifestResolver(docs_dir)
     for rel in files:
         yield rel, _as_result(chunk_one(docs_dir, rel, resolver, keep_chunks=keep_chunks, inspect=inspect))

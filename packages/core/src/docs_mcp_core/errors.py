@@ -63,6 +63,9 @@ class FindingError(DocsMcpError):
         super().__init__(finding.render())
         self.finding = finding
 
+    def __reduce__(self) -> tuple[type[FindingError], tuple[Finding]]:
+        return (type(self), (self.finding,))  # picklable: a chunking worker's resolver carries these
+
 
 class SearchError(DocsMcpError, ValueError):
     """A search or get_doc request that cannot be answered (bad cursor, unknown chunk id, ...).

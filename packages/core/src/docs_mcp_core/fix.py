@@ -34,14 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
-from docs_mcp_core.corpus import (
-    ManifestEntry,
-    ManifestResolver,
-    PreparedFile,
-    prepare_file,
-    read_markdown,
-    walk_corpus,
-)
+from docs_mcp_core.corpus import Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
 from docs_mcp_core.errors import FindingError, ManifestError
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, glob_match, parse_manifest
 from docs_mcp_core.markdown import ParsedMarkdown, utf16_len
@@ -164,8 +157,8 @@ def _dump(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _check_manifests(resolver: ManifestResolver) -> None:
-    for _path, error in resolver.all_manifests():
+def _check_manifests(corpus: Corpus) -> None:
+    for _path, error in corpus.resolver.load_all(corpus.files.manifests):
         if error is not None:
             finding = error.finding
             where = f"{finding.path}:{finding.line}" if finding.line else finding.path
@@ -177,19 +170,18 @@ def _check_manifests(resolver: ManifestResolver) -> None:
 # ── bootstrap ────────────────────────────────────────────────────────────────────────────────────
 
 
-def bootstrap_manifest(docs_dir: Path) -> FixPlan:
+def bootstrap_manifest(corpus: Corpus | Path) -> FixPlan:
     """Propose a root ``.docs-mcp.json`` when there is none (empty plan otherwise).
 
     Only files that no manifest governs are considered; when every file already has a manifest
     the plan is empty. Raises :class:`ManifestError` when an existing manifest does not parse.
     """
-    docs_dir = Path(docs_dir)
+    corpus = corpus if isinstance(corpus, Corpus) else Corpus.open(corpus)
+    docs_dir, resolver, files = corpus.docs_dir, corpus.resolver, corpus.files.markdown
     plan = FixPlan(docs_dir)
-    resolver = ManifestResolver(docs_dir)
-    _check_manifests(resolver)
+    _check_manifests(corpus)
     if (docs_dir / MANIFEST_FILENAME).exists():
         return plan
-    files, _templates, _findings = walk_corpus(docs_dir)
     unmanaged = [rel for rel in files if resolver.nearest(rel) is None]
     if files and not unmanaged:
         return plan
@@ -344,28 +336,25 @@ def _apply(raw: dict[str, Any], proposals: list[_Proposal], base: str, *, sort_a
     raw["overrides"] = overrides
 
 
-def drift_repairs(docs_dir: Path, base: FixPlan | None = None) -> FixPlan:
+def drift_repairs(corpus: Corpus | Path, base: FixPlan | None = None) -> FixPlan:
     """Propose overrides for files whose chunks no longer fit their manifest's strategy.
 
     ``base`` is a plan whose manifests are taken as already written (e.g. a bootstrap plan); the
     result then contains ``base``'s changes too, merged with the repairs. Raises
     :class:`ManifestError` when a manifest does not parse.
     """
-    docs_dir = Path(docs_dir)
-    resolver = ManifestResolver(docs_dir)
-    _check_manifests(resolver)
+    corpus = corpus if isinstance(corpus, Corpus) else Corpus.open(corpus)
+    docs_dir, files = corpus.docs_dir, corpus.files.markdown
+    _check_manifests(corpus)
     base_changes = {c.path: c for c in (base.changes if base else [])}
     texts: dict[str, str] = {}
+    planned: list[ManifestEntry] = []
     for change in base_changes.values():
         manifest, issues = parse_manifest(change.new_text, source=change.path)
-        folder = change.path.rpartition("/")[0]
-        entry = ManifestEntry(change.path, folder, manifest, issues)
-        # plan manifests take the place of what is on disk
-        resolver._by_dir[folder] = entry  # pyright: ignore[reportPrivateUsage]
-        resolver.loaded[change.path] = entry
+        planned.append(ManifestEntry(change.path, change.path.rpartition("/")[0], manifest, issues))
         texts[change.path] = change.new_text
+    resolver = corpus.resolver.overlaid(planned)  # plan manifests take the place of what is on disk
 
-    files, _templates, _findings = walk_corpus(docs_dir)
     proposals: dict[str, list[_Proposal]] = {}
     notes: list[str] = list(base.notes) if base else []
     for rel in files:
@@ -414,8 +403,11 @@ def drift_repairs(docs_dir: Path, base: FixPlan | None = None) -> FixPlan:
 
 
 def plan_fixes(docs_dir: Path) -> FixPlan:
-    """Bootstrap (when there is no root manifest) followed by drift repair: what ``fix`` does."""
-    return drift_repairs(docs_dir, base=bootstrap_manifest(docs_dir))
+    """Bootstrap (when there is no root manifest) followed by drift repair: what ``fix`` does.
+
+    The folder is checked and walked once (:class:`DocsDirError` when it is not a folder)."""
+    corpus = Corpus.open(docs_dir)
+    return drift_repairs(corpus, base=bootstrap_manifest(corpus))
 
 
 __all__ = [

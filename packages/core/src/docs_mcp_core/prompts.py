@@ -11,8 +11,7 @@ filling ``{{argument}}`` placeholders with Mustache (no HTML escaping).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +20,7 @@ import yaml
 from pydantic import BaseModel
 
 from docs_mcp_core import mustache
+from docs_mcp_core.corpus import walk_corpus
 from docs_mcp_core.errors import InvalidPrompt, MustacheError, PromptTemplateError
 from docs_mcp_core.ordering import sort_key
 
@@ -137,40 +137,28 @@ def choose_prompt_templates(relpaths: list[str]) -> tuple[list[PromptTemplateFil
     return sorted(chosen.values(), key=lambda f: sort_key(f.name)), warnings
 
 
-def _walk_template_paths(docs_dir: Path, follow_external_symlinks: bool) -> list[str]:
-    found: list[str] = []
-    inside = os.path.realpath(docs_dir).rstrip(os.sep) + os.sep
-    for current, dirnames, filenames in os.walk(docs_dir):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        rel_dir = Path(current).relative_to(docs_dir)
-        for filename in filenames:
-            if filename.startswith(".") or not is_prompt_template(filename):
-                continue
-            path = Path(current) / filename
-            if not follow_external_symlinks and not (os.path.realpath(path) + os.sep).startswith(inside):
-                continue  # a link out of the docs folder (validate reports it)
-            if path.is_file():
-                found.append((rel_dir / filename).as_posix())
-    return found
-
-
 def discover_prompt_templates(
-    docs_dir: Path, *, follow_external_symlinks: bool = False
+    docs_dir: Path, paths: Sequence[str] | None = None
 ) -> tuple[list[PromptTemplateFile], list[str]]:
-    """Find ``**/*.template.md`` and ``**/*.template.yaml`` under ``docs_dir`` (dot dirs/files skipped).
-
-    ``.yml`` is not a template suffix. Links to files outside ``docs_dir`` are skipped unless
-    ``follow_external_symlinks``. Returns ``(files sorted by name, warnings)``.
+    """Choose the templates among ``paths``: the ``*.template.md`` and ``*.template.yaml`` files a
+    walk of ``docs_dir`` found (:attr:`~docs_mcp_core.corpus.CorpusFiles.templates`; the folder is
+    walked when they are not given). Dot folders and files are skipped; ``.yml`` is not a template
+    suffix. Returns ``(files sorted by name, warnings)``.
     """
-    return choose_prompt_templates(_walk_template_paths(Path(docs_dir), follow_external_symlinks))
+    docs_dir = Path(docs_dir)
+    if paths is None:
+        paths = walk_corpus(docs_dir).templates
+    found = [rel for rel in paths if is_prompt_template(rel) and (docs_dir / rel).is_file()]
+    return choose_prompt_templates(found)
 
 
 def load_prompt_templates(
-    docs_dir: Path, *, follow_external_symlinks: bool = False
+    docs_dir: Path, paths: Sequence[str] | None = None
 ) -> tuple[list[PromptDefinition], list[str]]:
-    """Discover and parse every prompt template under ``docs_dir``; returns ``(prompts, warnings)``."""
+    """Parse every prompt template under ``docs_dir`` (among ``paths``, see
+    :func:`discover_prompt_templates`); returns ``(prompts, warnings)``."""
     docs_dir = Path(docs_dir)
-    files, warnings = discover_prompt_templates(docs_dir, follow_external_symlinks=follow_external_symlinks)
+    files, warnings = discover_prompt_templates(docs_dir, paths)
     prompts: list[PromptDefinition] = []
     for template in files:
         try:

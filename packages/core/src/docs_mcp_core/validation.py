@@ -35,7 +35,8 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -44,9 +45,9 @@ from typing import Any, Literal
 from markdown_it import MarkdownIt
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Chunk
-from docs_mcp_core.corpus import Finding, ManifestEntry, ManifestResolver, PreparedFile, walk_corpus
+from docs_mcp_core.corpus import Corpus, Finding, ManifestEntry, PreparedFile
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
-from docs_mcp_core.errors import DocsDirError, FindingError, PromptTemplateError
+from docs_mcp_core.errors import FindingError, PromptTemplateError
 from docs_mcp_core.manifest import glob_match, hint_comments
 from docs_mcp_core.metadata import (
     MAX_TAXONOMY_KEYS,
@@ -122,7 +123,7 @@ def finding_order(finding: Finding) -> tuple[Any, ...]:
 
 
 def validate_corpus(
-    docs_dir: Path,
+    corpus: Corpus | Path,
     *,
     workers: int | None = None,
     keep_chunks: bool = False,
@@ -131,7 +132,8 @@ def validate_corpus(
     on_file: Callable[[ChunkedFile], None] | None = None,
     follow_external_symlinks: bool = False,
 ) -> ValidationReport:
-    """Validate the corpus under ``docs_dir``. Raises :class:`DocsDirError` if it is not a folder.
+    """Validate a corpus (a :class:`~docs_mcp_core.corpus.Corpus`, or the folder to open as one:
+    :class:`DocsDirError` if it is not a folder).
 
     ``workers`` is the number of processes used to parse and chunk files (default: up to 2, one
     process for small corpora). With ``keep_chunks`` the report's ``results`` carry every file's
@@ -142,38 +144,21 @@ def validate_corpus(
     ``on_file`` receives every file that chunked, with its chunks, in corpus order, as soon as it is
     chunked: a build streams them to disk this way. Without ``keep_chunks`` the report then drops
     each file's chunks right after the call, so memory does not grow with the corpus.
+    ``follow_external_symlinks`` applies when a folder is given (see :func:`~docs_mcp_core.corpus.walk_corpus`).
     """
-    docs_dir = Path(docs_dir)
-    if not docs_dir.exists():
-        raise DocsDirError(f"docs folder not found: {docs_dir}")
-    if not docs_dir.is_dir():
-        raise DocsDirError(f"docs folder is not a directory: {docs_dir}")
-
+    if not isinstance(corpus, Corpus):
+        corpus = Corpus.open(corpus, follow_external_symlinks=follow_external_symlinks)
+    docs_dir, files = corpus.docs_dir, corpus.files.markdown
     found: dict[Finding, None] = {}  # ordered set
 
     def add(items: Iterable[Finding]) -> None:
         for item in items:
             found.setdefault(item, None)
 
-    files, _templates, walk_findings = walk_corpus(
-        docs_dir, follow_external_symlinks=follow_external_symlinks
-    )
-    add(walk_findings)
+    add(corpus.files.findings)
     if not files:
         add([Finding(CORPUS_PATH, None, "error", f"no markdown files found under {docs_dir}")])
-
-    resolver = ManifestResolver(docs_dir)
-    manifests = _check_manifests(resolver, add, follow_external_symlinks)
-
-    if workers is None:
-        workers = min(DEFAULT_WORKERS, os.cpu_count() or 1)
-    reused: dict[str, ChunkedFile] = {}
-    if reuse is not None:
-        for rel in files:
-            hit = reuse(rel)
-            if hit is not None:
-                reused[rel] = hit
-    todo = [rel for rel in files if rel not in reused]
+    manifests = _check_manifests(corpus, add)
     results: list[ChunkedFile] = []
 
     def keep(result: ChunkedFile) -> None:
@@ -183,52 +168,74 @@ def validate_corpus(
                 result.chunks = []
         results.append(result)
 
-    chunked = chunk_corpus_parallel(
-        docs_dir, todo, workers, keep_chunks=keep_chunks or on_file is not None, inspect=inspect_prepared_file
-    )
-    try:
-        done = 0
-        for rel in files:  # results in corpus order: reused files interleaved with freshly chunked ones
-            hit = reused.get(rel)
-            if hit is not None:
-                keep(hit)
-                continue
-            _rel, result = next(chunked)
-            done += 1
-            if progress is not None and (done % 64 == 0 or done == len(todo)):
-                progress(done, len(todo))
+    if workers is None:
+        workers = min(DEFAULT_WORKERS, os.cpu_count() or 1)
+    with closing(
+        _chunk_files(corpus, workers, keep_chunks or on_file is not None, reuse, progress)
+    ) as chunked:
+        for result in chunked:
             if isinstance(result, FindingError):
                 add([result.finding])
             else:
                 add(result.findings)
                 keep(result)
+    add(_check_metadata_limits(results))
+    add(_check_manifest_usage(docs_dir, manifests, results))
+    add(_check_prompt_templates(docs_dir, corpus.files.templates))
+    findings = sorted(found, key=finding_order)
+    return ValidationReport(docs_dir, len(files), sum(r.chunk_count for r in results), findings, results)
+
+
+def _chunk_files(
+    corpus: Corpus,
+    workers: int,
+    keep_chunks: bool,
+    reuse: Callable[[str], ChunkedFile | None] | None,
+    progress: Callable[[int, int], None] | None,
+) -> Generator[ChunkedFile | FindingError]:
+    """Every markdown file's result in corpus order: reused ones interleaved with freshly chunked ones."""
+    files = corpus.files.markdown
+    reused: dict[str, ChunkedFile] = {}
+    if reuse is not None:
+        for rel in files:
+            hit = reuse(rel)
+            if hit is not None:
+                reused[rel] = hit
+    todo = [rel for rel in files if rel not in reused]
+    chunked = chunk_corpus_parallel(
+        corpus.docs_dir,
+        todo,
+        workers,
+        keep_chunks=keep_chunks,
+        inspect=inspect_prepared_file,
+        resolver=corpus.resolver,
+    )
+    try:
+        done = 0
+        for rel in files:
+            hit = reused.get(rel)
+            if hit is not None:
+                yield hit
+                continue
+            _rel, result = next(chunked)
+            done += 1
+            if progress is not None and (done % 64 == 0 or done == len(todo)):
+                progress(done, len(todo))
+            yield result
     finally:
         close = getattr(chunked, "close", None)  # stops the worker pool if we stopped early
         if close is not None:
             close()
 
-    add(_check_metadata_limits(results))
-    add(_check_manifest_usage(docs_dir, manifests, results))
-    add(_check_prompt_templates(docs_dir, follow_external_symlinks))
-
-    findings = sorted(found, key=finding_order)
-    return ValidationReport(docs_dir, len(files), sum(r.chunk_count for r in results), findings, results)
-
 
 # ── manifests ────────────────────────────────────────────────────────────────────────────────────
 
 
-def _check_manifests(
-    resolver: ManifestResolver, add: Callable[[Iterable[Finding]], None], follow_external_symlinks: bool
-) -> dict[str, ManifestEntry]:
+def _check_manifests(corpus: Corpus, add: Callable[[Iterable[Finding]], None]) -> dict[str, ManifestEntry]:
     """Parse every manifest of the corpus; return the valid ones by path."""
     valid: dict[str, ManifestEntry] = {}
-    try:
-        listed = list(resolver.all_manifests(follow_external_symlinks=follow_external_symlinks))
-    except OSError as exc:  # pragma: no cover - unreadable folder during the walk
-        add([Finding(CORPUS_PATH, None, "error", f"cannot list manifests: {exc}")])
-        return valid
-    for path, error in listed:
+    resolver = corpus.resolver
+    for path, error in resolver.load_all(corpus.files.manifests):
         if error is not None:
             add([error.finding])
             continue
@@ -619,11 +626,9 @@ def _finding_from_message(default_path: str, message: str) -> Finding:
     return Finding(default_path, None, "error", message)
 
 
-def _check_prompt_templates(docs_dir: Path, follow_external_symlinks: bool) -> list[Finding]:
+def _check_prompt_templates(docs_dir: Path, paths: Sequence[str]) -> list[Finding]:
     try:
-        templates, _warnings = discover_prompt_templates(
-            docs_dir, follow_external_symlinks=follow_external_symlinks
-        )
+        templates, _warnings = discover_prompt_templates(docs_dir, paths)
     except PromptTemplateError as exc:
         quoted = re.findall(r"'([^']+)'", str(exc))
         path = quoted[-1] if quoted else CORPUS_PATH

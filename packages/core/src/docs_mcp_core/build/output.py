@@ -1,0 +1,246 @@
+"""Where a build writes, and how the new index replaces the live one without a gap.
+
+A folder is written beside the live index (``.lancedb.tmp``, ``.lancedb.work/``, ``*.json.tmp``)
+and swapped in by renames when complete, so a failed or interrupted build leaves the previous index
+intact and servable (:func:`recover_interrupted_swap` finishes or undoes a swap a crash cut short).
+An object store has no rename: the table goes under a fresh ``.lancedb-<build-id>`` prefix and
+``metadata.json``, written last, switches readers to it (:class:`Output`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from docs_mcp_core.build.options import BuildOptions, BuildReporter
+from docs_mcp_core.errors import BuildError
+from docs_mcp_core.index.location import GENERATION_PREFIX, IndexStorage, is_uri, new_build_id, open_storage
+from docs_mcp_core.index.table import LANCEDB_DIRNAME, directory_size, write_table
+from docs_mcp_core.metadata import METADATA_FILENAME
+
+__all__ = ["CHUNKS_FILENAME", "SPILL_FILENAME", "WORK_DIRNAME", "Output", "recover_interrupted_swap"]
+
+CHUNKS_FILENAME = "chunks.json"
+WORK_DIRNAME = ".lancedb.work"  # a local build's scratch: the chunk spill and chunks.json being written
+SPILL_FILENAME = "chunks.spill"  # chunks waiting between chunking and the table write
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink(missing_ok=True)
+
+
+def recover_interrupted_swap(out_dir: Path) -> None:
+    """Finish or undo a swap that a crash interrupted, so the live index is whole again."""
+    live, old = out_dir / LANCEDB_DIRNAME, out_dir / f"{LANCEDB_DIRNAME}.old"
+    if not live.exists() and old.exists():
+        old.rename(live)
+    _remove(old)
+    for name in (
+        f"{LANCEDB_DIRNAME}.tmp",
+        f"{CHUNKS_FILENAME}.tmp",
+        f"{METADATA_FILENAME}.tmp",
+        WORK_DIRNAME,
+    ):
+        _remove(out_dir / name)
+
+
+class Output:
+    """Where a build writes: a local folder (files swapped in) or an object-store prefix (generations).
+
+    A folder is written beside the live index (``.lancedb.tmp``, ``*.json.tmp``) and swapped in by
+    renames. An object store has no atomic rename of a folder: the table goes under a fresh
+    ``.lancedb-<build-id>`` prefix, then ``chunks.json`` is uploaded, then ``metadata.json``, whose
+    ``index.path`` names the new prefix; until that last PUT readers see the previous index.
+    """
+
+    def __init__(self, options: BuildOptions) -> None:
+        self.options = options
+        self.storage: IndexStorage | None = None
+        self.out_dir: Path | None = None
+        if is_uri(options.out_dir):
+            self.storage = open_storage(options.out_dir, options.storage_options)
+            self.index_path = GENERATION_PREFIX + new_build_id()
+        else:
+            self.out_dir = Path(options.out_dir).resolve()
+            self.index_path = LANCEDB_DIRNAME
+        self.previous_path: str | None = None
+        self._created = False
+        self._publishing = False  # the swap or the uploads have started: leave the rest to recovery
+        self._published = False  # metadata.json names the new table
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._work: Path | None = None
+
+    @property
+    def display(self) -> Path | str:
+        return self.out_dir if self.out_dir is not None else str(self.options.out_dir)
+
+    @property
+    def writing_to(self) -> str:
+        """The local folder the build writes into (the output folder, or the scratch folder)."""
+        return str(self.out_dir if self.out_dir is not None else self._work or tempfile.gettempdir())
+
+    def prepare(self) -> None:
+        """Check the destination and repair what an interrupted build left behind."""
+        if self.out_dir is not None:
+            if self.out_dir.exists() and not self.out_dir.is_dir():
+                raise BuildError(f"--out '{self.options.out_dir}' exists and is not a directory")
+            if self.out_dir.is_dir():
+                recover_interrupted_swap(self.out_dir)
+        elif self.storage is not None:
+            self.previous_path = _previous_index_path(self.storage)
+
+    def open_work(self) -> Path:
+        """The local folder for scratch files (the output folder itself, or a temporary folder)."""
+        if self.out_dir is not None:
+            self._created = not self.out_dir.exists()
+            self._work = self.out_dir / WORK_DIRNAME
+            _remove(self._work)
+            self._work.mkdir(parents=True)
+        else:
+            self._scratch = tempfile.TemporaryDirectory(prefix="docs-mcp-build-")
+            self._work = Path(self._scratch.name)
+        return self._work
+
+    def write_table(
+        self,
+        batches: Iterator[Any],
+        keys: list[str],
+        dims: int | None,
+        rep: BuildReporter,
+        after_rows: Callable[[], None],
+    ) -> None:
+        def step(message: str) -> None:
+            rep.step(f"index: {message}")
+
+        if self.storage is None:
+            assert self.out_dir is not None
+            tmp_db = self.out_dir / f"{LANCEDB_DIRNAME}.tmp"
+            _remove(tmp_db)
+            write_table(
+                tmp_db,
+                batches,
+                metadata_keys=keys,
+                vector_dimensions=dims,
+                on_step=step,
+                after_rows=after_rows,
+            )
+            return
+        rep.step(f"index: writing {self.storage.uri(self.index_path)}")
+        write_table(
+            self.storage.uri(self.index_path),
+            batches,
+            metadata_keys=keys,
+            vector_dimensions=dims,
+            on_step=step,
+            storage_options=self.storage.lance_options,
+            after_rows=after_rows,
+        )
+
+    def publish(self, metadata_text: str, rep: BuildReporter) -> int:
+        """Make the new index the live one; returns its size in bytes."""
+        assert self._work is not None
+        self._publishing = True
+        if self.storage is None:
+            assert self.out_dir is not None
+            _write_text(self.out_dir / f"{METADATA_FILENAME}.tmp", metadata_text)
+            _swap(self.out_dir, self._work / f"{CHUNKS_FILENAME}.tmp")
+            _remove(self._work)
+            return (
+                directory_size(self.out_dir / LANCEDB_DIRNAME)
+                + (self.out_dir / CHUNKS_FILENAME).stat().st_size
+                + (self.out_dir / METADATA_FILENAME).stat().st_size
+            )
+        storage = self.storage
+        chunks_file = self._work / f"{CHUNKS_FILENAME}.tmp"
+        rep.step(f"publishing {storage.location}")
+        storage.upload(chunks_file, CHUNKS_FILENAME)
+        storage.write_bytes(METADATA_FILENAME, metadata_text.encode("utf-8"))
+        self._published = True
+        # Keep the previous generation (replicas that opened it keep working until they restart).
+        for name in storage.list_names():
+            if name.startswith(GENERATION_PREFIX) and name not in (self.index_path, self.previous_path):
+                _quietly(lambda name=name: storage.remove_tree(name))
+        return storage.size(self.index_path) + len(metadata_text.encode("utf-8")) + chunks_file.stat().st_size
+
+    def abort(self) -> None:
+        """Undo a failed build: the live index stays exactly as it was."""
+        if self.out_dir is not None:
+            if self._work is not None and not self._publishing:
+                _remove(self._work)
+                (self.out_dir / f"{METADATA_FILENAME}.tmp").unlink(missing_ok=True)
+                _remove(self.out_dir / f"{LANCEDB_DIRNAME}.tmp")
+            if self._created and not self._publishing:
+                shutil.rmtree(self.out_dir, ignore_errors=True)
+        elif self.storage is not None and not self._published:
+            storage, path = self.storage, self.index_path
+            _quietly(lambda: storage.remove_tree(path))
+
+    def close(self) -> None:
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _swap(out_dir: Path, chunks_tmp: Path) -> None:
+    live, tmp, old = (
+        out_dir / LANCEDB_DIRNAME,
+        out_dir / f"{LANCEDB_DIRNAME}.tmp",
+        out_dir / f"{LANCEDB_DIRNAME}.old",
+    )
+    _remove(old)
+    if live.exists():
+        live.rename(old)
+    tmp.rename(live)
+    os.replace(chunks_tmp, out_dir / CHUNKS_FILENAME)
+    os.replace(out_dir / f"{METADATA_FILENAME}.tmp", out_dir / METADATA_FILENAME)
+    _remove(old)
+
+
+def _quietly(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except Exception:  # noqa: BLE001 - best-effort clean-up must not hide the real error
+        pass
+
+
+def _previous_index_path(storage: IndexStorage) -> str | None:
+    """``index.path`` of the index currently published at ``storage`` (``None`` when there is none).
+
+    Also the build's first request to the store: unreachable endpoints, bad credentials and missing
+    buckets fail here, before any work, with a message that says what to check.
+    """
+    try:
+        data = storage.read_bytes(METADATA_FILENAME)
+    except FileNotFoundError:
+        if not storage.bucket_exists():
+            raise BuildError(
+                f"--out '{storage.location}': the bucket does not exist (create it first)"
+            ) from None
+        return None
+    except OSError as exc:
+        raise BuildError(
+            f"cannot access --out '{storage.location}': {exc} (check the endpoint and credentials: "
+            "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION or --storage-option)"
+        ) from None
+    try:
+        raw = json.loads(data.decode("utf-8-sig"))
+    except ValueError:
+        return None
+    index = raw.get("index") if isinstance(raw, dict) else None
+    path = index.get("path") if isinstance(index, dict) else None
+    return path if isinstance(path, str) and path else None

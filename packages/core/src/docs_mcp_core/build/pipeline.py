@@ -1,0 +1,267 @@
+"""``docs-mcp build``: corpus → chunks → (embeddings) → LanceDB table + chunks.json + metadata.json.
+
+The steps, in order (:func:`build_index`):
+
+1. the docs folder is checked and walked once (:class:`~docs_mcp_core.corpus.Corpus`), the embedding
+   provider created and checked (:mod:`.embedding_step`), the destination prepared (:mod:`.output`);
+2. every file is validated and chunked in one pass, the same checks as ``docs-mcp validate``, and a
+   corpus with errors is refused; unchanged files reuse the previous index's chunks (:mod:`.reuse`);
+3. ``metadata.json`` is assembled (:mod:`.metadata`);
+4. the chunks are embedded (through the embedding cache) and written to the table, batch by batch;
+5. the new index is published: swapped in beside the live one, or uploaded with ``metadata.json``
+   last.
+
+Memory: chunks stream from the chunker to a scratch file and to ``chunks.json``, then back in
+batches to the embedder and the table, so a build's memory does not grow with the corpus.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from docs_mcp_core.build.embedding_step import BatchEmbedder, create_build_provider
+from docs_mcp_core.build.metadata import governing_manifests, metadata_document
+from docs_mcp_core.build.options import BuildOptions, BuildReporter, BuildSummary
+from docs_mcp_core.build.output import CHUNKS_FILENAME, SPILL_FILENAME, Output
+from docs_mcp_core.build.reuse import previous_titles, reuse_unchanged_file
+from docs_mcp_core.chunk_stream import ChunksJsonWriter, ChunkSpill
+from docs_mcp_core.chunking import Chunk
+from docs_mcp_core.corpus import Corpus
+from docs_mcp_core.corpus_pool import ChunkedFile
+from docs_mcp_core.embedding import EmbeddingProvider
+from docs_mcp_core.errors import BuildError, CorpusInvalidError, no_room_error
+from docs_mcp_core.index.table import LANCEDB_DIRNAME, CachedChunks, chunks_to_arrow, read_cached_chunks
+from docs_mcp_core.metadata import IndexMetadata, metadata_to_json, normalize_metadata
+from docs_mcp_core.prompts import load_prompt_templates
+from docs_mcp_core.ranking import generic_headings
+from docs_mcp_core.validation import ValidationReport, validate_corpus
+
+__all__ = ["build_index"]
+
+
+def build_index(options: BuildOptions, reporter: BuildReporter | None = None) -> BuildSummary:
+    """Build (or incrementally rebuild) the index in ``options.out_dir`` (a folder or an ``s3://`` URI).
+
+    Raises :class:`~docs_mcp_core.errors.DocsDirError` when ``options.docs_dir`` is not a folder,
+    :class:`~docs_mcp_core.errors.CorpusInvalidError` when it has errors, and other
+    :class:`~docs_mcp_core.errors.DocsMcpError` subclasses for anything else a user can fix; in
+    every case the previous index is left as it was.
+    """
+    return _Build(options, reporter or BuildReporter()).run()
+
+
+class _Build:
+    """One run of the pipeline and what it has learned so far."""
+
+    def __init__(self, options: BuildOptions, rep: BuildReporter) -> None:
+        self.options = options
+        self.rep = rep
+        self.started = time.perf_counter()
+        self.warnings: list[str] = []
+        self.corpus = Corpus.open(
+            options.docs_dir.resolve(), follow_external_symlinks=options.follow_external_symlinks
+        )
+        self.output = Output(options)
+        cache_dir = options.embedding.cache_dir
+        self.cache_parent = cache_dir.resolve() if cache_dir is not None else self.output.out_dir
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        self.rep.warn(message)
+
+    def run(self) -> BuildSummary:
+        options, output = self.options, self.output
+        # 1. Embedding provider preflight, before anything is written.
+        provider, preflight_pending = create_build_provider(
+            options.embedding, self.cache_parent, options.rebuild_cache, self.rep, self.warn
+        )
+        output.prepare()
+        try:
+            work = output.open_work()
+            spill = ChunkSpill(work / SPILL_FILENAME)
+            chunks_json = ChunksJsonWriter(work / f"{CHUNKS_FILENAME}.tmp")
+            try:
+                report, stream = self._chunk(spill, chunks_json)
+                metadata = self._metadata(report, stream, provider)
+                embedder = None
+                if provider is not None:
+                    embedder = BatchEmbedder(
+                        provider,
+                        self.cache_parent,
+                        self.rep,
+                        self.warn,
+                        rebuild_cache=options.rebuild_cache,
+                        preflight=preflight_pending,
+                    )
+                hits, misses = self._write_table(spill, stream, report.results, metadata, provider, embedder)
+            finally:
+                spill.discard()
+            # 5. Publish: swap the folder's files in, or upload chunks.json and then metadata.json.
+            index_bytes = output.publish(metadata_to_json(metadata), self.rep)
+        except BaseException as exc:
+            output.abort()
+            no_room = no_room_error(exc, output.writing_to)
+            if no_room is not None:
+                raise no_room from exc
+            raise
+        finally:
+            output.close()
+        return BuildSummary(
+            out_dir=output.display,
+            files=len(report.results),
+            chunks=stream.chunks,
+            cached_files=stream.cached_files,
+            seconds=time.perf_counter() - self.started,
+            index_bytes=index_bytes,
+            embedding_hits=hits,
+            embedding_misses=misses,
+            warnings=self.warnings,
+        )
+
+    def _chunk(
+        self, spill: ChunkSpill, chunks_json: ChunksJsonWriter
+    ) -> tuple[ValidationReport, _StreamStats]:
+        """2. Validate and chunk in one pass (the same checks as ``docs-mcp validate``), reusing the
+        previous index's chunks for files that did not change; refuse a corpus with errors. Chunks
+        stream to the spill and to ``chunks.json.tmp`` as files are chunked."""
+        out_dir, corpus = self.output.out_dir, self.corpus
+        live_db = out_dir / LANCEDB_DIRNAME if out_dir is not None else None
+        previous = (
+            CachedChunks() if self.options.rebuild_cache or live_db is None else read_cached_chunks(live_db)
+        )
+        cached = previous.files
+        old_titles = previous_titles(out_dir) if cached and out_dir is not None else {}
+        stream = _StreamStats(cached)
+
+        def reuse(rel: str) -> ChunkedFile | None:
+            entry = cached.get(rel)
+            if entry is None:
+                return None
+            return reuse_unchanged_file(corpus.docs_dir, rel, corpus.resolver, entry, old_titles.get(rel))
+
+        def on_file(result: ChunkedFile) -> None:
+            if stream.add(result) and previous.derived:  # unchanged: its derived columns carry over
+                for chunk in result.chunks:
+                    found = previous.derived.get(chunk.chunk_id)
+                    if found is not None:
+                        stream.derived[chunk.chunk_id] = found
+            for chunk in result.chunks:
+                chunks_json.add(chunk.to_dict())
+            spill.extend(result.chunks)
+
+        self.rep.step("validating and chunking the corpus")
+        with warnings.catch_warnings():
+            # chunking workers are forked after lancedb may have been imported; they only parse markdown
+            warnings.filterwarnings(
+                "ignore", message=".*fork support is experimental.*", category=RuntimeWarning
+            )
+            report = validate_corpus(
+                corpus,
+                workers=self.options.workers,
+                reuse=reuse if cached else None,
+                progress=lambda done, total: self.rep.progress("chunking", done, total),
+                on_file=on_file,
+            )
+        cached.clear()  # the previous index's chunks are in the spill now
+        previous.derived.clear()
+        if not report.ok:
+            raise CorpusInvalidError(report.findings)
+        for finding in report.findings:  # printed as validate prints them
+            if finding.severity == "warning":
+                self.warnings.append(finding.render())
+                where = f"{finding.path}:{finding.line}" if finding.line else finding.path
+                self.rep.warn(f"{where}: {finding.message}")
+        if not report.results:
+            raise BuildError(f"no markdown files found under '{corpus.docs_dir}'; nothing to index")
+        spill.finish()
+        chunks_json.close()
+        self.rep.step(
+            f"chunked {len(report.results):,} files into {stream.chunks:,} chunks ({stream.cached_files:,} "
+            f"unchanged files reused, {report.warnings} warnings)"
+        )
+        return report, stream
+
+    def _metadata(
+        self, report: ValidationReport, stream: _StreamStats, provider: EmbeddingProvider | None
+    ) -> IndexMetadata:
+        """3. ``metadata.json``: prompts from the templates the walk found, the governing manifests'
+        taxonomy configuration, and what the chunks carry."""
+        corpus = self.corpus
+        prompts, prompt_warnings = load_prompt_templates(corpus.docs_dir, corpus.files.templates)
+        for w in prompt_warnings:
+            self.warn(w)
+        document = metadata_document(
+            self.options,
+            values=stream.values,
+            total_chunks=stream.chunks,
+            files=report.results,
+            manifests=governing_manifests(corpus.resolver, report.results),
+            prompts=prompts,
+            provider=provider,
+            warn=self.warn,
+            index_path=self.output.index_path,
+        )
+        return normalize_metadata(document)
+
+    def _write_table(
+        self,
+        spill: ChunkSpill,
+        stream: _StreamStats,
+        files: list[ChunkedFile],
+        metadata: IndexMetadata,
+        provider: EmbeddingProvider | None,
+        embedder: BatchEmbedder | None,
+    ) -> tuple[int, int]:
+        """4. Embeddings (batch by batch, through the embedding cache) and the table; returns the
+        embedding cache's ``(hits, misses)``."""
+        keys = list(metadata.taxonomy)
+        dims = provider.dimensions if provider is not None else None
+        fingerprints = {r.relpath: r.fingerprint for r in files}
+        generic = generic_headings(stream.headings)
+        stream.headings = []
+
+        def batches() -> Iterator[Any]:
+            whole = embedder.whole_corpus_vectors(spill, stream.chunks) if embedder is not None else None
+            for batch in spill.batches():
+                vectors = whole
+                if embedder is not None and whole is None:
+                    vectors = embedder.vectors(batch, stream.chunks)
+                yield chunks_to_arrow(batch, keys, fingerprints, vectors, dims, generic, stream.derived)
+
+        counts = [0, 0]
+
+        def after_rows() -> None:  # every vector is in the table: save the cache, free the vectors
+            if embedder is not None:
+                counts[:] = embedder.finish()
+
+        self.output.write_table(batches(), keys, dims, self.rep, after_rows)
+        stream.derived = {}
+        return counts[0], counts[1]
+
+
+class _StreamStats:
+    """What the build needs to remember of the chunks streaming past: counts, headings, metadata values."""
+
+    def __init__(self, cached: dict[str, tuple[str, list[Chunk]]]) -> None:
+        self._cached = cached
+        self.chunks = 0
+        self.cached_files = 0
+        self.headings: list[str] = []
+        self.values: dict[str, set[str]] = {}
+        self.derived: dict[str, tuple[str, ...]] = {}  # chunk id -> derived columns of unchanged files
+
+    def add(self, result: ChunkedFile) -> bool:
+        """Count a file's chunks; True when they are the previous index's, unchanged."""
+        entry = self._cached.get(result.relpath)
+        reused = entry is not None and not result.findings and result.chunks is entry[1]
+        if reused:
+            self.cached_files += 1
+        self.chunks += len(result.chunks)
+        for chunk in result.chunks:
+            self.headings.append(chunk.heading)
+            for key, value in chunk.metadata.items():
+                self.values.setdefault(key, set()).add(value)
+        return reused
