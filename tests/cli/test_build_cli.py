@@ -122,7 +122,7 @@ def test_broken_corpus_exits_1_with_findings_and_keeps_the_old_index(tmp_path: P
 def test_bad_option_values_exit_2(tmp_path: Path, examples_docs: Path) -> None:
     done = run_docs_mcp("build", "--docs-dir", examples_docs, "--out", tmp_path / "o", "--workers", "0")
     assert done.returncode == 2
-    assert "--workers expects a positive integer, got '0'" in done.stderr
+    assert "Invalid value for '--workers'" in done.stderr and "greater than or equal to 1" in done.stderr
     assert not (tmp_path / "o").exists()
 
 

@@ -20,6 +20,13 @@ DELIMITER = re.compile(
 )
 
 
+def usage_error(err: str) -> str:
+    """The message of a usage error as typer prints it (in a box, after the usage line)."""
+    lines = [line.strip().strip("│").strip() for line in err.splitlines() if line.startswith("│")]
+    assert err.startswith("Usage: "), err
+    return " ".join(lines)
+
+
 def _invoke(*args: str | Path) -> tuple[int, str, str]:
     result = runner.invoke(app, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
@@ -91,20 +98,25 @@ def test_zero_results_print_the_hint(cli_index: Path) -> None:
 def test_unknown_filter_key_exits_2_with_the_valid_keys(cli_index: Path) -> None:
     code, out, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", "platform=ios")
     assert (code, out) == (2, "")
-    assert err == "error: Unknown filter 'platform'. Valid filters: scope, topic, language\n"
+    assert usage_error(err) == (
+        "Invalid value for '--filter': Unknown filter 'platform'. Valid filters: scope, topic, language"
+    )
 
 
 def test_unknown_filter_value_exits_2_with_the_valid_values(cli_index: Path) -> None:
     code, _, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", "language=rust")
     assert code == 2
-    assert err == "error: Invalid value 'rust' for filter 'language'. Valid values: go, python, typescript\n"
+    assert usage_error(err) == (
+        "Invalid value for '--filter': Invalid value 'rust' for filter 'language'. "
+        "Valid values: go, python, typescript"
+    )
 
 
 @pytest.mark.parametrize("item", ["language", "=python", "language="])
 def test_malformed_filter_exits_2(cli_index: Path, item: str) -> None:
     code, _, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", item)
     assert code == 2
-    assert err == f"error: --filter expects KEY=VALUE, got '{item}'\n"
+    assert usage_error(err) == f"Invalid value for '--filter': expects KEY=VALUE, got '{item}'"
 
 
 def test_bad_cursor_exits_1(cli_index: Path) -> None:
@@ -155,3 +167,10 @@ def test_get_errors(cli_index: Path) -> None:
     assert "has invalid format" in err
     code, _, _ = _invoke("get", "--index-dir", cli_index, "guides/environments.md", "--context", "6")
     assert code == 2
+
+
+@pytest.mark.parametrize(("command", "value"), [("search", ""), ("search", "   "), ("get", ""), ("get", " ")])
+def test_an_empty_query_or_chunk_id_is_a_usage_error(cli_index: Path, command: str, value: str) -> None:
+    code, out, err = _invoke(command, "--index-dir", cli_index, value)
+    assert (code, out) == (2, "")
+    assert "must not be empty" in usage_error(err)

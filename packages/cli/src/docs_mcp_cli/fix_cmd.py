@@ -12,20 +12,14 @@ from typing import Annotated
 
 import typer
 
-from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_cli.errors import fail, reporting
+from docs_mcp_cli.params import docs_dir_option
 from docs_mcp_core.fix import plan_fixes
 
 
 def fix(
     docs_dir: Annotated[
-        Path,
-        typer.Option(
-            "--docs-dir",
-            exists=True,
-            file_okay=False,
-            dir_okay=True,
-            help="Folder of markdown documentation whose manifests to create or repair.",
-        ),
+        Path, docs_dir_option("Folder of markdown documentation whose manifests to create or repair.")
     ],
     dry_run: Annotated[
         bool,
@@ -33,14 +27,11 @@ def fix(
     ] = False,
 ) -> None:
     """Bootstrap a manifest from heading statistics and propose overrides for files that outgrew theirs."""
-    try:
-        plan = plan_fixes(docs_dir)
-    except DocsMcpError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-    except OSError as exc:
-        typer.echo(f"error: cannot read {exc.filename or docs_dir}: {exc.strerror}", err=True)
-        raise typer.Exit(1) from None
+    with reporting("fix"):
+        try:
+            plan = plan_fixes(docs_dir)
+        except OSError as exc:
+            raise fail(f"cannot read {exc.filename or docs_dir}: {exc.strerror}") from None
     for note in plan.notes:
         typer.echo(f"note: {note}", err=True)
     if plan.empty:
@@ -53,10 +44,10 @@ def fix(
     if dry_run:
         typer.echo(f"dry run: {len(plan.changes)} manifest(s) would change; nothing written")
         return
-    try:
-        for change in plan.changes:
-            change.write(docs_dir)
-            typer.echo(change.summary)
-    except OSError as exc:
-        typer.echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
-        raise typer.Exit(1) from None
+    with reporting("fix"):
+        try:
+            for change in plan.changes:
+                change.write(docs_dir)
+                typer.echo(change.summary)
+        except OSError as exc:
+            raise fail(f"cannot write {exc.filename}: {exc.strerror}") from None

@@ -9,8 +9,6 @@ from __future__ import annotations
 import sys
 import time
 
-from docs_mcp_core.build import BuildReporter
-
 
 def human_bytes(n: int) -> str:
     size = float(n)
@@ -21,7 +19,9 @@ def human_bytes(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
-class ConsoleReporter(BuildReporter):
+class ConsoleReporter:
+    """A :class:`docs_mcp_core.build.BuildReporter` for a terminal or a log."""
+
     def __init__(self, stream=None, interactive: bool | None = None) -> None:
         self.stream = stream or sys.stderr
         self.interactive = self.stream.isatty() if interactive is None else interactive

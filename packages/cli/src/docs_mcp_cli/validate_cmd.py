@@ -15,7 +15,8 @@ from typing import Annotated
 
 import typer
 
-from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_cli.errors import reporting
+from docs_mcp_cli.params import docs_dir_option
 from docs_mcp_core.validation import validate_corpus
 
 
@@ -25,16 +26,7 @@ class OutputFormat(StrEnum):
 
 
 def validate(
-    docs_dir: Annotated[
-        Path,
-        typer.Option(
-            "--docs-dir",
-            exists=True,
-            file_okay=False,
-            dir_okay=True,
-            help="Folder of markdown documentation to check.",
-        ),
-    ],
+    docs_dir: Annotated[Path, docs_dir_option("Folder of markdown documentation to check.")],
     format: Annotated[
         OutputFormat,
         typer.Option("--format", help="Output as text lines or as one JSON object."),
@@ -48,14 +40,8 @@ def validate(
     ] = False,
 ) -> None:
     """Check manifests, front matter, hint comments, metadata limits and prompt templates; chunk every file."""
-    try:
+    with reporting("validation"):
         report = validate_corpus(docs_dir, follow_external_symlinks=follow_external_symlinks)
-    except DocsMcpError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-    except Exception as exc:  # noqa: BLE001 - the gate must explain itself, never print a traceback
-        typer.echo(f"error: validation failed unexpectedly: {type(exc).__name__}: {exc}", err=True)
-        raise typer.Exit(1) from None
     if format is OutputFormat.json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["BuildOptions", "BuildReporter", "BuildSummary", "EmbeddingOptions", "ToolTexts"]
+__all__ = ["BuildOptions", "BuildReporter", "BuildSummary", "EmbeddingOptions", "SilentReporter", "ToolTexts"]
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,25 @@ class BuildOptions:
     follow_external_symlinks: bool = False  # index files that links lead to outside docs_dir
 
 
-class BuildReporter:
-    """Receives progress from a build; the CLI renders it. The default does nothing."""
+class BuildReporter(Protocol):
+    """Receives progress from a build; the CLI renders it. A subclass inherits methods that do
+    nothing; any object with these three methods will do."""
 
-    def step(self, message: str) -> None: ...
+    def step(self, message: str) -> None:
+        """A step of the build begins (one line, e.g. ``validating and chunking the corpus``)."""
+        return None
 
-    def progress(self, phase: str, done: int, total: int) -> None: ...
+    def progress(self, phase: str, done: int, total: int) -> None:
+        """``done`` of ``total`` items of ``phase`` (``chunking``, ``embedding``) are finished."""
+        return None
 
-    def warn(self, message: str) -> None: ...
+    def warn(self, message: str) -> None:
+        """Something the user should know; the build goes on."""
+        return None
+
+
+class SilentReporter(BuildReporter):
+    """A reporter that reports nothing (a build's default)."""
 
 
 @dataclass

@@ -24,7 +24,7 @@ from typing import Any
 
 from docs_mcp_core.build.embedding_step import BatchEmbedder, create_build_provider
 from docs_mcp_core.build.metadata import governing_manifests, metadata_document
-from docs_mcp_core.build.options import BuildOptions, BuildReporter, BuildSummary
+from docs_mcp_core.build.options import BuildOptions, BuildReporter, BuildSummary, SilentReporter
 from docs_mcp_core.build.output import CHUNKS_FILENAME, SPILL_FILENAME, Output
 from docs_mcp_core.build.reuse import previous_titles, reuse_unchanged_file
 from docs_mcp_core.chunk_stream import ChunksJsonWriter, ChunkSpill
@@ -50,7 +50,7 @@ def build_index(options: BuildOptions, reporter: BuildReporter | None = None) ->
     :class:`~docs_mcp_core.errors.DocsMcpError` subclasses for anything else a user can fix; in
     every case the previous index is left as it was.
     """
-    return _Build(options, reporter or BuildReporter()).run()
+    return _Build(options, reporter or SilentReporter()).run()
 
 
 class _Build:

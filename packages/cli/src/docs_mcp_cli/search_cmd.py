@@ -1,0 +1,92 @@
+"""``docs-mcp search`` and ``docs-mcp get``: query an index from the terminal, as the MCP tools do.
+
+Both open the index with :class:`docs_mcp_core.search.SearchEngine`, the engine the server uses, so
+results, cursors and errors are the tools'. Exit status: 0 on success, 1 when the index cannot be
+opened or the chunk is not found, 2 on usage errors (an empty query or chunk id, an unknown filter
+key or value, a malformed ``--filter``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from docs_mcp_cli.errors import reporting, usage_error
+from docs_mcp_cli.params import index_dir_option, key_value_pairs
+from docs_mcp_core.errors import SearchError
+
+if TYPE_CHECKING:
+    from docs_mcp_core.search import SearchEngine, SearchResult
+
+IndexDir = Annotated[Path, index_dir_option()]
+
+
+def _open_engine(index_dir: Path) -> SearchEngine:
+    os.environ.setdefault("LANCEDB_LOG", "error")
+    # imported when a command runs: the other commands and --help do not load NumPy and pyarrow
+    from docs_mcp_core.search import SearchEngine
+
+    return SearchEngine.open(index_dir, on_warning=lambda m: typer.echo(f"warning: {m}", err=True))
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    index_dir: IndexDir,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="Hits per page (1-50).")] = 10,
+    filter_: Annotated[
+        list[str] | None, typer.Option("--filter", help="Taxonomy filter KEY=VALUE (repeatable).")
+    ] = None,
+    cursor: Annotated[str | None, typer.Option("--cursor", help="next_cursor of a previous page.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print exactly what search_docs returns.")] = False,
+) -> None:
+    """Search an index the way the search_docs tool does."""
+    if not query.strip():
+        raise usage_error("the query must not be empty", "QUERY")
+    filters = key_value_pairs(filter_, "--filter")
+    with reporting("search"):
+        engine = _open_engine(index_dir)
+        try:
+            engine.check_filters(filters, values=True)
+        except SearchError as exc:
+            raise usage_error(str(exc), "--filter") from None
+        result = engine.search(query, limit=limit, filters=filters, cursor=cursor)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print_result(result)
+
+
+def _print_result(result: SearchResult) -> None:
+    if not result.hits:
+        hint = result.hint or {}
+        typer.echo(hint.get("message", "no results"))
+        for key, values in (hint.get("suggested_filters") or {}).items():
+            typer.echo(f"  try --filter {key}={' | '.join(values)}")
+        return
+    for n, hit in enumerate(result.hits, start=1):
+        meta = " ".join(f"{k}={v}" for k, v in hit.metadata.items())
+        typer.secho(f"{n:>2}. {hit.chunk_id}", bold=True)
+        typer.echo(f"    {hit.breadcrumb}")
+        typer.echo(f"    score {hit.score:.6f}  {meta}")
+        typer.echo(f"    {hit.snippet}")
+    if result.next_cursor:
+        typer.echo(f"\nmore: --cursor {result.next_cursor}")
+
+
+def get(
+    chunk_id: Annotated[str, typer.Argument(help="A chunk id returned by search.")],
+    index_dir: IndexDir,
+    context: Annotated[
+        int, typer.Option("--context", min=0, max=5, help="Neighbouring chunks on each side (0-5).")
+    ] = 0,
+) -> None:
+    """Print a chunk (and optionally its neighbours) the way the get_doc tool does."""
+    if not chunk_id.strip():
+        raise usage_error("the chunk id must not be empty", "CHUNK_ID")
+    with reporting("get"):
+        text = _open_engine(index_dir).get_doc(chunk_id, context)
+    typer.echo(text)
