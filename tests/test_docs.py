@@ -37,7 +37,7 @@ _INLINE_CODE = re.compile(r"(`+)(.+?)\1")
 _FLAG = re.compile(r"--[A-Za-z0-9][\w-]*")
 # A flag as the first thing on a line of --help output: typer's rich boxes ("│ *  --docs-dir  <dir>"),
 # click's and argparse's plain lists ("  -h, --help", "  --index-dir INDEX_DIR").
-_HELP_OPTION_LINE = re.compile(r"^[\s│|*]*(?:-[A-Za-z],?\s+)?(--[A-Za-z0-9][\w-]*)")
+_HELP_OPTION_LINE = re.compile(r"^[\s│|*]*(?:-[A-Za-z],?\s+)?(--[A-Za-z0-9][\w-]*(?:, --[A-Za-z0-9][\w-]*)*)")
 _HELP_COMMAND_LINE = re.compile(r"^[\s│|]*([a-z][a-z0-9-]*)\s{2,}\S")
 _SEPARATORS = {"&&", "||", ";", "|", "&", "then", "do"}
 _TRIM = "\"'`[](){},;:"
@@ -74,7 +74,7 @@ def help_flags(program: str, subcommand: str | None = None) -> frozenset[str]:
     for line in help_text(program, subcommand).splitlines():
         match = _HELP_OPTION_LINE.match(line)
         if match:
-            flags.add(match.group(1))
+            flags.update(match.group(1).split(", "))  # aliases: "--version, --about"
     assert "--help" in flags, f"could not read the options of {program} {subcommand or ''} --help"
     return frozenset(flags)
 

@@ -9,12 +9,12 @@ from jsonschema import Draft202012Validator
 
 from docs_mcp_core.metadata import normalize_metadata
 from docs_mcp_server.arguments import (
-    ArgumentError,
     ToolArguments,
     check_custom_arguments,
     parse_get_doc_request,
     parse_search_request,
 )
+from docs_mcp_server.errors import ArgumentError
 from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.schemas import get_doc_schema, search_docs_schema
 

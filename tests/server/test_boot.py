@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_server.boot import BootError, load_index_metadata
+from docs_mcp_server.boot import load_index_metadata
+from docs_mcp_server.errors import BootError
 
 from .conftest import metadata_document, write_index_stub
 

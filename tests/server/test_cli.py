@@ -28,16 +28,28 @@ def one_error_line(stderr: str) -> str:
     return lines[0].removeprefix("docs-mcp-server: error: ")
 
 
-def test_about_prints_the_program_version() -> None:
-    result = run_server(["--about"])
+@pytest.mark.parametrize("flag", ["--version", "--about"])
+def test_version_prints_the_program_version(flag: str) -> None:
+    result = run_server([flag])
     assert result.returncode == 0
     assert result.stdout.strip() == "docs-mcp-server 0.1.0"
 
 
-def test_help_documents_version_and_environment() -> None:
-    result = run_server(["--help"])
+def test_version_with_a_value_points_to_server_version() -> None:
+    result = run_server(["--index-dir", "idx", "--version", "1.2.3"])
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("usage: docs-mcp-server")
+    assert result.stderr.splitlines()[-1] == (
+        "docs-mcp-server: error: --version takes no value; "
+        "set the version reported to clients with --server-version 1.2.3"
+    )
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_documents_version_and_environment(flag: str) -> None:
+    result = run_server([flag])
     assert result.returncode == 0
-    assert "--about" in result.stdout and "--version VERSION" in result.stdout
+    assert "--version, --about" in result.stdout and "--server-version VERSION" in result.stdout
     for name in ("SERVER_NAME", "STATELESS", "LOG_LEVEL", "DOCS_MCP_AUTH_TOKEN", "DOCS_MCP_CURSOR_SECRET"):
         assert name in result.stdout
 
@@ -118,7 +130,9 @@ def test_corrupt_table_is_reported_on_first_use(tmp_path: Path) -> None:
 
 
 def test_stdio_answers_initialize_then_serves_until_eof(built_index: Path) -> None:
-    server = ServerProcess(["--index-dir", str(built_index), "--name", "stdio-test", "--version", "1.2.3"])
+    server = ServerProcess(
+        ["--index-dir", str(built_index), "--name", "stdio-test", "--server-version", "1.2.3"]
+    )
     try:
         server.send(INITIALIZE)
         init = server.receive()

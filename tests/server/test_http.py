@@ -23,7 +23,7 @@ HEADER = "name=test-server version=0.1.0 git=abc1234 date=2026-01-02"
 IDENTITY_FLAGS = [
     "--name",
     "test-server",
-    "--version",
+    "--server-version",
     "0.1.0",
     "--git-commit",
     "abc1234",

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_server.custom_tools import echo_arguments, parse_custom_tools_json
-from docs_mcp_server.options import BuildInfo, CustomTool, OptionsError, ServerOptions
+from docs_mcp_server.errors import OptionsError
+from docs_mcp_server.options import BuildInfo, CustomTool, ServerOptions
 
 
 def test_name_and_version_resolution(tmp_path: Path) -> None:

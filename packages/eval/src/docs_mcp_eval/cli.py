@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from docs_mcp_eval import __version__
 from docs_mcp_eval.agent.command import agent_eval_command
@@ -34,12 +35,33 @@ from docs_mcp_eval.progress import Progress
 from docs_mcp_eval.report import render_run_markdown
 from docs_mcp_eval.runner import CommandSpec, ProgressCallback, RunConfig, run_eval
 
+
+def _plain_flags(params: Sequence[Any]) -> list[Any]:
+    """Flags take no value, so their help shows no type (typer would show ``<bool>``)."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return list(params)
+
+
+class _Command(TyperCommand):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+
+class _Group(TyperGroup):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+
 app = typer.Typer(
     name="docs-mcp-eval",
+    cls=_Group,
     help="Measure retrieval quality, latency and memory of an MCP docs server over stdio.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -57,7 +79,10 @@ def _version_callback(value: bool) -> None:
 @app.callback()
 def _root(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+        ),
     ] = False,
 ) -> None:
     """Retrieval benchmark harness for docs-mcp servers (MRR@5, NDCG@5, latency, memory)."""
@@ -135,7 +160,7 @@ BuildTimeoutOpt = Annotated[
 ]
 
 
-@app.command("run")
+@app.command("run", cls=_Command)
 def run_command(
     cases: CasesOpt,
     server_command: Annotated[
@@ -247,7 +272,7 @@ def run_command(
         sys.stdout.write(render_run_markdown(result))
 
 
-@app.command("benchmark")
+@app.command("benchmark", cls=_Command)
 def benchmark_command(
     cases: CasesOpt,
     docs_dir: Annotated[
@@ -340,7 +365,7 @@ def _benchmark_progress(label: str) -> ProgressCallback | None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point. ``docs-mcp-eval --cases ...`` means ``run``, as in the original."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0].startswith("--") and args[0] not in {"--help", "--version"}:
+    if args and args[0].startswith("--") and args[0] not in {"--help", "--version"}:  # -h: help too
         args.insert(0, "run")
     try:
         app(args=args, prog_name="docs-mcp-eval")

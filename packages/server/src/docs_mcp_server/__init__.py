@@ -36,10 +36,10 @@ __all__ = [
 ]
 
 _LAZY = {
-    "BootError": "docs_mcp_server.boot",
+    "BootError": "docs_mcp_server.errors",
     "BuildInfo": "docs_mcp_server.options",
     "CustomTool": "docs_mcp_server.options",
-    "OptionsError": "docs_mcp_server.options",
+    "OptionsError": "docs_mcp_server.errors",
     "ServerOptions": "docs_mcp_server.options",
     "DocsMcpApp": "docs_mcp_server.app",
     "create_app": "docs_mcp_server.app",
@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     __version__: str
 
     from docs_mcp_server.app import DocsMcpApp, create_app, create_server
-    from docs_mcp_server.boot import BootError
+    from docs_mcp_server.errors import BootError, OptionsError
     from docs_mcp_server.http import run_http, serve_http
-    from docs_mcp_server.options import BuildInfo, CustomTool, OptionsError, ServerOptions
+    from docs_mcp_server.options import BuildInfo, CustomTool, ServerOptions
     from docs_mcp_server.stdio import run_stdio
 
 

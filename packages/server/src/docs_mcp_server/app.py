@@ -27,17 +27,17 @@ from mcp.shared.exceptions import MCPError
 
 from docs_mcp_server import prompts as prompt_support
 from docs_mcp_server.arguments import (
-    ArgumentError,
     ToolArguments,
     check_custom_arguments,
     parse_get_doc_request,
     parse_search_request,
 )
 from docs_mcp_server.boot import load_index_metadata
-from docs_mcp_server.engine import IndexUnavailableError, LazyEngine, Lease
+from docs_mcp_server.engine import LazyEngine, Lease
+from docs_mcp_server.errors import ArgumentError, IndexUnavailableError, OptionsError, PromptRequestError
 from docs_mcp_server.logs import log
 from docs_mcp_server.metadata_view import MetadataView
-from docs_mcp_server.options import BuildInfo, CustomTool, OptionsError, ServerOptions
+from docs_mcp_server.options import BuildInfo, CustomTool, ServerOptions
 
 if TYPE_CHECKING:
     from docs_mcp_core.search import SearchEngine
@@ -324,7 +324,7 @@ class DocsMcpApp:
     ) -> types.GetPromptResult:
         try:
             return prompt_support.get_prompt(self.metadata.prompts, params.name, params.arguments or {})
-        except prompt_support.PromptRequestError as exc:
+        except PromptRequestError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from exc
 
 

@@ -17,11 +17,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from docs_mcp_server.errors import ArgumentError
 from docs_mcp_server.schemas import CONTEXT_DEFAULT, LIMIT_DEFAULT
-
-
-class ArgumentError(ValueError):
-    """Arguments a tool cannot accept; the message is the ``isError`` text returned to the client."""
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from docs_mcp_server.errors import BootError
 from docs_mcp_server.metadata_view import MetadataView
-
-
-class BootError(Exception):
-    """The index directory cannot be served; the message is one line naming the path and the fix."""
 
 
 def _one_line(text: str) -> str:

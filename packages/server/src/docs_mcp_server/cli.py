@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import itertools
 import logging
 import os
 import signal
@@ -16,8 +17,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from docs_mcp_server.errors import Interrupted
 from docs_mcp_server.options import (
     DEFAULT_HTTP_HOST,
     DEFAULT_HTTP_PORT,
@@ -32,7 +34,7 @@ TRANSPORTS = ("stdio", "http")
 
 EPILOG = """\
 environment variables:
-  SERVER_NAME, SERVER_VERSION  defaults for --name / --version
+  SERVER_NAME, SERVER_VERSION  defaults for --name / --server-version
   STATELESS=true               same as --stateless
   LOG_LEVEL, LOG_PRETTY=true   defaults for --log-level / --log-pretty
   GIT_COMMIT, BUILD_DATE       defaults for --git-commit / --build-date
@@ -45,9 +47,6 @@ environment variables:
   OPENAI_API_KEY               default for --query-embedding-api-key
   AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION,
   AWS_ALLOW_HTTP               object-store settings for an s3:// --index-dir (see --storage-option)
-
---version sets the version the server reports to MCP clients (as in the original server);
-use --about to print this program's own version.
 """
 
 
@@ -90,6 +89,26 @@ def _storage_option(value: str) -> tuple[str, str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+class _PrintVersion(argparse.Action):
+    """``--version`` (and its older name ``--about``): print ``docs-mcp-server <version>`` and exit.
+
+    The version is read when the flag is used, so building the parser stays off the start-up path."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.pop("default", None)
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"{PACKAGE_NAME} {package_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ
     parser = argparse.ArgumentParser(
@@ -113,7 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="object-store setting for an s3:// index (endpoint, region, access_key_id, secret_access_key, "
         "session_token, allow_http; default: the AWS_* environment variables); repeatable",
     )
-    parser.add_argument("--about", action="store_true", help="print the program version and exit")
+    parser.add_argument(
+        "--version", "--about", action=_PrintVersion, help="print the program version and exit"
+    )
     transport = parser.add_argument_group("transport")
     transport.add_argument("--transport", choices=TRANSPORTS, default="stdio", help="stdio (default) or http")
     transport.add_argument(
@@ -152,7 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     identity = parser.add_argument_group("identity")
     identity.add_argument("--name", help="server name reported to clients")
     identity.add_argument(
-        "--version", dest="server_version", metavar="VERSION", help="server version reported to clients"
+        "--server-version",
+        metavar="VERSION",
+        help="server version reported to clients (default: SERVER_VERSION, else the program's version)",
     )
     identity.add_argument(
         "--tool-prefix", help="prefix for the built-in tools, e.g. 'acme' gives acme_search_docs"
@@ -269,12 +292,8 @@ def _http_limits(args: argparse.Namespace) -> HttpLimits:
     )
 
 
-class _Interrupted(Exception):
-    """SIGINT/SIGTERM arrived before the protocol loop took over signal handling."""
-
-
 def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
-    raise _Interrupted(signal.Signals(signum).name)
+    raise Interrupted(signal.Signals(signum).name)
 
 
 def _fail(message: str, code: int) -> int:
@@ -288,10 +307,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     return_freed_memory_by_default()
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.about:
-        print(f"{PACKAGE_NAME} {package_version()}")
-        return EXIT_OK
+    words = list(sys.argv[1:] if argv is None else argv)
+    for flag, value in itertools.pairwise(words):
+        if flag == "--version" and not value.startswith("-"):  # the flag's meaning before it printed ours
+            parser.error(
+                f"--version takes no value; set the version reported to clients with --server-version {value}"
+            )
+    args = parser.parse_args(words)
     if args.index_dir is None:
         parser.error("the following arguments are required: --index-dir")
 
@@ -309,15 +331,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     try:
         return _serve(args)
-    except _Interrupted as exc:
+    except Interrupted as exc:
         log(logging.INFO, "interrupted during start-up", signal=str(exc))
         return EXIT_OK
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from docs_mcp_server.boot import BootError, load_index_metadata
+    from docs_mcp_server.boot import load_index_metadata
+    from docs_mcp_server.errors import BootError, OptionsError
     from docs_mcp_server.logs import log
-    from docs_mcp_server.options import OptionsError, ServerOptions
+    from docs_mcp_server.options import ServerOptions
 
     try:
         custom_tools = []

@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_server.options import CustomTool, OptionsError
+from docs_mcp_server.errors import OptionsError
+from docs_mcp_server.options import CustomTool
 
 
 def echo_arguments(arguments: dict[str, Any]) -> str:

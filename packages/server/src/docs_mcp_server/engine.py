@@ -28,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from docs_mcp_server.errors import IndexUnavailableError
 from docs_mcp_server.logs import log
 from docs_mcp_server.snapshot import Snapshot, remove_snapshot, remove_stale_snapshots, take_snapshot
 
@@ -45,10 +46,6 @@ def _reload_check_seconds() -> float:
         return max(0.0, float(raw)) if raw else RELOAD_CHECK_SECONDS
     except ValueError:
         return RELOAD_CHECK_SECONDS
-
-
-class IndexUnavailableError(RuntimeError):
-    """The index could not be opened; the message is shown to clients as an ``isError`` text."""
 
 
 class _Generation:

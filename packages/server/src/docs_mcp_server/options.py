@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docs_mcp_server.errors import OptionsError
+
 PACKAGE_NAME = "docs-mcp-server"
 
 
@@ -42,10 +44,6 @@ _URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # an object-store index lo
 
 ToolHandler = Callable[[dict[str, Any]], Any]
 """A custom tool body: receives the validated arguments, returns text (or JSON-able data)."""
-
-
-class OptionsError(ValueError):
-    """A server option has a value the server cannot run with; the message says which and why."""
 
 
 @dataclass(frozen=True)

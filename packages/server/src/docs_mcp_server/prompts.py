@@ -13,12 +13,10 @@ from typing import TYPE_CHECKING
 
 import mcp.types as types
 
+from docs_mcp_server.errors import PromptRequestError
+
 if TYPE_CHECKING:
     from docs_mcp_core.prompts import PromptDefinition
-
-
-class PromptRequestError(ValueError):
-    """A prompts/get request that cannot be answered; the message is the JSON-RPC error text."""
 
 
 def list_prompts(prompts: Sequence[PromptDefinition]) -> list[types.Prompt]:
