@@ -3,6 +3,7 @@ memory budgets users set in the environment."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 
@@ -17,8 +18,6 @@ def release_free_heap() -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc (musl, ...): nothing to do
         pass
@@ -57,8 +56,6 @@ def _mallopt(parameter: int, value: int, *, unless_set: str) -> None:
     if not sys.platform.startswith("linux") or unless_set in os.environ:
         return
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6").mallopt(parameter, value)
     except (OSError, AttributeError):  # not glibc (musl, ...): nothing to do
         pass

@@ -22,7 +22,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from docs_mcp_core.errors import InvalidPrompt, MetadataError, MetadataNotFoundError, format_path
+from docs_mcp_core.errors import (
+    InvalidPrompt,
+    MetadataError,
+    MetadataNotFoundError,
+    StorageError,
+    format_path,
+)
+from docs_mcp_core.index.location import is_uri, open_storage
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.prompts import (
     PromptArgument,
@@ -466,7 +473,6 @@ def read_metadata(
     ``index_dir`` may also be an object-store URI (``s3://bucket/prefix``, see
     :mod:`docs_mcp_core.index.location`); ``storage_options`` then override the AWS environment variables.
     """
-    from docs_mcp_core.index.location import is_uri
 
     if is_uri(index_dir):
         return _read_remote_metadata(str(index_dir), storage_options)
@@ -489,8 +495,6 @@ def read_metadata(
 
 
 def _read_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -> IndexMetadata:
-    from docs_mcp_core.errors import StorageError
-    from docs_mcp_core.index.location import open_storage
 
     where = f"{uri.rstrip('/')}/{METADATA_FILENAME}"
     try:

@@ -31,13 +31,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from docs_mcp_core.embedding.provider import EmbeddingProvider, EmbedProgress, sha256hex
 from docs_mcp_core.errors import EmbeddingError
+from docs_mcp_core.index.lancedb_import import import_lancedb
 
 __all__ = [
     "CACHE_DIRNAME",
@@ -151,24 +153,16 @@ def _recover_interrupted_save(cache_parent: Path) -> None:
     _rmtree(old)
 
 
-def _lancedb() -> Any:
-    from docs_mcp_core.index.lancedb_import import import_lancedb
-
-    return import_lancedb()
-
-
 def _read_table(cache_dir: Path) -> dict[str, Vector] | None:
     """The cached vectors, or ``None`` when the meta is valid but no table was written."""
     if not (cache_dir / f"{CACHE_TABLE_NAME}.lance").exists():
         return None
-    db = _lancedb().connect(str(cache_dir))
+    db = import_lancedb().connect(str(cache_dir))
     table = db.open_table(CACHE_TABLE_NAME).to_arrow()
     fingerprints = table.column("fingerprint").to_pylist()
     column = table.column("vector").combine_chunks()
     if len(fingerprints) == 0:
         return {}
-    import pyarrow as pa
-
     rows: Sequence[Vector]
     if pa.types.is_fixed_size_list(column.type) and column.null_count == 0:
         # rows are views of one float32 matrix: 1 KB per 256-d vector (Python floats took 8 KB)
@@ -241,8 +235,6 @@ def load_embedding_cache(cache_parent: Path, config_fingerprint: str) -> CacheLo
 
 
 def _write_table(directory: Path, entries: Mapping[str, tuple[str, Vector]]) -> None:
-    import pyarrow as pa
-
     fingerprints = list(entries)
     chunk_ids = [entries[fp][0] for fp in fingerprints]
     vectors = [entries[fp][1] for fp in fingerprints]
@@ -257,7 +249,7 @@ def _write_table(directory: Path, entries: Mapping[str, tuple[str, Vector]]) -> 
             "vector": pa.FixedSizeListArray.from_arrays(flat, width),
         }
     )
-    db = _lancedb().connect(str(directory))
+    db = import_lancedb().connect(str(directory))
     db.create_table(CACHE_TABLE_NAME, data=table, mode="overwrite")
 
 

@@ -302,7 +302,7 @@ class LocalEmbeddingProvider:
         path = self.spec.tokenizer_path
         if not path.is_file():
             raise EmbeddingError(self._missing(path))
-        try:
+        try:  # imported with the model: an engine that never embeds a query does not load it
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbeddingError(
@@ -322,7 +322,7 @@ class LocalEmbeddingProvider:
         path = self.spec.onnx_path
         if not path.is_file():
             raise EmbeddingError(self._missing(path))
-        try:
+        try:  # imported with the model: ONNX Runtime takes a quarter of a second to import
             import onnxruntime as ort
         except ImportError as exc:
             raise EmbeddingError(

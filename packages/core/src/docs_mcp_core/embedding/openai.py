@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from datetime import UTC
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -68,6 +69,14 @@ MAX_INPUTS_PER_REQUEST = 2048  # OpenAI: at most 2,048 inputs per embeddings req
 MAX_TOKENS_PER_REQUEST = 300_000  # OpenAI: at most 300,000 tokens summed over one request
 DEFAULT_BATCH_POLL_INTERVALS: tuple[float, ...] = (10.0, 10.0, 10.0, 30.0, 30.0, 60.0)
 DEFAULT_BATCH_MAX_WAIT = 2 * 60 * 60.0
+
+
+def _sdk() -> ModuleType:
+    """The ``openai`` SDK, imported on first use: an engine or a build with another provider never
+    loads it (it takes about half a second)."""
+    import openai
+
+    return openai
 
 
 def _is_retryable_status(status: int) -> bool:
@@ -395,14 +404,14 @@ class OpenAIEmbeddingProvider:
         if self._client is None:
             with self._client_lock:
                 if self._client is None:
-                    import openai
-
-                    self._client = openai.OpenAI(
+                    sdk: Any = _sdk()
+                    self._client = sdk.OpenAI(
                         api_key=self._api_key,
                         base_url=self.base_url,
                         max_retries=0,
                         timeout=self.timeout,
                     )
+        assert self._client is not None
         return self._client
 
     def _backoff(self, attempt: int, retry_after: float) -> float:
@@ -411,8 +420,7 @@ class OpenAIEmbeddingProvider:
 
     def call_with_retry(self, what: str, call: Callable[[], _T]) -> _T:
         """Run ``call``; retry 429/5xx/timeouts/connection errors up to ``max_retries`` times."""
-        import openai
-
+        openai = _sdk()
         attempt = 0
         while True:
             try:
@@ -446,9 +454,7 @@ class OpenAIEmbeddingProvider:
         return OpenAIRequestError(message, status=status, transient=_is_retryable_status(status))
 
     def _connection_error(self, what: str, exc: Exception) -> OpenAIRequestError:
-        import openai
-
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, _sdk().APITimeoutError):
             reason = f"timed out after {self.timeout:g}s"
         else:
             cause = exc.__cause__ or exc

@@ -36,8 +36,8 @@ def import_lancedb() -> ModuleType:
     if "lancedb" not in sys.modules:
         os.environ.setdefault("LANCEDB_LOG", "error")
         with _lock, _deferred_pydantic_validators():
-            import lancedb
-    import lancedb
+            import lancedb  # the first import, with the deferral in place
+    import lancedb  # already imported: a dictionary lookup
 
     return lancedb
 
@@ -45,7 +45,7 @@ def import_lancedb() -> ModuleType:
 @contextlib.contextmanager
 def _deferred_pydantic_validators() -> Iterator[None]:
     """Within the block, ``pydantic.validate_call`` and new models build their validators lazily."""
-    try:
+    try:  # pydantic's private module may move: then LanceDB is imported as usual
         import pydantic
         from pydantic._internal import _config
     except ImportError:  # pragma: no cover - LanceDB depends on pydantic 2

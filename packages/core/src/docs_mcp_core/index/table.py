@@ -7,22 +7,31 @@ has no value), ``file_fingerprint`` and, with embeddings, ``vector``. Numbers ar
 that is what the original's JavaScript writer produces; readers accept any numeric type. The files
 are written in formats the original's older LanceDB reads (:data:`DATA_STORAGE_VERSION`,
 :data:`FTS_FORMAT_VERSION`; ``docs/metadata.md``).
+
+LanceDB is imported inside the functions that use it, after
+:func:`~docs_mcp_core.index.lancedb_import.import_lancedb` has loaded it the fast way; pyarrow and
+NumPy are imported where a table is built, so that modules needing only the column names and the
+SQL quoting (search filters, document access) do not load them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
 import math
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.ranking import expand_identifiers, path_words, static_prior
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -141,8 +150,6 @@ def chunks_to_arrow(
     """The table rows of ``chunks``. ``derived`` holds, by chunk id, the :data:`DERIVED_COLUMNS` of
     chunks known to be unchanged (read from the previous table); the others are computed."""
     import pyarrow as pa
-
-    from docs_mcp_core.ranking import static_prior
 
     schema = table_schema(metadata_keys, vector_dimensions)
     cols: dict[str, list[Any]] = {
@@ -273,9 +280,6 @@ def _build_indexes(
             pass
     step("compacting")
     try:
-        import warnings
-        from datetime import timedelta
-
         with warnings.catch_warnings():
             # nobody else can be reading this freshly written, not yet published table
             warnings.simplefilter("ignore", UserWarning)
@@ -307,8 +311,6 @@ def _create_indexes_together(table: Any, configs: Mapping[str, Any]) -> list[str
     Each index build is single-threaded for much of its time; on two cores, building the five
     full-text and the scalar indexes together takes about 0.6 s instead of 0.95 s on sdk-docs.
     """
-    import asyncio
-
     from lancedb.background_loop import LOOP
 
     columns = list(configs)
@@ -331,8 +333,6 @@ def ann_index_wanted(rows: int, dimensions: int) -> bool:
 
 def ann_index_config(rows: int) -> Any:
     """IVF_FLAT over ``sqrt(rows)`` partitions, L2 (the metric the original queries with)."""
-    import math
-
     from lancedb.index import IvfFlat
 
     return IvfFlat(distance_type="l2", num_partitions=max(1, round(math.sqrt(rows))))
@@ -384,8 +384,6 @@ def ivf_probes(share: float) -> int:
 
 def _derive(chunk: Chunk) -> tuple[str, ...]:
     """The :data:`DERIVED_COLUMNS` of one chunk."""
-    from docs_mcp_core.ranking import expand_identifiers, path_words
-
     return (
         expand_identifiers(chunk.heading),
         expand_identifiers(chunk.content_text),
