@@ -20,7 +20,7 @@ from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.corpus import Finding, PreparedFile
 from docs_mcp_core.corpus_pool import MIN_FILES_FOR_POOL, ChunkedFile, chunk_corpus_parallel
 from docs_mcp_core.errors import FindingError
-from docs_mcp_core.validation import inspect_prepared_file
+from docs_mcp_core.file_checks import inspect_prepared_file
 
 
 def make_corpus(root: Path, n: int) -> list[str]:

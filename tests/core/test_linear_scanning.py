@@ -26,12 +26,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from docs_mcp_core import markdown
+from docs_mcp_core import markdown, markdown_text
 from docs_mcp_core.corpus import ManifestResolver
 from docs_mcp_core.corpus_pool import ChunkedFile, chunk_one
+from docs_mcp_core.file_checks import inspect_prepared_file
 from docs_mcp_core.index.table import chunks_to_arrow
 from docs_mcp_core.manifest import HINT_RE, hint_comments
-from docs_mcp_core.validation import inspect_prepared_file
 
 GROWTH = 8  # the large input is this many times the small one
 MAX_RATIO = 14.0  # linear: about 8; n^1.5: 23; quadratic: 64
@@ -202,11 +202,11 @@ TABLE_DELIM_RE = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]
 @_EQUIVALENCE
 @given(_SMALL)
 def test_closing_fences_comments_autolinks_and_links_as_the_expressions(text: str) -> None:
-    assert markdown._strip_fence_close(text) == FENCE_CLOSE_RE.sub("", text, count=1)
-    assert markdown._strip_comments(text) == COMMENT_RE.sub(" ", text)
-    assert markdown._unwrap_autolinks(text) == AUTOLINK_RE.sub(r"\1", text)
-    assert markdown._unwrap_links(text, image=True) == IMAGE_RE.sub(r"\1", text)
-    assert markdown._unwrap_links(text, image=False) == LINK_RE.sub(r"\1", text)
+    assert markdown_text._strip_fence_close(text) == FENCE_CLOSE_RE.sub("", text, count=1)
+    assert markdown_text._strip_comments(text) == COMMENT_RE.sub(" ", text)
+    assert markdown_text._unwrap_autolinks(text) == AUTOLINK_RE.sub(r"\1", text)
+    assert markdown_text._unwrap_links(text, image=True) == IMAGE_RE.sub(r"\1", text)
+    assert markdown_text._unwrap_links(text, image=False) == LINK_RE.sub(r"\1", text)
 
 
 @_EQUIVALENCE
@@ -219,16 +219,16 @@ def test_code_spans_as_the_expression(text: str) -> None:
         return f"\ue000{len(expected) - 1}\ue001"
 
     spans: list[str] = []
-    assert markdown._hold_code_spans(text, spans) == CODE_SPAN_RE.sub(hold, text)
+    assert markdown_text._hold_code_spans(text, spans) == CODE_SPAN_RE.sub(hold, text)
     assert spans == expected
 
 
 @_EQUIVALENCE
 @given(_SMALL)
 def test_heading_marks_and_table_delimiters_as_the_expressions(text: str) -> None:
-    assert markdown._HEADING_MARK_RE.sub("", text) == HEADING_MARK_RE.sub("", text)
+    assert markdown_text._HEADING_MARK_RE.sub("", text) == HEADING_MARK_RE.sub("", text)
     for line in text.splitlines():
-        assert bool(markdown._TABLE_DELIM_RE.match(line)) == bool(TABLE_DELIM_RE.match(line))
+        assert bool(markdown_text._TABLE_DELIM_RE.match(line)) == bool(TABLE_DELIM_RE.match(line))
 
 
 _HINTS = st.lists(
@@ -250,7 +250,7 @@ def test_plain_text_keeps_its_exact_shape() -> None:
     """A few hand-picked cases of the scanners, as the chunk text shows them."""
 
     def plain(text: str) -> str:
-        return markdown.node_plain_text(markdown.parse_markdown(text).nodes[0], text)
+        return markdown_text.node_plain_text(markdown.parse_markdown(text).nodes[0], text)
 
     text = "See `a <b>` and ``c ` d``, <https://x.io>, ![alt](i.png) [t](u) [r][ref] <!-- c --> end"
     assert plain(text) == "See a <b> and c ` d, https://x.io, alt t r   end"

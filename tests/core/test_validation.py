@@ -12,12 +12,12 @@ from docs_mcp_core.chunking import Strategy
 from docs_mcp_core.corpus import Finding, walk_corpus
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import DocsDirError
+from docs_mcp_core.file_checks import directive_findings
 from docs_mcp_core.metadata import MAX_TAXONOMY_KEYS, MAX_VALUES_PER_KEY
 from docs_mcp_core.prompts import discover_prompt_templates
 from docs_mcp_core.validation import (
     ValidationReport,
     _check_metadata_limits,  # pyright: ignore[reportPrivateUsage]
-    directive_findings,
     validate_corpus,
 )
 

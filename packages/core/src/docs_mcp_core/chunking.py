@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from docs_mcp_core.markdown import Node, ParsedMarkdown, node_plain_text, parse_markdown, utf16_len
+from docs_mcp_core.markdown import Node, ParsedMarkdown, parse_markdown, utf16_len
+from docs_mcp_core.markdown_text import node_plain_text
 
 ChunkBy = Literal["h1", "h2", "h3", "file"]
 CHUNK_BY_VALUES: tuple[str, ...] = ("h1", "h2", "h3", "file")

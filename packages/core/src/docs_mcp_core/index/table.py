@@ -242,8 +242,9 @@ def write_table(
         after_rows()
     if rows == 0:
         return 0
-    with _full_text_format(FTS_FORMAT_VERSION):
+    with _full_text_format(FTS_FORMAT_VERSION):  # compaction may rebuild the full-text indexes
         _build_indexes(table, rows, metadata_keys, vector_dimensions, step)
+        _compact(table, step)
     return rows
 
 
@@ -254,6 +255,7 @@ def _build_indexes(
     vector_dimensions: int | None,
     step: Callable[[str], None],
 ) -> None:
+    """The full-text and scalar indexes (full-text failures are fatal), then the vector index."""
     from lancedb.index import FTS, BTree
 
     step("full-text and scalar indexes")
@@ -278,6 +280,10 @@ def _build_indexes(
             table.create_index("vector", config=ann_index_config(rows), replace=True)
         except Exception:  # noqa: BLE001 - exact search still works
             pass
+
+
+def _compact(table: Any, step: Callable[[str], None]) -> None:
+    """Compact the freshly written table and drop the versions and index copies it no longer needs."""
     step("compacting")
     try:
         with warnings.catch_warnings():

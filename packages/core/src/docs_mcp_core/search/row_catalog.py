@@ -97,15 +97,7 @@ class RowCatalog:
         sort_rank = np.empty(n, dtype=np.int32)
         sort_rank[np.asarray(by_key, dtype=np.int64)] = np.arange(n, dtype=np.int32)
 
-        dedup_group = None
-        if dedup_column in names:
-            digests = data.column(dedup_column).to_pylist()
-            groups: dict[str, int] = {}
-            dedup_group = np.empty(n, dtype=np.int64)
-            for i, digest in enumerate(digests):
-                # a row without a digest is a group of its own
-                dedup_group[i] = groups.setdefault(digest, len(groups)) if digest else -(i + 1)
-
+        dedup_group = _dedup_groups(data.column(dedup_column).to_pylist()) if dedup_column in names else None
         taxonomy: dict[str, tuple[np.ndarray, list[str]]] = {}
         for key in keys:
             values = data.column(key).to_pylist()
@@ -115,13 +107,7 @@ class RowCatalog:
             )
             taxonomy[key] = (codes, list(lookup))
         display = [c for c in dict.fromkeys(display_columns) if c in names]
-        shown = _scan_within(table, display, display_budget) if display and display_budget > 0 else None
-        if shown is not None:
-            shown = _in_row_order(shown)
-            if not np.array_equal(shown.column("_rowid").to_numpy().astype(np.uint64), row_ids):
-                shown = None  # the table changed between the scans: do without
-            else:
-                shown = shown.select(display).combine_chunks()
+        shown = _display_table(table, display, display_budget, row_ids)
         files: dict[str, int] = {}
         file_codes = np.fromiter(
             (files.setdefault(p, len(files)) for p in filepaths), dtype=np.int32, count=n
@@ -210,6 +196,27 @@ class RowCatalog:
         :meth:`load`.
         """
         return self._collapse_groups[tuple(keys)]
+
+
+def _dedup_groups(digests: Sequence[str | None]) -> np.ndarray:
+    """Rows with equal text digests share a group; a row without a digest is a group of its own."""
+    groups: dict[str, int] = {}
+    dedup_group = np.empty(len(digests), dtype=np.int64)
+    for i, digest in enumerate(digests):
+        dedup_group[i] = groups.setdefault(digest, len(groups)) if digest else -(i + 1)
+    return dedup_group
+
+
+def _display_table(table: Any, columns: Sequence[str], budget: int, row_ids: np.ndarray) -> pa.Table | None:
+    """The ``columns`` of every row in catalog order, or ``None`` when they exceed ``budget`` bytes
+    (or the table changed since the catalog's scan)."""
+    shown = _scan_within(table, columns, budget) if columns and budget > 0 else None
+    if shown is None:
+        return None
+    shown = _in_row_order(shown)
+    if not np.array_equal(shown.column("_rowid").to_numpy().astype(np.uint64), row_ids):
+        return None  # the table changed between the scans: do without
+    return shown.select(columns).combine_chunks()
 
 
 def collapse_key(
