@@ -1,16 +1,27 @@
-"""Shared fixtures. Tests that need ``../shared`` (corpora, upstream figures) skip cleanly without it."""
+"""Shared fixtures, and the check that keeps the ``integration`` marker honest.
+
+Tests that need ``../shared`` (corpora, upstream figures) skip cleanly without it. Helpers the tests
+share live in :mod:`tests.support` (and :mod:`tests.fakes`); this file only declares fixtures.
+
+``pytest -m "not integration"`` is the fast loop: it leaves out every test marked ``integration``,
+and a test must be marked when it, or a fixture it uses, starts a process or listens on a port. An
+audit hook sees both (Python raises an audit event for each); a test that does either without the
+marker fails and says so.
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
+import socket
+import sys
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES_DOCS = REPO_ROOT / "examples" / "docs"
-SHARED_DIR = Path(os.environ.get("DOCS_MCP_SHARED_DIR", REPO_ROOT.parent / "shared")).resolve()
+from docs_mcp_core.build import BuildOptions, build_index
+from tests.support.paths import EXAMPLES_DOCS, REPO_ROOT, SHARED_DIR
 
 # Lance prints Rust WARN lines to stderr on every query without this.
 os.environ.setdefault("LANCEDB_LOG", "error")
@@ -38,23 +49,102 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def build_with_cli(docs: Path, out: Path) -> Path:
-    """Run the real ``docs-mcp build`` (no embeddings); fail the test with its stderr if it fails."""
-    from tests.server.conftest import BUILD_COMMAND, server_env
-
-    result = subprocess.run(
-        [BUILD_COMMAND, "build", "--docs-dir", str(docs), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(),
-    )
-    if result.returncode != 0:
-        pytest.fail(f"docs-mcp build failed ({result.returncode}):\n{result.stderr[-4000:]}")
+@pytest.fixture(scope="session")
+def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
+    """``examples/docs`` built in this process (no embeddings), shared by the session. (The command
+    line's own builds are tested in ``tests/cli``; :func:`tests.support.programs.build_with_cli`
+    runs it for tests that need its output.)"""
+    out = tmp_path_factory.mktemp("examples-index")
+    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out))
     return out
 
 
-@pytest.fixture(scope="session")
-def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    """``examples/docs`` built by the real ``docs-mcp build`` (no embeddings), shared by the session."""
-    return build_with_cli(examples_docs, tmp_path_factory.mktemp("examples-index"))
+# ── the integration marker's check ─────────────────────────────────────────────────────────────
+
+_events: list[str] | None = None  # what the current test or fixture has started or bound so far
+_fixture_events: dict[pytest.FixtureDef[Any], list[str]] = {}  # what each fixture's set-up did
+_INET = (socket.AF_INET, socket.AF_INET6)
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _events is None or event not in ("subprocess.Popen", "os.fork", "os.posix_spawn", "socket.bind"):
+        return
+    if event == "subprocess.Popen":
+        program = os.path.basename(str(args[0] or (args[1][0] if args[1] else "")))
+        if program != "git":  # a build's source-commit probe, milliseconds: an in-process build is fast
+            _events.append(f"started {program}")
+    elif event == "socket.bind":
+        # urllib3 binds ('::1', 0) once when it is imported, to learn whether IPv6 works
+        if getattr(args[0], "family", None) in _INET and tuple(args[1])[:2] != ("::1", 0):
+            _events.append(f"listened on {args[1]}")
+    else:
+        _events.append("forked a process")
+
+
+sys.addaudithook(_audit)
+
+
+def _violations(item: pytest.Item, own: list[str], *, fixtures: bool) -> list[str]:
+    if item.get_closest_marker("integration") is not None:
+        return []
+    if not fixtures:
+        return own[:3]
+    info = getattr(item, "_fixtureinfo", None)
+    used = [defs[-1] for defs in info.name2fixturedefs.values() if defs] if info is not None else []
+    found = [f"fixture {d.argname!r} {what}" for d in used for what in _fixture_events.get(d, [])[:1]]
+    return found + own[:3]
+
+
+def _check(item: pytest.Item, own: list[str], *, fixtures: bool = True) -> None:
+    found = _violations(item, own, fixtures=fixtures)
+    if found:
+        pytest.fail(
+            f"{item.nodeid} starts a process or listens on a port ({'; '.join(found)}): "
+            "mark it @pytest.mark.integration (pytest -m 'not integration' is the fast loop)",
+            pytrace=False,
+        )
+
+
+class _IntegrationGuard:
+    """The hooks of the check, registered as a plugin so that they also see session-scoped fixtures
+    (a conftest's own hooks only see what happens below its folder)."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Generator[None, Any, Any]:
+        global _events
+        outer, _events = _events, []
+        try:
+            return (yield)
+        finally:
+            if _events:
+                _fixture_events.setdefault(fixturedef, []).extend(_events)
+            _events = None if outer is None else [*outer, *_events]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        global _events
+        _events = []
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        global _events
+        _check(item, _events or [])  # set-up (its fixtures' included) started something: fail at once
+        _events = []
+        result = yield
+        _check(item, _events)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        global _events
+        _events = []
+        try:
+            return (yield)
+        finally:
+            events, _events = _events, None
+            _check(item, events, fixtures=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_IntegrationGuard(), "docs-mcp-integration-guard")

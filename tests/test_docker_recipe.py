@@ -35,7 +35,7 @@ import pytest
 import yaml
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.test_workflows import REPO_COMMANDS, CommandChecker, load_workflow, shell_commands
+from tests.support.workflows import REPO_COMMANDS, CommandChecker, load_workflow, shell_commands
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = REPO_ROOT / "Dockerfile"
@@ -262,6 +262,7 @@ def test_build_stage_indexes_the_corpus_with_an_optional_openai_secret(dockerfil
     assert any(i.args == "${DOCS_DIR} /corpus" for i in build.all("COPY"))
 
 
+@pytest.mark.integration
 def test_every_docs_mcp_command_in_the_dockerfile_exists(dockerfile: Dockerfile) -> None:
     checker = CommandChecker()
     for stage in dockerfile.stages:
@@ -333,6 +334,7 @@ def test_dockerignore_matcher_follows_docker_rules() -> None:
     assert not dockerignore_excludes("README.md", patterns)
 
 
+@pytest.mark.integration
 def test_compose_serves_the_image_on_20310(dockerfile: Dockerfile) -> None:
     compose = yaml.safe_load(COMPOSE.read_text("utf-8"))
     server = compose["services"]["server"]
@@ -541,6 +543,7 @@ def server_processes() -> Iterator[list[Server]]:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_the_recipe_builds_an_index_and_serves_it(
     dockerfile: Dockerfile, tmp_path: Path, server_processes: list[Server]
 ) -> None:
@@ -585,6 +588,7 @@ def test_the_recipe_builds_an_index_and_serves_it(
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_the_recipe_embeds_with_the_build_secret(dockerfile: Dockerfile, tmp_path: Path) -> None:
     """EMBEDDING_PROVIDER=openai: the BuildKit secret becomes the API key, and stays out of the index."""
     secret = "sk-docker-recipe-secret"

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOCS_DIR = REPO_ROOT / "docs"
 DOC_FILES = [*sorted(DOCS_DIR.glob("*.md")), REPO_ROOT / "README.md"]

@@ -217,6 +217,7 @@ def _copy_workspace(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dist", list(DISTRIBUTIONS))
+@pytest.mark.integration
 def test_wheel_and_sdist_metadata_match_the_pyproject(dists: dict[str, Built], dist: str) -> None:
     project = pyproject(dist)
     for metadata in (dists[dist].wheel_metadata(), dists[dist].sdist_metadata()):
@@ -240,6 +241,7 @@ def test_wheel_and_sdist_metadata_match_the_pyproject(dists: dict[str, Built], d
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dist", list(DISTRIBUTIONS))
+@pytest.mark.integration
 def test_wheel_entry_points_are_the_pyproject_scripts(dists: dict[str, Built], dist: str) -> None:
     scripts: dict[str, str] = dict(pyproject(dist).get("scripts", {}))
     names = dists[dist].wheel_names()
@@ -269,6 +271,7 @@ def test_each_distribution_declares_its_command(dist: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dist", list(DISTRIBUTIONS))
+@pytest.mark.integration
 def test_wheel_ships_every_module_and_nothing_else(dists: dict[str, Built], dist: str) -> None:
     package = import_name(dist)
     source = REPO_ROOT / "packages" / DISTRIBUTIONS[dist] / "src" / package
@@ -284,6 +287,7 @@ def test_wheel_ships_every_module_and_nothing_else(dists: dict[str, Built], dist
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_core_wheel_ships_the_offline_token_encoding(dists: dict[str, Built]) -> None:
     with zipfile.ZipFile(dists["docs-mcp-core"].wheel) as archive:
         encoding = archive.getinfo("docs_mcp_core/data/cl100k_base.tiktoken")
@@ -293,6 +297,7 @@ def test_core_wheel_ships_the_offline_token_encoding(dists: dict[str, Built]) ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dist", list(DISTRIBUTIONS))
+@pytest.mark.integration
 def test_sdist_holds_the_sources_and_no_build_debris(dists: dict[str, Built], dist: str) -> None:
     version = pyproject(dist)["version"]
     top = f"{import_name(dist)}-{version}"
@@ -339,6 +344,7 @@ def server_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_server_wheel_runs_with_only_the_core_wheel(server_venv: Path) -> None:
     installed = _installed(server_venv)
     assert {"docs-mcp-core", "docs-mcp-server"} <= installed
@@ -357,6 +363,7 @@ def test_server_wheel_runs_with_only_the_core_wheel(server_venv: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_core_wheel_needs_neither_mcp_nor_typer(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     venv_from_lock.install(venv, tmp_path / "wheels", ["docs-mcp-core"], offline=True)
@@ -412,6 +419,7 @@ def bumped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bumped]:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_a_bumped_version_reaches_every_artefact(bumped: Bumped) -> None:
     assert bump_version.problems(bumped.root, expected=BUMPED) == []
     for dist, artefacts in bumped.built.items():
@@ -425,12 +433,14 @@ def test_a_bumped_version_reaches_every_artefact(bumped: Bumped) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_a_bumped_version_is_what_the_commands_print(bumped: Bumped) -> None:
     assert bumped.command("docs-mcp", "--version") == f"docs-mcp {BUMPED}"
     assert bumped.command("docs-mcp-eval", "--version") == f"docs-mcp-eval {BUMPED}"
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_a_bumped_version_is_what_the_server_reports(bumped: Bumped) -> None:
     """``--about``, and with it /healthz and the DOCS-MCP header, follow the distribution version."""
     assert bumped.command("docs-mcp-server", "--about") == f"docs-mcp-server {BUMPED}"

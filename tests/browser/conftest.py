@@ -6,37 +6,29 @@ Everything here skips cleanly when ``/usr/bin/chromium`` (or ``DOCS_MCP_CHROMIUM
 
 from __future__ import annotations
 
-import os
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.server.conftest import server_env
-from tests.server.processes import ServerProcess
+from tests.support.playground import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DESKTOP,
+    PASSWORD,
+    STEP_TIMEOUT_MS,
+    TOKEN,
+    OpenPage,
+    PlaygroundServer,
+)
+from tests.support.programs import server_env
+from tests.support.server_process import ServerProcess
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, ViewportSize
-
-CHROMIUM = Path(os.environ.get("DOCS_MCP_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-DESKTOP: ViewportSize = {"width": 1280, "height": 860}
-PHONE: ViewportSize = {"width": 390, "height": 844}
-PASSWORD = "open sesame 42"
-TOKEN = "agent-token-7"
-STEP_TIMEOUT_MS = 15_000
 
 
 def _browser_missing() -> str | None:
@@ -72,22 +64,6 @@ def chromium() -> Iterator[Browser]:
 def playground_index(chromium: Browser, built_index: Path) -> Path:
     """The session's ``examples/docs`` index (requested only once a browser is known to exist)."""
     return built_index
-
-
-@dataclass
-class PlaygroundServer:
-    """A ``docs-mcp-server --transport http --playground`` process on 127.0.0.1."""
-
-    process: ServerProcess
-    port: int
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return f"{self.origin}/"
 
 
 def _start(index: Path, *extra: str) -> Iterator[PlaygroundServer]:
@@ -150,9 +126,6 @@ class Watch:
 
     def on_page_error(self, error: Any) -> None:
         self.errors.append(f"page error: {error}")
-
-
-OpenPage = Callable[..., "Page"]
 
 
 @pytest.fixture

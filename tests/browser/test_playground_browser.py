@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .conftest import PASSWORD, PHONE, TOKEN, OpenPage, PlaygroundServer
+from tests.support.playground import PASSWORD, PHONE, TOKEN, OpenPage, PlaygroundServer
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, Request
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 expect = pytest.importorskip("playwright.sync_api", reason="playwright is not installed").expect
 
 

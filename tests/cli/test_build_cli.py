@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.search import SearchEngine
+from tests.support.programs import cli_env, docs_mcp_command, run_docs_mcp
 
-from .conftest import cli_env, docs_mcp_command, run_docs_mcp
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 OLD_QUERY = "lighthouse"
 OLD_HIT = "alpha.md#alpha/lighthouse"

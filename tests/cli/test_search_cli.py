@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from docs_mcp_cli.app import app
 from docs_mcp_core.search import SearchEngine
+from tests.support.programs import run_docs_mcp
 
-from .conftest import run_docs_mcp
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 runner = CliRunner(env={"COLUMNS": "400"})
 DELIMITER = re.compile(

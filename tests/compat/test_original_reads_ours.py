@@ -24,13 +24,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from docs_mcp_core.analyzer import LEGACY_STOP_WORDS, STOP_WORDS, analyze
 from docs_mcp_core.embedding import hash_to_unit_vector
-from docs_mcp_core.filters import matches_filters, where_clause
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.index.table import quote_string
-
-from .conftest import original_answers
+from docs_mcp_core.search.analyzer import LANCEDB_0_26_STOP_WORDS, LANCEDB_STOP_WORDS, analyze
+from docs_mcp_core.search.filters import matches_filters, where_clause
+from tests.support.compat import original_answers
 
 EXAMPLE_QUERIES = [
     "retry configuration",
@@ -55,7 +54,7 @@ EXAMPLE_FILTERS: list[dict[str, str]] = [
 ]
 # Stop words of one of the two versions only: the other searches them (and may find one, e.g. a
 # stemmed "sos" is "so")
-ONE_LIST_ONLY = STOP_WORDS ^ LEGACY_STOP_WORDS
+ONE_LIST_ONLY = LANCEDB_STOP_WORDS ^ LANCEDB_0_26_STOP_WORDS
 FETCH = 10_000  # every match, so that the two readers' prefiltering cannot cut differently
 VECTOR_LIMIT = 20
 IVF_NPROBES = 20  # what LanceDB 0.26.2 probes by default (the original sets nothing)
@@ -67,7 +66,7 @@ def without(query: str, stop_words: frozenset[str]) -> str:
 
 
 def repeats_a_term(query: str) -> bool:
-    terms = analyze(query, LEGACY_STOP_WORDS)
+    terms = analyze(query, LANCEDB_0_26_STOP_WORDS)
     return len(set(terms)) != len(terms)
 
 
@@ -86,7 +85,7 @@ class Case:
             if repeats_a_term(text):
                 continue
             self._search(f"match {n}", "match", filters, query=without(text, ONE_LIST_ONLY), limit=FETCH)
-            phrase = without(text, STOP_WORDS | LEGACY_STOP_WORDS)
+            phrase = without(text, LANCEDB_STOP_WORDS | LANCEDB_0_26_STOP_WORDS)
             for slop in (0, 2) if phrase else ():
                 self._search(f"phrase {n} {slop}", "phrase", filters, query=phrase, slop=slop, limit=FETCH)
         dims = int((self.metadata.get("embedding") or {}).get("dimensions") or 0)

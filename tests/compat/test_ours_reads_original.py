@@ -21,9 +21,8 @@ from mcp import Client, StdioServerParameters
 
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.index.table import BASE_COLUMNS
-from tests.server.conftest import SERVER_COMMAND, server_env
-
-from .conftest import run_node
+from tests.support.compat import run_node
+from tests.support.programs import SERVER_COMMAND, server_env
 
 QUERIES = [
     "retry configuration",

@@ -26,7 +26,7 @@ from docs_mcp_core.errors import BuildError, CorpusInvalidError, DocsDirError, D
 from docs_mcp_core.index import table as index_table
 from docs_mcp_core.markdown import utf16_len
 from docs_mcp_core.search import SearchEngine, SearchOptions
-from tests.core.upstream_tsv import read_upstream_chunks
+from tests.support.upstream_tsv import read_upstream_chunks
 
 NO_MATCH_QUERY = "xylophonic zymurgy"
 
@@ -195,6 +195,7 @@ def test_metadata_json_has_the_contract_keys_in_order(example_build: tuple[Path,
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_sdk_docs_chunks_json_matches_the_original(tmp_path: Path, shared_dir: Path) -> None:
     out = tmp_path / "out"
     _build(shared_dir / "corpora" / "sdk-docs", out)

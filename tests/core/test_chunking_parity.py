@@ -7,7 +7,7 @@ from pathlib import Path
 
 from docs_mcp_core.corpus import ManifestResolver, prepare_file, walk_corpus
 from docs_mcp_core.markdown import utf16_len
-from tests.core.upstream_tsv import read_upstream_chunks
+from tests.support.upstream_tsv import read_upstream_chunks
 
 
 def test_sdk_docs_chunks_match_the_original(shared_dir: Path) -> None:

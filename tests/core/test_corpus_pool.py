@@ -59,6 +59,7 @@ def summarize(results: list[tuple[str, ChunkedFile | FindingError]]) -> list[obj
     return out
 
 
+@pytest.mark.integration
 def test_parallel_equals_sequential_and_keeps_order(tmp_path: Path) -> None:
     files = make_corpus(tmp_path, MIN_FILES_FOR_POOL + 10)
     sequential = list(chunk_corpus_parallel(tmp_path, files, workers=1, inspect=inspect_prepared_file))
@@ -96,6 +97,7 @@ def die_in_worker(prepared: PreparedFile, chunks: list[Chunk]) -> list[Finding]:
     return []
 
 
+@pytest.mark.integration
 def test_a_killed_worker_does_not_hang_and_every_file_is_still_returned(tmp_path: Path) -> None:
     files = make_corpus(tmp_path, MIN_FILES_FOR_POOL + 10)
     results = list(chunk_corpus_parallel(tmp_path, files, workers=2, inspect=die_in_worker, batch_size=8))

@@ -86,6 +86,7 @@ def test_embedding_input_format() -> None:
     )
 
 
+@pytest.mark.integration
 def test_providers_satisfy_the_protocol(api: FakeOpenAI) -> None:
     for provider in (NoneEmbeddingProvider(), HashEmbeddingProvider(), make_provider(api)):
         assert isinstance(provider, EmbeddingProvider)
@@ -213,6 +214,7 @@ def test_factory_builds_each_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+@pytest.mark.integration
 def test_factory_key_argument_reaches_the_server(api: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     provider = create_embedding_provider(
@@ -226,6 +228,7 @@ def test_factory_key_argument_reaches_the_server(api: FakeOpenAI, monkeypatch: p
 # sync path
 
 
+@pytest.mark.integration
 def test_order_is_preserved_across_concurrent_batches(api: FakeOpenAI) -> None:
     texts = [f"text number {i}" for i in range(23)]
     provider = make_provider(api, batch_size=4, concurrency=3)
@@ -237,17 +240,20 @@ def test_order_is_preserved_across_concurrent_batches(api: FakeOpenAI) -> None:
     assert body["model"] == MODEL and body["dimensions"] == DIMS and body["encoding_format"] == "base64"
 
 
+@pytest.mark.integration
 def test_empty_input_makes_no_request(api: FakeOpenAI) -> None:
     assert make_provider(api).embed([]) == []
     assert api.requests == []
 
 
+@pytest.mark.integration
 def test_ada_002_is_sent_without_dimensions(api: FakeOpenAI) -> None:
     provider = make_provider(api, model="text-embedding-ada-002", dimensions=None)
     assert provider.embed(["a"]) == [expected("a", 1536)]
     assert "dimensions" not in api.requests_to("embeddings")[0].json
 
 
+@pytest.mark.integration
 def test_concurrency_is_real(api: FakeOpenAI) -> None:
     provider = make_provider(api, batch_size=1, concurrency=4)
     provider.embed(["warm-up"])  # client start-up outside the measured part
@@ -259,6 +265,7 @@ def test_concurrency_is_real(api: FakeOpenAI) -> None:
     assert api.max_in_flight == 4  # and never more than the configured concurrency
 
 
+@pytest.mark.integration
 def test_concurrency_limit_is_respected(api: FakeOpenAI) -> None:
     api.hold_until_in_flight(2, timeout=5.0)
     provider = make_provider(api, batch_size=1, concurrency=2)
@@ -266,6 +273,7 @@ def test_concurrency_limit_is_respected(api: FakeOpenAI) -> None:
     assert api.max_in_flight == 2
 
 
+@pytest.mark.integration
 def test_sync_progress_reports_every_batch(api: FakeOpenAI) -> None:
     events: list[EmbedProgress] = []
     provider = make_provider(api, batch_size=2, concurrency=1, on_progress=events.append)
@@ -277,6 +285,7 @@ def test_sync_progress_reports_every_batch(api: FakeOpenAI) -> None:
     ]
 
 
+@pytest.mark.integration
 def test_requests_stay_under_the_token_budget(api: FakeOpenAI) -> None:
     texts = [f"chunk {i} " + "lorem ipsum dolor " * 10 for i in range(10)]
     per_text = max(count_tokens(t) for t in texts)
@@ -290,6 +299,7 @@ def test_requests_stay_under_the_token_budget(api: FakeOpenAI) -> None:
 # retries
 
 
+@pytest.mark.integration
 def test_429_is_retried_and_order_kept(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(status=429), Fault(status=503))
     sleeps = Sleeps()
@@ -300,6 +310,7 @@ def test_429_is_retried_and_order_kept(api: FakeOpenAI) -> None:
     assert len(sleeps.calls) == 2
 
 
+@pytest.mark.integration
 def test_backoff_is_exponential(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(status=500), Fault(status=500), Fault(status=500))
     sleeps = Sleeps()
@@ -308,6 +319,7 @@ def test_backoff_is_exponential(api: FakeOpenAI) -> None:
     assert sleeps.calls == [0.5, 1.0, 1.5]  # base * 2**attempt, capped at the max delay
 
 
+@pytest.mark.integration
 def test_backoff_jitter_stays_within_250ms(api: FakeOpenAI) -> None:
     api.script("embeddings", *[Fault(status=500)] * 3)
     sleeps = Sleeps()
@@ -317,6 +329,7 @@ def test_backoff_jitter_stays_within_250ms(api: FakeOpenAI) -> None:
         assert 0.5 * 2**attempt <= delay <= 0.5 * 2**attempt + 0.25
 
 
+@pytest.mark.integration
 def test_retry_after_seconds_is_honoured(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(status=429, headers={"Retry-After": "2"}))
     sleeps = Sleeps()
@@ -325,6 +338,7 @@ def test_retry_after_seconds_is_honoured(api: FakeOpenAI) -> None:
     assert sleeps.calls == [2.0]
 
 
+@pytest.mark.integration
 def test_retry_after_http_date_is_honoured(api: FakeOpenAI) -> None:
     when = email.utils.formatdate(time.time() + 6, usegmt=True)
     api.script("embeddings", Fault(status=503, headers={"Retry-After": when}))
@@ -335,6 +349,7 @@ def test_retry_after_http_date_is_honoured(api: FakeOpenAI) -> None:
     assert 4.0 <= sleeps.calls[0] <= 6.0
 
 
+@pytest.mark.integration
 def test_retry_after_is_capped_by_max_delay(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(status=429, headers={"Retry-After": "120"}))
     sleeps = Sleeps()
@@ -352,6 +367,7 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after({}) == 0
 
 
+@pytest.mark.integration
 def test_real_backoff_sleep_is_short_with_tiny_delays(api: FakeOpenAI) -> None:
     provider = make_provider(api)  # real time.sleep, 1 ms base
     provider.embed(["warm-up"])
@@ -362,6 +378,7 @@ def test_real_backoff_sleep_is_short_with_tiny_delays(api: FakeOpenAI) -> None:
     assert [r.status for r in api.requests_to("embeddings")] == [200, 500, 200]
 
 
+@pytest.mark.integration
 def test_client_errors_are_not_retried(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(status=400, body={"error": {"message": "bad input"}}))
     sleeps = Sleeps()
@@ -373,6 +390,7 @@ def test_client_errors_are_not_retried(api: FakeOpenAI) -> None:
     assert len(api.requests_to("embeddings")) == 1 and sleeps.calls == []
 
 
+@pytest.mark.integration
 def test_retries_are_bounded(api: FakeOpenAI) -> None:
     api.script("embeddings", *[Fault(status=502)] * 5)
     with pytest.raises(OpenAIRequestError, match=r"^OpenAI embeddings request failed \(502\)") as info:
@@ -381,6 +399,7 @@ def test_retries_are_bounded(api: FakeOpenAI) -> None:
     assert len(api.requests_to("embeddings")) == 3
 
 
+@pytest.mark.integration
 def test_timeouts_are_retried(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(kind="ok", delay=3.0))
     provider = make_provider(api, timeout=0.3, max_retries=1)
@@ -388,6 +407,7 @@ def test_timeouts_are_retried(api: FakeOpenAI) -> None:
     assert len(api.requests_to("embeddings")) == 2
 
 
+@pytest.mark.integration
 def test_timeout_error_message(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(kind="ok", delay=3.0))
     with pytest.raises(OpenAIRequestError, match=r"timed out after 0.3s") as info:
@@ -395,11 +415,13 @@ def test_timeout_error_message(api: FakeOpenAI) -> None:
     assert info.value.status is None and info.value.transient
 
 
+@pytest.mark.integration
 def test_dropped_connections_are_retried(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(kind="drop"))
     assert make_provider(api, max_retries=1).embed(["a"]) == [expected("a")]
 
 
+@pytest.mark.integration
 def test_unreachable_server_message() -> None:
     port = closed_port()
     provider = OpenAIEmbeddingProvider(
@@ -416,12 +438,14 @@ def test_unreachable_server_message() -> None:
 # bad responses
 
 
+@pytest.mark.integration
 def test_malformed_json_is_reported(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(kind="malformed_json"))
     with pytest.raises(EmbeddingError, match="OpenAI embeddings response is not valid JSON"):
         make_provider(api).embed(["a"])
 
 
+@pytest.mark.integration
 def test_wrong_number_of_vectors_is_reported(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(kind="wrong_count"))
     with pytest.raises(EmbeddingError) as info:
@@ -429,6 +453,7 @@ def test_wrong_number_of_vectors_is_reported(api: FakeOpenAI) -> None:
     assert str(info.value) == "OpenAI embeddings response size mismatch: expected 3, got 2"
 
 
+@pytest.mark.integration
 def test_missing_data_array_is_reported(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(status=200, body={"object": "list"}))
     with pytest.raises(EmbeddingError) as info:
@@ -436,6 +461,7 @@ def test_missing_data_array_is_reported(api: FakeOpenAI) -> None:
     assert str(info.value) == "OpenAI embeddings response missing data array"
 
 
+@pytest.mark.integration
 def test_wrong_dimensions_are_reported() -> None:
     message = "returned 16-dimensional vectors but 8 are configured"
     with FakeOpenAI(dimensions_override=16) as api, pytest.raises(EmbeddingError, match=message):
@@ -446,6 +472,7 @@ def test_wrong_dimensions_are_reported() -> None:
 # token window
 
 
+@pytest.mark.integration
 def test_over_long_input_is_cut_with_one_warning(api: FakeOpenAI) -> None:
     warnings: list[str] = []
     long_text = to_embedding_input("guides/big.md > Everything", "word " * 9000)
@@ -463,6 +490,7 @@ def test_over_long_input_is_cut_with_one_warning(api: FakeOpenAI) -> None:
     assert count_tokens(sent[0]) >= 8180
 
 
+@pytest.mark.integration
 def test_inputs_within_the_window_are_sent_verbatim(api: FakeOpenAI) -> None:
     warnings: list[str] = []
     text = to_embedding_input("a.md", "word " * 8000)
@@ -475,6 +503,7 @@ def test_inputs_within_the_window_are_sent_verbatim(api: FakeOpenAI) -> None:
 # preflight
 
 
+@pytest.mark.integration
 def test_preflight_passes_and_sends_one_tiny_request(api: FakeOpenAI) -> None:
     check_embedding_provider(make_provider(api))
     assert [len(x) for x in api.embedding_inputs] == [1]
@@ -485,6 +514,7 @@ def test_preflight_of_offline_providers() -> None:
     check_embedding_provider(HashEmbeddingProvider())
 
 
+@pytest.mark.integration
 def test_preflight_bad_key() -> None:
     with FakeOpenAI(api_key="sk-right") as api:
         provider = OpenAIEmbeddingProvider(
@@ -500,6 +530,7 @@ def test_preflight_bad_key() -> None:
     assert len(api.requests_to("embeddings")) == 1  # 401 is not retried
 
 
+@pytest.mark.integration
 def test_preflight_unknown_model(api: FakeOpenAI) -> None:
     provider = make_provider(api, model="text-embedding-4-mega", dimensions=DIMS)
     with pytest.raises(EmbeddingError) as info:
@@ -509,6 +540,7 @@ def test_preflight_unknown_model(api: FakeOpenAI) -> None:
     assert "does not exist" in message and "--embedding-model" in message
 
 
+@pytest.mark.integration
 def test_preflight_dimension_mismatch() -> None:
     with FakeOpenAI(dimensions_override=16) as api, pytest.raises(EmbeddingError) as info:
         check_embedding_provider(make_provider(api))
@@ -517,6 +549,7 @@ def test_preflight_dimension_mismatch() -> None:
     assert "(model 'text-embedding-3-small', 8 dimensions)" in message
 
 
+@pytest.mark.integration
 def test_preflight_connection_failure() -> None:
     provider = OpenAIEmbeddingProvider(
         api_key="k", base_url=f"http://127.0.0.1:{closed_port()}/v1", dimensions=DIMS, max_retries=0

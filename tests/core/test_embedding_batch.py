@@ -13,6 +13,8 @@ from docs_mcp_core.embedding import EmbedProgress, OpenAIEmbeddingProvider
 from docs_mcp_core.errors import EmbeddingError
 from tests.fakes.openai_server import FakeOpenAI, Fault, fake_vector
 
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
+
 MODEL = "text-embedding-3-small"
 DIMS = 8
 TEXTS = [f"Context: docs/{i}.md\n\nContent:\nbody {i} ünïcode" for i in range(6)]

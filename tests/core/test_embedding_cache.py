@@ -281,6 +281,7 @@ def test_prune_keeps_only_the_current_build(tmp_path: Path) -> None:
     assert set(loaded.entries) == {embedding_fingerprint(cfg, text) for _, text in CHUNKS[:2]}
 
 
+@pytest.mark.integration
 def test_same_inputs_twice_make_no_api_calls_and_one_edit_one_call(tmp_path: Path) -> None:
     with FakeOpenAI() as api:
         provider = OpenAIEmbeddingProvider(
@@ -309,6 +310,7 @@ def test_same_inputs_twice_make_no_api_calls_and_one_edit_one_call(tmp_path: Pat
         assert format_cache_summary(third) == "embedding cache: 2 hits, 1 misses (66.7% hit rate)"
 
 
+@pytest.mark.integration
 def test_progress_after_each_slice(tmp_path: Path) -> None:
     with FakeOpenAI() as api:
         provider = OpenAIEmbeddingProvider(

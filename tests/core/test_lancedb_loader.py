@@ -10,6 +10,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
+
 
 def _run(code: str) -> str:
     done = subprocess.run(

@@ -286,6 +286,7 @@ def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
         broken.embed(["x"])
 
 
+@pytest.mark.integration
 def test_importing_and_constructing_loads_no_runtime() -> None:
     """The server imports the provider module and builds the provider before any search."""
     code = (
@@ -338,6 +339,7 @@ def test_build_records_the_local_provider_and_embeds_every_chunk(local_build: tu
     assert embedding[-1] == ("embedding", total, total)
 
 
+@pytest.mark.integration
 def test_rebuild_with_nothing_changed_embeds_nothing(
     local_build: tuple[Path, _Recorder], examples_docs: Path, tmp_path: Path
 ) -> None:

@@ -124,6 +124,7 @@ def test_chunk_spill_returns_the_chunks_in_order_in_fixed_batches(tmp_path: Path
 # ── build and search through the object store ───────────────────────────────────────────────────
 
 
+@pytest.mark.integration
 def test_build_publishes_to_s3_and_search_reads_it(
     tmp_path: Path, examples_docs: Path, s3: S3Endpoint
 ) -> None:
@@ -158,6 +159,7 @@ def test_build_publishes_to_s3_and_search_reads_it(
         here.close()
 
 
+@pytest.mark.integration
 def test_rebuild_switches_generation_and_keeps_the_previous_one_readable(
     tmp_path: Path, examples_docs: Path, s3: S3Endpoint
 ) -> None:
@@ -192,6 +194,7 @@ def test_rebuild_switches_generation_and_keeps_the_previous_one_readable(
     assert sorted(_generations(s3, uri)) == sorted([second, third])
 
 
+@pytest.mark.integration
 def test_refused_build_leaves_the_published_index_untouched(
     tmp_path: Path, examples_docs: Path, s3: S3Endpoint
 ) -> None:
@@ -208,6 +211,7 @@ def test_refused_build_leaves_the_published_index_untouched(
     assert _generations(s3, uri) == [json.loads(before)["index"]["path"]]
 
 
+@pytest.mark.integration
 def test_missing_remote_index_is_reported_with_its_location(s3: S3Endpoint) -> None:
     uri = f"s3://{BUCKET}/nothing/here"
     with pytest.raises(
@@ -218,6 +222,7 @@ def test_missing_remote_index_is_reported_with_its_location(s3: S3Endpoint) -> N
         SearchEngine.open(uri, storage_options=s3.storage_options())
 
 
+@pytest.mark.integration
 def test_metadata_pointing_at_a_missing_table_is_unusable(s3: S3Endpoint, examples_docs: Path) -> None:
     uri = f"s3://{BUCKET}/dangling/docs"
     _build(examples_docs, uri, s3)
@@ -228,6 +233,7 @@ def test_metadata_pointing_at_a_missing_table_is_unusable(s3: S3Endpoint, exampl
         SearchEngine.open(uri, storage_options=s3.storage_options())
 
 
+@pytest.mark.integration
 def test_build_to_a_missing_bucket_fails_before_any_work(examples_docs: Path, s3: S3Endpoint) -> None:
     from docs_mcp_core.errors import BuildError
 

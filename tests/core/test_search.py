@@ -625,6 +625,7 @@ def sdk_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Pat
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ranking", ["default", "original"])
+@pytest.mark.integration
 def test_pages_are_consistent_on_sdk_docs(sdk_index: Path, shared_dir: Path, ranking: str) -> None:
     engine = SearchEngine.open(sdk_index, options=SearchOptions(ranking=ranking))
     cases = json.loads((shared_dir / "corpora" / "sdk-docs-dev-cases.json").read_text(encoding="utf-8"))

@@ -42,6 +42,7 @@ def test_special_token_markers_are_plain_text() -> None:
     assert count_tokens("<|endoftext|>") > 1
 
 
+@pytest.mark.integration
 def test_loading_never_touches_the_network(tmp_path: Path) -> None:
     cache = tmp_path / "tiktoken-cache"
     cache.mkdir()
@@ -100,6 +101,7 @@ def test_embedding_model_windows() -> None:
 
 
 @pytest.mark.skipif(shutil.which("uv") is None, reason="uv not on PATH")
+@pytest.mark.integration
 def test_wheel_ships_the_encoding_file(repo_root: Path, tmp_path: Path) -> None:
     result = subprocess.run(
         ["uv", "build", "--package", "docs-mcp-core", "--wheel", "--out-dir", str(tmp_path)],

@@ -533,6 +533,7 @@ def test_examples_docs_are_clean(examples_docs: Path) -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.integration
 def test_sdk_docs_is_clean(shared_dir: Path) -> None:
     report = validate_corpus(shared_dir / "corpora" / "sdk-docs")
     assert (report.files, report.chunks, report.errors) == (4087, 10_969, 0), report.lines()[:20]

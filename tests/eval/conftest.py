@@ -1,40 +1,14 @@
-"""Helpers for the eval tests: the fake MCP docs server and an in-process CLI runner."""
+"""Eval fixtures: ``docs-mcp-eval`` run in this process (the fake docs server and build it drives
+are described in :mod:`tests.support.eval_cli`)."""
 
 from __future__ import annotations
 
-import shlex
-import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Sequence
 
 import pytest
 
 from docs_mcp_eval.cli import main
-
-HERE = Path(__file__).parent
-FAKE_SERVER = HERE / "fake_docs_server.py"
-FAKE_BUILD = HERE / "fake_build.py"
-FAKE_CASES = HERE / "cases" / "fake-cases.json"
-
-
-def fake_server_command(*flags: str) -> str:
-    """Shell-style command line starting the fake docs server with ``flags``."""
-    return shlex.join([sys.executable, str(FAKE_SERVER), *flags])
-
-
-def fake_build_command(*flags: str) -> str:
-    return shlex.join([sys.executable, str(FAKE_BUILD), *flags])
-
-
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-
-CliRunner = Callable[[Sequence[str]], CliResult]
+from tests.support.eval_cli import CliResult, CliRunner
 
 
 @pytest.fixture

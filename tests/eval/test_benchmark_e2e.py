@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_eval.formatting import to_fixed
-
-from .conftest import FAKE_CASES, CliRunner, fake_build_command, fake_server_command
+from tests.support.eval_cli import FAKE_CASES, CliRunner, fake_build_command, fake_server_command
 
 
 @pytest.fixture
@@ -48,6 +47,7 @@ def bench_args(docs: Path, work: Path, embeddings: str, *extra: str) -> list[str
     ]
 
 
+@pytest.mark.integration
 def test_benchmark_compares_providers(
     run_cli: CliRunner, docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -98,6 +98,7 @@ def test_benchmark_compares_providers(
     assert "fake build wrote" not in result.out
 
 
+@pytest.mark.integration
 def test_openai_runs_with_a_key_and_gets_cost_estimates(
     run_cli: CliRunner, docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,6 +113,7 @@ def test_openai_runs_with_a_key_and_gets_cost_estimates(
     assert (tmp_path / "work" / "openai" / "text-embedding-3-large" / "fake-index.json").is_file()
 
 
+@pytest.mark.integration
 def test_a_failing_provider_is_reported_and_the_others_still_run(
     run_cli: CliRunner, docs: Path, tmp_path: Path
 ) -> None:

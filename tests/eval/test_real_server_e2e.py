@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
+
 HERE = Path(__file__).parent
 EXAMPLE_CASES = HERE / "cases" / "examples-cases.json"
 BIN = Path(sys.executable).parent

@@ -53,6 +53,7 @@ def wrapped_holder() -> Iterator[subprocess.Popen[str]]:
         proc.wait(timeout=30)
 
 
+@pytest.mark.integration
 def test_finds_the_new_session_leader_child(wrapped_holder: subprocess.Popen[str]) -> None:
     others = child_pids() - {wrapped_holder.pid}
     assert wrapped_holder.pid in child_pids()
@@ -60,10 +61,12 @@ def test_finds_the_new_session_leader_child(wrapped_holder: subprocess.Popen[str
     assert find_new_child(child_pids()) is None
 
 
+@pytest.mark.integration
 def test_tree_rss_includes_descendants(wrapped_holder: subprocess.Popen[str]) -> None:
     assert tree_rss_kb(wrapped_holder.pid) / 1024 > BALLAST_MB
 
 
+@pytest.mark.integration
 def test_sampler_reports_peak_in_mib(wrapped_holder: subprocess.Popen[str]) -> None:
     sampler = RssSampler(wrapped_holder.pid, interval_s=0.05)
     sampler.start()

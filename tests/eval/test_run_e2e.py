@@ -27,8 +27,9 @@ import pytest
 
 from docs_mcp_eval.formatting import round_metric
 from docs_mcp_eval.metrics import percentile
+from tests.support.eval_cli import FAKE_CASES, CliRunner, fake_build_command, fake_server_command
 
-from .conftest import FAKE_CASES, CliRunner, fake_build_command, fake_server_command
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 PY_ACME = "sdks/python/auth.md#acmeauthclientv2"
 TS_ACME = "sdks/typescript/auth.md#acmeauthclientv2"

@@ -16,6 +16,7 @@ from docs_mcp_server import create_app, create_server, serve_http
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.integration
 async def test_readme_example(built_index: Path) -> None:
     app = create_app(built_index, name="acme-docs")
     with anyio.fail_after(60):

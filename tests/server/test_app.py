@@ -11,8 +11,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from docs_mcp_server import CustomTool, DocsMcpApp, create_app
-
-from .conftest import text
+from tests.support.protocol import text
 
 pytestmark = pytest.mark.anyio
 

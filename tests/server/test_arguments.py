@@ -17,8 +17,7 @@ from docs_mcp_server.arguments import (
 from docs_mcp_server.errors import ArgumentError
 from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.schemas import get_doc_schema, search_docs_schema
-
-from .conftest import metadata_document
+from tests.support.index_stubs import metadata_document
 
 META = MetadataView.from_metadata(normalize_metadata(metadata_document()))
 SEARCH = ToolArguments("search_docs", search_docs_schema(META))

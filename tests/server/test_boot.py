@@ -8,8 +8,7 @@ import pytest
 
 from docs_mcp_server.boot import load_index_metadata
 from docs_mcp_server.errors import BootError
-
-from .conftest import metadata_document, write_index_stub
+from tests.support.index_stubs import metadata_document, write_index_stub
 
 
 def boot_error(index_dir: Path) -> str:

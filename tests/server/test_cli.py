@@ -9,16 +9,12 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .conftest import (
-    INITIALIZE,
-    INITIALIZED,
-    SERVER_COMMAND,
-    metadata_document,
-    server_env,
-    text,
-    write_index_stub,
-)
-from .processes import ServerProcess, run_server
+from tests.support.index_stubs import metadata_document, write_index_stub
+from tests.support.programs import SERVER_COMMAND, server_env
+from tests.support.protocol import INITIALIZE, INITIALIZED, text
+from tests.support.server_process import ServerProcess, run_server
+
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 
 def one_error_line(stderr: str) -> str:

@@ -15,8 +15,7 @@ from docs_mcp_server import create_app
 from docs_mcp_server.handshake import HANDSHAKE_PROTOCOL_VERSIONS as OUR_HANDSHAKE
 from docs_mcp_server.handshake import MODERN_PROTOCOL_VERSIONS as OUR_MODERN
 from docs_mcp_server.handshake import EarlyHandshake
-
-from .conftest import metadata_document, write_index_stub
+from tests.support.index_stubs import metadata_document, write_index_stub
 
 pytestmark = pytest.mark.anyio
 

@@ -13,11 +13,20 @@ import pytest
 from mcp import Client
 
 from docs_mcp_server.playground import LOGIN_ATTEMPTS
-
-from .conftest import INITIALIZE, text
-from .processes import MCP_HEADERS, PROTOCOL, ServerProcess, post_mcp, request, run_server, start_http_server
+from tests.support.protocol import INITIALIZE, text
+from tests.support.server_process import (
+    MCP_HEADERS,
+    PROTOCOL,
+    ServerProcess,
+    post_mcp,
+    request,
+    run_server,
+    start_http_server,
+)
 
 HEADER = "name=test-server version=0.1.0 git=abc1234 date=2026-01-02"
+
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 
 IDENTITY_FLAGS = [

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import INITIALIZE
-from .processes import PROTOCOL, ServerProcess, post_mcp, start_http_server
+from tests.support.protocol import INITIALIZE
+from tests.support.server_process import PROTOCOL, ServerProcess, post_mcp, run_server, start_http_server
 
 pytestmark = pytest.mark.integration
 
@@ -166,8 +166,6 @@ def test_sessions_beyond_the_limit_get_503(few_slots: int) -> None:
 
 
 def test_limits_that_make_no_sense_are_usage_errors(built_index: Path) -> None:
-    from .processes import run_server
-
     for flag, value, message in [
         ("--header-timeout", "0", "--header-timeout must be a number of seconds > 0, got 0.0"),
         ("--body-timeout", "inf", "--body-timeout must be a number of seconds > 0, got inf"),

@@ -3,7 +3,7 @@
 The server embeds each query with the index's provider and model (key from
 ``--query-embedding-api-key`` or ``OPENAI_API_KEY``, base URL from ``--query-embedding-base-url``),
 so a query that shares no word with a chunk but has its vector (see
-:func:`tests.core.test_hybrid.vector_twin`) finds it. An API outage gives lexical answers, one
+:func:`tests.support.hybrid_corpus.vector_twin`) finds it. An API outage gives lexical answers, one
 warning in the log and a cool-down without API calls, then recovery. Without a key the server
 starts lexical-only and says so once.
 """
@@ -23,11 +23,13 @@ from mcp import Client
 from docs_mcp_server import DocsMcpApp, ServerOptions, create_app
 from docs_mcp_server.boot import load_index_metadata
 from docs_mcp_server.engine import LazyEngine
-from tests.core.test_hybrid import LEXICAL_QUERY, TWIN_CHUNK, build, make_corpus, twin_query
 from tests.fakes.openai_server import FakeOpenAI, Fault
+from tests.support.hybrid_corpus import LEXICAL_QUERY, TWIN_CHUNK, build, make_corpus, twin_query
+from tests.support.programs import server_env
+from tests.support.protocol import INITIALIZE, INITIALIZED
+from tests.support.server_process import ServerProcess
 
-from .conftest import INITIALIZE, INITIALIZED, server_env
-from .processes import ServerProcess
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 DEGRADED = "vector search degraded to lexical-only"
 

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from tests.fakes.s3_server import S3Endpoint, s3_server
+from tests.support.programs import BUILD_COMMAND, server_env
+from tests.support.server_process import ServerProcess, run_server
 
-from .conftest import BUILD_COMMAND, server_env
-from .processes import ServerProcess, run_server
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 BUCKET = "docs-mcp-server-tests"
 URI = f"s3://{BUCKET}/replicas/examples"

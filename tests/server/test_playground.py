@@ -18,9 +18,10 @@ import pytest
 
 from docs_mcp_server.options import BuildInfo
 from docs_mcp_server.playground import CONTENT_SECURITY_POLICY, COOKIE_NAME, Playground
+from tests.support.programs import server_env
+from tests.support.server_process import ServerProcess, run_server
 
-from .conftest import server_env
-from .processes import ServerProcess, run_server
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 PASSWORD = "correct horse battery staple"
 TOKEN = "agent-token-123"

@@ -13,9 +13,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from docs_mcp_server.snapshot import SNAPSHOT_DIRNAME
-from tests.conftest import build_with_cli
+from tests.support.programs import SERVER_COMMAND, build_with_cli, server_env
+from tests.support.protocol import text
 
-from .conftest import SERVER_COMMAND, server_env, text
+pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 NEW_GUIDE = "# Zephyr quokkas\n\n## Feeding zephyr quokkas\n\nZephyrquokka rations are served at dawn.\n"
 

@@ -17,8 +17,7 @@ from docs_mcp_server.schemas import (
     search_docs_description,
     search_docs_schema,
 )
-
-from .conftest import metadata_document
+from tests.support.index_stubs import metadata_document
 
 
 def view(**overrides: Any) -> MetadataView:

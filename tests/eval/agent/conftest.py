@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 import yaml
 
 from docs_mcp_eval.cli import main
+from tests.support.eval_cli import AgentEval, AgentEvalRun, CliResult, SuiteWriter
 
 PROVIDER_VARIABLES = (
     "ANTHROPIC_API_KEY",
@@ -37,9 +37,6 @@ def agent_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("agent-cache")
 
 
-SuiteWriter = Callable[..., Path]
-
-
 @pytest.fixture
 def write_suite(tmp_path: Path) -> SuiteWriter:
     """Write scenarios as a YAML file in the test's folder (``name.yaml``) and return its path."""
@@ -50,28 +47,6 @@ def write_suite(tmp_path: Path) -> SuiteWriter:
         return path
 
     return write
-
-
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-
-@dataclass
-class AgentEvalRun:
-    cli: CliResult
-    output: dict[str, Any] | None
-    """The ``--out`` JSON (``None`` when the command failed before writing it)."""
-
-    def result(self, scenario_id: str) -> dict[str, Any]:
-        assert self.output is not None, self.cli.err
-        results = self.output.get("results") or []
-        return next(r for r in results if r["id"] == scenario_id)
-
-
-AgentEval = Callable[..., AgentEvalRun]
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.agent.conftest import AgentEval, SuiteWriter
 from tests.fakes.agent_script import Reply, Script, ToolCallSpec, View, answer
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.docs_flow import docs_flow
+from tests.support.eval_cli import AgentEval, SuiteWriter
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

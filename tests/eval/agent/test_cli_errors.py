@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.agent.conftest import CliResult, SuiteWriter
+from tests.support.eval_cli import CliResult, SuiteWriter
 
 Cli = Callable[[Sequence[str]], CliResult]
 

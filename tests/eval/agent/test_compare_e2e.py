@@ -10,10 +10,10 @@ import pytest
 
 from docs_mcp_eval.agent.index_cache import ensure_index
 from docs_mcp_eval.agent.scenarios import IndexConfig
-from tests.eval.agent.conftest import AgentEval, SuiteWriter
 from tests.fakes.agent_script import Script, View, answer
 from tests.fakes.docs_flow import docs_flow, docs_or_guess
 from tests.fakes.openai_chat_server import FakeChatCompletions
+from tests.support.eval_cli import AgentEval, SuiteWriter
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

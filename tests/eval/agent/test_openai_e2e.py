@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.agent.conftest import AgentEval, SuiteWriter
 from tests.fakes.agent_script import Fault, Reply, Script, Step, ToolCallSpec, View, answer
 from tests.fakes.docs_flow import FEEDBACK, busy_loop, docs_flow
 from tests.fakes.openai_chat_server import FakeChatCompletions
+from tests.support.eval_cli import AgentEval, SuiteWriter
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

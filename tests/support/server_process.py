@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .conftest import SERVER_COMMAND, server_env
+from tests.support.programs import SERVER_COMMAND, server_env
 
 WAIT_SECONDS = 30.0
 
