@@ -65,3 +65,53 @@ def test_no_test_module_imports_another_test_module_or_a_conftest() -> None:
             if bad:
                 found.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno} imports {bad[0]}")
     assert not found, "\n".join(found)
+
+
+ARCHITECTURE = REPO_ROOT / "docs" / "architecture.md"
+PACKAGES = {
+    "docs_mcp_core": "core",
+    "docs_mcp_cli": "cli",
+    "docs_mcp_server": "server",
+    "docs_mcp_eval": "eval",
+}
+
+
+def _module_names(package: str) -> list[str]:
+    """Every module of a package, dotted and relative to it (sub-packages by their own name)."""
+    root = REPO_ROOT / "packages" / PACKAGES[package] / "src" / package
+    names: list[str] = []
+    for path in _modules(root):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and parts[-1] != "__main__":
+            names.append(".".join(parts))
+    return names
+
+
+def _architecture_section(package: str) -> str:
+    """The part of docs/architecture.md about ``package``: core's module map, or the paragraph that
+    starts with the package's name."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    if package == "docs_mcp_core":
+        start = text.index("## Module map of `docs_mcp_core`")
+        return text[start : text.index("\n## ", start + 1)]
+    start = text.index(f"\n`{package}` ")
+    end = text.find("\n\n", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def test_the_architecture_page_names_every_module_of_every_package() -> None:
+    missing = [
+        f"{package}.{name}"
+        for package in PACKAGES
+        for name in _module_names(package)
+        if f"`{name}`" not in _architecture_section(package)
+    ]
+    assert not missing, f"docs/architecture.md does not name {', '.join(missing)}"
+
+
+def test_the_docs_index_lists_every_page() -> None:
+    index = (REPO_ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    pages = sorted(p.name for p in (REPO_ROOT / "docs").glob("*.md") if p.name != "README.md")
+    assert [p for p in pages if f"]({p})" not in index] == []
