@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from docs_mcp_core.corpus import walk_corpus
 from docs_mcp_core.errors import InvalidPrompt, PromptTemplateError
 from docs_mcp_core.prompts import (
     PromptArgument,
@@ -30,6 +31,11 @@ def write(root: Path, rel: str, text: str = "Body.") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def templates_of(docs_dir: Path) -> list[str]:
+    """The prompt templates a walk of ``docs_dir`` finds (what validate and build hand over)."""
+    return walk_corpus(docs_dir).templates
 
 
 def error_of(fn: Callable[..., object], *args: object, **kwargs: object) -> str:
@@ -67,7 +73,7 @@ def test_discovery_finds_both_formats_skips_dot_paths_and_yml(tmp_path: Path) ->
     write(tmp_path, "guides/plain.md")
     (tmp_path / "dir.template.md").mkdir()
 
-    files, warnings = discover_prompt_templates(tmp_path)
+    files, warnings = discover_prompt_templates(tmp_path, templates_of(tmp_path))
 
     assert [(f.name, f.path, f.format) for f in files] == [
         ("guides/alpha", "guides/alpha.template.yaml", "yaml"),
@@ -81,7 +87,7 @@ def test_markdown_and_yaml_with_the_same_name_prefer_yaml_with_a_warning(tmp_pat
     write(tmp_path, "guides/auth.template.md")
     write(tmp_path, "guides/auth.template.yaml")
 
-    files, warnings = discover_prompt_templates(tmp_path)
+    files, warnings = discover_prompt_templates(tmp_path, templates_of(tmp_path))
 
     assert [(f.name, f.path) for f in files] == [("guides/auth", "guides/auth.template.yaml")]
     assert warnings == [
@@ -340,7 +346,7 @@ def test_load_prompt_templates_parses_every_chosen_file(tmp_path: Path) -> None:
     write(tmp_path, "guides/auth.template.yaml", MULTI_YAML)
     write(tmp_path, "one.template.md", FULL_MD)
 
-    prompts, warnings = load_prompt_templates(tmp_path)
+    prompts, warnings = load_prompt_templates(tmp_path, templates_of(tmp_path))
 
     assert [p.name for p in prompts] == ["guides/auth", "one"]
     assert prompts[0].title == "Multi Message Prompt"
@@ -349,12 +355,12 @@ def test_load_prompt_templates_parses_every_chosen_file(tmp_path: Path) -> None:
 
 def test_load_prompt_templates_reports_the_relative_path_of_a_bad_file(tmp_path: Path) -> None:
     write(tmp_path, "sub/bad.template.yaml", "title: no messages\n")
-    message = error_of(load_prompt_templates, tmp_path)
+    message = error_of(load_prompt_templates, tmp_path, templates_of(tmp_path))
     assert message == "sub/bad.template.yaml: messages must include at least one message"
 
 
 def test_load_prompt_templates_on_an_empty_folder(tmp_path: Path) -> None:
-    assert load_prompt_templates(tmp_path) == ([], [])
+    assert load_prompt_templates(tmp_path, templates_of(tmp_path)) == ([], [])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -513,7 +519,7 @@ def test_example_corpus_retry_configuration_for_python(examples_docs: Path) -> N
 
 
 def test_example_corpus_prompt_templates_load(examples_docs: Path) -> None:
-    prompts, warnings = load_prompt_templates(examples_docs)
+    prompts, warnings = load_prompt_templates(examples_docs, templates_of(examples_docs))
     assert warnings == []
     by_name = {p.name: p for p in prompts}
     assert set(by_name) == {"prompts/debug-webhook", "prompts/integrate-payments"}

@@ -20,7 +20,6 @@ import yaml
 from pydantic import BaseModel
 
 from docs_mcp_core import mustache
-from docs_mcp_core.corpus import walk_corpus
 from docs_mcp_core.errors import InvalidPrompt, MustacheError, PromptTemplateError
 from docs_mcp_core.ordering import sort_key
 
@@ -138,24 +137,22 @@ def choose_prompt_templates(relpaths: list[str]) -> tuple[list[PromptTemplateFil
 
 
 def discover_prompt_templates(
-    docs_dir: Path, paths: Sequence[str] | None = None
+    docs_dir: Path, paths: Sequence[str]
 ) -> tuple[list[PromptTemplateFile], list[str]]:
     """Choose the templates among ``paths``: the ``*.template.md`` and ``*.template.yaml`` files a
-    walk of ``docs_dir`` found (:attr:`~docs_mcp_core.corpus.CorpusFiles.templates`; the folder is
-    walked when they are not given). Dot folders and files are skipped; ``.yml`` is not a template
-    suffix. Returns ``(files sorted by name, warnings)``.
+    walk of ``docs_dir`` found (:attr:`docs_mcp_core.corpus.CorpusFiles.templates`, which skips dot
+    folders and files). ``.yml`` is not a template suffix. Returns ``(files sorted by name, warnings)``.
+
+    The walk is the caller's: this module is read by the server at start-up (prompts from
+    ``metadata.json``), which must not load the corpus code.
     """
     docs_dir = Path(docs_dir)
-    if paths is None:
-        paths = walk_corpus(docs_dir).templates
     found = [rel for rel in paths if is_prompt_template(rel) and (docs_dir / rel).is_file()]
     return choose_prompt_templates(found)
 
 
-def load_prompt_templates(
-    docs_dir: Path, paths: Sequence[str] | None = None
-) -> tuple[list[PromptDefinition], list[str]]:
-    """Parse every prompt template under ``docs_dir`` (among ``paths``, see
+def load_prompt_templates(docs_dir: Path, paths: Sequence[str]) -> tuple[list[PromptDefinition], list[str]]:
+    """Parse every prompt template under ``docs_dir`` among ``paths`` (see
     :func:`discover_prompt_templates`); returns ``(prompts, warnings)``."""
     docs_dir = Path(docs_dir)
     files, warnings = discover_prompt_templates(docs_dir, paths)
