@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from pathlib import Path
 
 from tests.support.paths import REPO_ROOT
@@ -36,6 +37,38 @@ def test_a_core_module_over_500_lines_says_why_at_its_top() -> None:
         if lines > MAX_MODULE_LINES and f"{MAX_MODULE_LINES} lines" not in docstring:
             unexplained.append(f"{path.relative_to(CORE)}: {lines} lines, and its docstring does not say why")
     assert not unexplained, "\n".join(unexplained)
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    return {ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases}
+
+
+def test_every_public_exception_class_is_in_its_package_errors_module() -> None:
+    """One error module per package; a private class (``_Invalid``) may stay where it is raised."""
+    builtin = {
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+    classes = [
+        (path, node)
+        for path in _modules(REPO_ROOT / "packages")
+        if "src" in path.parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+    ]
+    exceptions = set(builtin)
+    while True:  # subclasses of subclasses, by name
+        more = {node.name for _, node in classes if _base_names(node) & exceptions} - exceptions
+        if not more:
+            break
+        exceptions |= more
+    misplaced = [
+        f"{path.relative_to(REPO_ROOT)}: {node.name}"
+        for path, node in classes
+        if node.name in exceptions and path.name != "errors.py" and not node.name.startswith("_")
+    ]
+    assert not misplaced, "\n".join(misplaced)
 
 
 def _is_test_module(name: str) -> bool:

@@ -45,7 +45,8 @@ def test_every_program_takes_h_and_help(program: str, flag: str) -> None:
 
 @pytest.mark.integration
 @pytest.mark.parametrize(
-    ("program", "command"), [("docs-mcp", "build"), ("docs-mcp", "fix"), ("docs-mcp-eval", "run")]
+    ("program", "command"),
+    [("docs-mcp", "build"), ("docs-mcp", "fix"), ("docs-mcp-eval", "run"), ("docs-mcp-eval", "agent-eval")],
 )
 def test_commands_take_h_and_show_flags_without_a_type(program: str, command: str) -> None:
     done = _run(program, command, "-h")

@@ -354,7 +354,7 @@ def benchmark_command(
         raise typer.Exit(code=1)
 
 
-app.command("agent-eval")(agent_eval_command)
+app.command("agent-eval", cls=_Command)(agent_eval_command)
 
 
 def _benchmark_progress(label: str) -> ProgressCallback | None:

@@ -1,7 +1,10 @@
 """The harness's error vocabulary: every failure a user can cause, with a message to print as is.
 
 The command line turns any :class:`EvalError` into one clear message on stderr and a non-zero exit code,
-never a traceback.
+never a traceback. Two exceptions of ``agent-eval`` stay inside a run and are not :class:`EvalError`:
+:class:`ProviderFailure` (one model request failed; the scenario fails or is skipped, the run goes on)
+and :class:`PathOutsideWorkspace` (an agent's tool call named a path outside its workspace; the agent
+is told so).
 """
 
 from __future__ import annotations
@@ -45,3 +48,16 @@ class AgentProviderError(EvalError):
 
 class WorkspaceError(EvalError):
     """An agent workspace folder cannot be prepared (or belongs to something else)."""
+
+
+class ProviderFailure(Exception):
+    """One request failed for good; ``infrastructure`` tells whether the scenario counts as skipped."""
+
+    def __init__(self, message: str, *, infrastructure: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.infrastructure = infrastructure
+
+
+class PathOutsideWorkspace(ValueError):
+    """A path an agent's tool call named lies outside its workspace (or is read-only)."""

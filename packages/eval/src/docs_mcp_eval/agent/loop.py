@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docs_mcp_eval.agent.pricing import Price, Usage, cost_usd
-from docs_mcp_eval.agent.provider import ModelProvider, ProviderFailure, ToolCall
+from docs_mcp_eval.agent.provider import ModelProvider, ToolCall
 from docs_mcp_eval.agent.toolbox import Toolbox
 from docs_mcp_eval.agent.workspace import ToolOutcome
+from docs_mcp_eval.errors import ProviderFailure
 
 AgentEventCallback = Callable[[str, str], None]
 """Called with (kind, summary): ``text``, ``tool_call``, ``tool_result``, ``result``."""

@@ -21,7 +21,6 @@ from docs_mcp_eval.agent.pricing import Usage
 from docs_mcp_eval.agent.provider import (
     MAX_RETRIES,
     ModelReply,
-    ProviderFailure,
     ProviderName,
     ToolCall,
     classify_status,
@@ -30,6 +29,7 @@ from docs_mcp_eval.agent.provider import (
     is_retryable_status,
 )
 from docs_mcp_eval.agent.workspace import ToolOutcome, ToolSpec
+from docs_mcp_eval.errors import ProviderFailure
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_PLACEHOLDER_KEY = "not-needed"

@@ -26,7 +26,7 @@ from typing import Any, Literal, Protocol
 
 from docs_mcp_eval.agent.pricing import Usage
 from docs_mcp_eval.agent.workspace import ToolOutcome, ToolSpec
-from docs_mcp_eval.errors import AgentProviderError
+from docs_mcp_eval.errors import AgentProviderError, ProviderFailure
 
 ProviderName = Literal["anthropic", "openai"]
 MAX_RETRIES = 3
@@ -55,15 +55,6 @@ class ModelReply:
     usage: Usage = field(default_factory=Usage)
     stop_reason: str = ""
     duration_ms: float = 0.0
-
-
-class ProviderFailure(Exception):
-    """One request failed for good; ``infrastructure`` tells whether the scenario counts as skipped."""
-
-    def __init__(self, message: str, *, infrastructure: bool) -> None:
-        super().__init__(message)
-        self.message = message
-        self.infrastructure = infrastructure
 
 
 class Conversation(Protocol):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from docs_mcp_eval.agent.shell import run_shell
+from docs_mcp_eval.errors import PathOutsideWorkspace
 
 READ_FILE = "read_file"
 WRITE_FILE = "write_file"
@@ -62,10 +63,6 @@ class ToolSpec:
 class ToolOutcome:
     text: str
     is_error: bool = False
-
-
-class PathOutsideWorkspace(ValueError):
-    pass
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
