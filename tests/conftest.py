@@ -6,7 +6,8 @@ share live in :mod:`tests.support` (and :mod:`tests.fakes`); this file only decl
 ``pytest -m "not integration"`` is the fast loop: it leaves out every test marked ``integration``,
 and a test must be marked when it, or a fixture it uses, starts a process or listens on a port. An
 audit hook sees both (Python raises an audit event for each); a test that does either without the
-marker fails and says so.
+marker fails and says so. Tests that time work on large inputs (the linear-time checks) are marked
+too: they take most of a minute each and want a quiet CPU.
 """
 
 from __future__ import annotations

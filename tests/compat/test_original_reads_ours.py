@@ -31,6 +31,8 @@ from docs_mcp_core.search.analyzer import LANCEDB_0_26_STOP_WORDS, LANCEDB_STOP_
 from docs_mcp_core.search.filters import matches_filters, where_clause
 from tests.support.compat import original_answers
 
+pytestmark = pytest.mark.integration  # the original's LanceDB runs in node
+
 EXAMPLE_QUERIES = [
     "retry configuration",
     "retries backoff python",

@@ -24,6 +24,8 @@ from docs_mcp_core.index.table import BASE_COLUMNS
 from tests.support.compat import run_node
 from tests.support.programs import SERVER_COMMAND, server_env
 
+pytestmark = pytest.mark.integration  # the original's LanceDB runs in node
+
 QUERIES = [
     "retry configuration",
     "create a link",

@@ -148,6 +148,7 @@ _SIZES = {
 }
 
 
+@pytest.mark.integration  # timed: out of the fast loop
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_time_grows_linearly_with_the_input(tmp_path: Path, shape: str) -> None:
     ratio = _growth(tmp_path, SHAPES[shape], _SIZES.get(shape, 4_000))
@@ -169,6 +170,7 @@ _FRAGMENTS = [
 _fragments = st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=12).map("".join)
 
 
+@pytest.mark.integration  # timed: out of the fast loop
 @settings(
     max_examples=40,
     deadline=None,
