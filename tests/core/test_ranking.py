@@ -13,6 +13,7 @@ from docs_mcp_core.ranking import (
     cue_factor,
     expand_identifiers,
     generic_headings,
+    identifier_part_spans,
     identifier_parts,
     nav_ratio,
     path_words,
@@ -45,6 +46,22 @@ def test_expand_identifiers_keeps_the_text_and_adds_the_parts() -> None:
     assert expanded.startswith(text)
     assert "dub links create many" in expanded
     assert expand_identifiers("no identifiers here") == "no identifiers here"
+
+
+def test_identifier_part_spans_are_where_the_added_parts_stand(examples_docs: Path) -> None:
+    text = "Pass a RetryConfig to dub.links.createMany, not retry_config or a plain word."
+    spans = identifier_part_spans(text)
+    assert [text[start:end] for start, end in spans] == [
+        *("Retry", "Config"),
+        *("dub", "links", "create", "Many"),
+        *("retry", "config"),
+    ]
+    assert identifier_part_spans("plain words only, v2 and HTTP") == []
+    # the same parts expand_identifiers adds, in the same order, over a whole corpus
+    for path in sorted(examples_docs.rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        added = expand_identifiers(text)[len(text) :].split()
+        assert [text[start:end].lower() for start, end in identifier_part_spans(text)] == added, path
 
 
 def test_path_words_are_the_path_and_ancestor_headings() -> None:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:/][A-Za-z_][A-Za-z0-9_]*)*")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SPLIT_RE = re.compile(r"[._:/]+")
+_SEGMENT_RE = re.compile(r"[^._:/]+")  # what _SPLIT_RE leaves between separators
 _LINK_LINE_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*\[[^\]]+\]\([^)]*\)")
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
 
@@ -94,6 +95,25 @@ def expand_identifiers(text: str) -> str:
         if joined is not None:
             extra.append(joined)
     return text + ("\n" + " ".join(extra) if extra else "")
+
+
+def identifier_part_spans(text: str) -> list[tuple[int, int]]:
+    """Where the parts :func:`expand_identifiers` adds for ``text`` stand in it: the ``(start, end)``
+    character span of every part of every compound identifier, in order (``RetryConfig`` gives the
+    spans of ``Retry`` and ``Config``; plain words give nothing)."""
+    spans: list[tuple[int, int]] = []
+    for ident in _IDENT_RE.finditer(text):
+        tok = ident.group()
+        if tok.isalnum() and tok[1:] == tok[1:].lower():
+            continue
+        parts = [
+            (ident.start() + seg.start() + part.start(), ident.start() + seg.start() + part.end())
+            for seg in _SEGMENT_RE.finditer(tok)
+            for part in _CAMEL_RE.finditer(seg.group())
+        ]
+        if len(parts) > 1:
+            spans.extend(parts)
+    return spans
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -12,7 +12,8 @@ The parts, in the order a search uses them:
 * :mod:`.row_catalog`: every row's ranking attributes (and display text) as arrays;
 * :mod:`.fusion`: the legs fused into one ranking (pure array functions);
 * :mod:`.hits` with :mod:`.snippet`: the page of hits, or the zero-result hint;
-* :mod:`.documents`: a chunk with its neighbours, a whole file.
+* :mod:`.documents`: a chunk with its neighbours, a whole file;
+* :mod:`.highlight`: which characters of a shown text the search matched (:func:`match_spans`).
 
 :mod:`.options` holds :class:`SearchOptions` and a request's limits. The ranking signals are in
 :mod:`docs_mcp_core.ranking` (the build computes some of them).
@@ -21,6 +22,7 @@ The parts, in the order a search uses them:
 from docs_mcp_core.search.documents import is_chunk_id_format
 from docs_mcp_core.search.engine import SearchEngine
 from docs_mcp_core.search.fusion import RRF_K
+from docs_mcp_core.search.highlight import match_spans
 from docs_mcp_core.search.hits import SearchHit, SearchResult
 from docs_mcp_core.search.options import (
     DEFAULT_POOL,
@@ -46,4 +48,5 @@ __all__ = [
     "SearchResult",
     "clamp_limit",
     "is_chunk_id_format",
+    "match_spans",
 ]

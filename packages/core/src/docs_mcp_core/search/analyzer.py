@@ -41,7 +41,7 @@ MAX_TOKEN_BYTES = 40  # tokens of this many UTF-8 bytes or more are dropped
 # pyarrow (RE2 syntax); a single query by Python's ``re``, where ``[^\W_]`` is exactly the letters
 # and digits (``str.isalnum``) too, without RE2's cost of compiling the pattern on every call.
 SEPARATOR = r"[^\p{L}\p{N}]+"
-_WORD = re.compile(r"[^\W_]+")
+WORD = re.compile(r"[^\W_]+")  # one token, before lower-casing
 
 # The English stop words of LanceDB 0.40's analyzer (NLTK's list), matched against stems.
 LANCEDB_STOP_WORDS = frozenset(
@@ -277,13 +277,13 @@ def split_words(texts: pa.Array | pa.ChunkedArray) -> pa.ListArray:
 
 def analyze(text: str, stop_words: frozenset[str] = LANCEDB_STOP_WORDS) -> list[str]:
     """The index terms of ``text``, in order (dropped tokens left out)."""
-    return [t for t in analyze_words(_WORD.findall(text.lower()), stop_words) if t]
+    return [t for t in analyze_words(WORD.findall(text.lower()), stop_words) if t]
 
 
 def analyze_positions(text: str, stop_words: frozenset[str] = LANCEDB_STOP_WORDS) -> list[tuple[str, int]]:
     """The index terms of ``text`` with their word positions, counted from the first term as
     LanceDB counts them: words dropped after it leave gaps (a phrase's terms must keep them)."""
-    terms = analyze_words(_WORD.findall(text.lower()), stop_words)
+    terms = analyze_words(WORD.findall(text.lower()), stop_words)
     found = [(t, i) for i, t in enumerate(terms) if t]
     return [(t, i - found[0][1]) for t, i in found] if found else []
 
@@ -309,6 +309,7 @@ __all__ = [
     "LANCEDB_STOP_WORDS",
     "MAX_TOKEN_BYTES",
     "SEPARATOR",
+    "WORD",
     "analyze",
     "analyze_positions",
     "analyze_words",

@@ -10,6 +10,9 @@ the snippet take what they need from it, so the whole request agrees on what the
 * ``match``: what the match leg searches: ``lexical`` followed by the parts of its compound
   identifiers (``createMany`` → ``create many``) when the ranking searches the identifier-aware
   columns (see :mod:`docs_mcp_core.ranking`), else ``lexical`` itself.
+* ``expanded``: whether the match leg also searches identifiers by their parts, on both sides: the
+  query's in ``match`` and the chunks' in the identifier-aware columns (so ``retry`` finds
+  ``RetryConfig``).
 * ``match_terms`` and ``phrase``: ``match`` and ``lexical`` as LanceDB's full-text analyzer reads
   them (:mod:`.analyzer`, with the stop words of the LanceDB version whose scores are reproduced):
   the terms the in-memory match and phrase legs look up.
@@ -60,6 +63,7 @@ class Query:
     words: tuple[str, ...]
     terms: tuple[str, ...]
     analyzer_stop_words: frozenset[str] = LANCEDB_STOP_WORDS
+    expanded: bool = True
 
     @classmethod
     def parse(
@@ -88,6 +92,7 @@ class Query:
             words=tuple(_CASED_WORD_RE.findall(text)),
             terms=tuple(dict.fromkeys(_WORD_RE.findall(text.lower()))),
             analyzer_stop_words=analyzer_stop_words,
+            expanded=expand,
         )
 
     @cached_property
