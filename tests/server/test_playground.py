@@ -227,6 +227,75 @@ def test_without_password_login_redirects_and_mcp_stays_open(playground: Running
     assert status == 200 and json.loads(body)["build"]["name"] == "docs-mcp-server"
 
 
+# -- the page's highlighting API -------------------------------------------------------------------
+
+
+def highlight(server: Running, body: Any, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    status, _, answer = server.request(
+        "POST", "/api/highlight", raw, {"Content-Type": "application/json", **(headers or {})}
+    )
+    return status, json.loads(answer)
+
+
+def test_highlight_returns_the_matched_spans_of_each_text(playground: Running) -> None:
+    texts = [
+        "However, endpoints retry in a single call: pass a RetryConfig.",
+        "😀 retries",  # offsets in UTF-16 code units, as the page's strings count them
+        "nothing to see",
+        "",
+    ]
+    status, answer = highlight(playground, {"query": "how do I retry in the SDK", "texts": texts})
+    assert status == 200
+    spans = answer["spans"]
+    assert len(spans) == len(texts)
+    assert [texts[0][start:end] for start, end in spans[0]] == ["retry", "Retry"]
+    assert spans[1] == [[3, 10]]
+    assert spans[2] == [] and spans[3] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{not json", "the body is not JSON"),
+        ([1, 2], "the body must be a JSON object"),
+        ({"texts": ["a"]}, '"query" must be a string'),
+        ({"query": "retry", "texts": "a"}, '"texts" must be a list of strings'),
+        ({"query": "retry", "texts": ["a", 1]}, '"texts" must be a list of strings'),
+        ({"query": "  ", "texts": ["a"]}, "query is required"),
+    ],
+)
+def test_highlight_refuses_a_bad_request_saying_what_is_wrong(
+    playground: Running, body: Any, message: str
+) -> None:
+    status, answer = highlight(playground, body)
+    assert status == 400
+    assert answer["error"].startswith(message)
+
+
+def test_highlight_is_post_only_bounded_and_absent_without_the_playground(
+    playground: Running, plain_server: Running
+) -> None:
+    status, headers, _ = playground.request("GET", "/api/highlight")
+    assert status == 405 and headers["Allow"] == "POST"
+    status, answer = highlight(playground, {"query": "retry", "texts": ["x" * (4 * 1024 * 1024)]})
+    assert status == 413 and "larger than" in answer["error"]
+    assert highlight(plain_server, {"query": "retry", "texts": ["retry"]})[0] == 404
+
+
+def test_highlight_needs_what_mcp_needs(protected: Running) -> None:
+    body = {"query": "retry", "texts": ["retry"]}
+    assert highlight(protected, body)[0] == 401
+    assert highlight(protected, body, {"Authorization": "Bearer nope"})[0] == 401
+    cookie = cookie_from(protected.login(PASSWORD)[1])
+    for headers in (
+        {"Cookie": cookie},
+        {"Authorization": f"Bearer {PASSWORD}"},
+        {"Authorization": f"Bearer {TOKEN}"},
+    ):
+        assert highlight(protected, body, headers) == (200, {"spans": [[[0, 5]]]}), headers
+
+
 # -- password protection ---------------------------------------------------------------------------
 
 

@@ -40,7 +40,7 @@ from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.options import BuildInfo, CustomTool, ServerOptions
 
 if TYPE_CHECKING:
-    from docs_mcp_core.search import SearchEngine
+    from docs_mcp_core.search import Query, SearchEngine
 from docs_mcp_server.schemas import (
     example_chunk_id,
     get_doc_description,
@@ -197,6 +197,15 @@ class DocsMcpApp:
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.get_doc_tool, exc)
         return _text_result(text)
+
+    async def parse_query(self, text: str) -> Query:
+        """``text`` read as the served index's search reads it (what the playground highlights by).
+
+        Raises :class:`~docs_mcp_core.errors.SearchError` for an empty query and
+        :class:`IndexUnavailableError` when the index cannot be opened.
+        """
+        with await self._lease() as engine:
+            return engine.parse_query(text)
 
     async def _lease(self) -> Lease:
         """A hold on the index generation being served, for the length of one call; waits (off the

@@ -6,7 +6,8 @@ loopback, a request body limit). :class:`DocsHttpMiddleware` wraps it with what 
 adds around it: ``GET /healthz`` with build info, a ``DOCS-MCP`` header on every response, permissive
 CORS (preflight answered with 204), 404 for other paths, optional bearer-token auth on ``/mcp``,
 request logs, and a JSON-RPC 500 body for unexpected failures. With ``playground=True`` it also serves
-the web page of :mod:`docs_mcp_server.playground` (and its optional password login) at ``/``.
+the web page of :mod:`docs_mcp_server.playground` (and its optional password login) at ``/``, and the
+page's ``POST /api/highlight`` behind the same credentials as ``/mcp``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
-from docs_mcp_server.playground import LoginThrottle, bearer_credential, client_address, secret_matches
+from docs_mcp_server.playground import (
+    HIGHLIGHT_PATH,
+    LoginThrottle,
+    bearer_credential,
+    client_address,
+    secret_matches,
+)
 
 if TYPE_CHECKING:
     from docs_mcp_server.playground import Playground
@@ -192,6 +199,9 @@ class DocsHttpMiddleware:
                 await self.inner(scope, receive, send)
             finally:
                 self.drain.end()
+        elif self.playground is not None and path == HIGHLIGHT_PATH:
+            if await self._admit_mcp(scope, send):  # the page's API needs what /mcp needs
+                await self.playground.highlight(receive, send, method)
         elif self.playground is not None and self.playground.serves(path):
             await self.playground(scope, receive, send)
         else:
@@ -301,7 +311,9 @@ def build_asgi_app(
     if playground:
         from docs_mcp_server.playground import Playground
 
-        page = Playground(app.build_info, password=playground_password, auth_token=auth_token)
+        page = Playground(
+            app.build_info, password=playground_password, auth_token=auth_token, read_query=app.parse_query
+        )
     return DocsHttpMiddleware(inner, app, auth_token=auth_token, playground=page, stateless=stateless)
 
 

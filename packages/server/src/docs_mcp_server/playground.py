@@ -3,12 +3,20 @@
 ``docs-mcp-server --transport http --playground`` adds these routes to the HTTP server:
 
 - ``GET /`` — the page (``static/index.html``). It is plain HTML, CSS and JavaScript (no build step,
-  no external requests) and talks to the server only through ``POST /mcp``, with the same
+  no external requests) and searches and reads through ``POST /mcp`` only, with the same
   ``initialize`` / ``tools/list`` / ``tools/call`` messages an agent sends, so what a person sees
-  there is exactly what agents get.
+  there is exactly what agents get. It folds a result whose heading and snippet repeat a card
+  above it under that card.
 - ``GET /static/<file>`` — the page's scripts and styles (the same for every installation, so they
   are served without login; HTML templates are never served from here).
 - ``POST /login`` / ``POST /logout`` — only when a password is set.
+- ``POST /api/highlight`` — ``{"query": str, "texts": [str, ...]}`` → ``{"spans": [[[start, end],
+  ...], ...]}``: for each text the page shows (a hit's heading and snippet, the text nodes of an
+  opened chunk), the spans the search for ``query`` matched, computed by
+  :func:`docs_mcp_core.search.match_spans` over the served index's reading of the query and counted
+  in UTF-16 code units as JavaScript indexes strings. The page marks exactly these and guesses
+  nothing; the MCP tools' answers are unchanged. It needs what ``/mcp`` needs (see
+  :mod:`docs_mcp_server.http`).
 
 With a password (``--playground-password`` or ``PLAYGROUND_PASSWORD``) the page **and** ``/mcp`` need
 one of: the login cookie (set by ``POST /login``: an HMAC of the password under a key drawn at
@@ -29,19 +37,28 @@ from __future__ import annotations
 import hashlib
 import hmac
 import html
+import itertools
+import json
 import math
+import re
 import secrets
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+import anyio
 from starlette.types import Receive, Scope, Send
 
+from docs_mcp_server.errors import IndexUnavailableError
 from docs_mcp_server.options import BuildInfo
+
+if TYPE_CHECKING:
+    from docs_mcp_core.search import Query
 
 COOKIE_NAME = "docs_mcp_playground"
 COOKIE_MAX_AGE = 24 * 60 * 60
@@ -49,7 +66,11 @@ STATIC_PREFIX = "/static/"
 PAGE_PATHS = ("/", "/index.html")
 LOGIN_PATH = "/login"
 LOGOUT_PATH = "/logout"
+HIGHLIGHT_PATH = "/api/highlight"
 MAX_LOGIN_BODY = 16 * 1024
+MAX_HIGHLIGHT_BODY = 4 * 1024 * 1024  # the texts of one opened document, with room to spare
+MAX_HIGHLIGHT_TEXTS = 20_000
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # characters JavaScript counts as two
 LOGIN_ATTEMPTS = 10  # wrong passwords per client address ...
 LOGIN_WINDOW_SECONDS = 60.0  # ... within this window, then 429 until the oldest one expires
 _TRACKED_CLIENTS = 10_000
@@ -211,6 +232,7 @@ class Playground:
 
     ``password`` protects the page and ``/mcp``; ``auth_token`` is the ``--auth-token`` of the
     server, only used here to tell the page that ``/mcp`` wants a token it must ask the user for.
+    ``read_query`` reads a query as the served index's search does (for ``/api/highlight``).
     """
 
     def __init__(
@@ -220,8 +242,10 @@ class Playground:
         password: str | None = None,
         auth_token: str | None = None,
         throttle: LoginThrottle | None = None,
+        read_query: Callable[[str], Awaitable[Query]] | None = None,
     ):
         self.build_info = build_info
+        self.read_query = read_query
         self.password = password or None
         self.throttle = throttle or LoginThrottle()
         self._key = secrets.token_bytes(32)
@@ -299,6 +323,36 @@ class Playground:
             await self._login(scope, receive, send, method)
         else:
             await self._logout(scope, send, method)
+
+    async def highlight(self, receive: Receive, send: Send, method: str) -> None:
+        """``POST /api/highlight`` (the caller has checked the credentials ``/mcp`` needs)."""
+        if method != "POST":
+            await _json(send, 405, {"error": "Method Not Allowed"}, [(b"allow", b"POST")])
+            return
+        body = await _read_body(receive, MAX_HIGHLIGHT_BODY)
+        if body is None:
+            await _json(send, 413, {"error": f"the request is larger than {MAX_HIGHLIGHT_BODY} bytes"})
+            return
+        try:
+            text, texts = highlight_request(body)
+        except ValueError as exc:
+            await _json(send, 400, {"error": str(exc)})
+            return
+        if self.read_query is None:
+            await _json(send, 503, {"error": "no index is served"})
+            return
+        from docs_mcp_core.errors import SearchError
+
+        try:
+            query = await self.read_query(text)
+        except SearchError as exc:
+            await _json(send, 400, {"error": str(exc)})
+            return
+        except IndexUnavailableError as exc:
+            await _json(send, 503, {"error": str(exc)})
+            return
+        spans = await anyio.to_thread.run_sync(_spans_of, query, texts)
+        await _json(send, 200, {"spans": spans})
 
     async def _static(self, scope: Scope, send: Send, method: str, path: str) -> None:
         asset = self.static.get(path)
@@ -399,6 +453,48 @@ class Playground:
         )
         headers = [*_PAGE_HEADERS, *(extra or [])]
         await _respond(send, status, b"text/html; charset=utf-8", text.encode(), headers, method=method)
+
+
+def highlight_request(body: bytes) -> tuple[str, list[str]]:
+    """The query and texts of a ``/api/highlight`` body; ``ValueError`` says what is wrong with it."""
+    try:
+        request = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"the body is not JSON: {exc}") from None
+    if not isinstance(request, dict):
+        raise ValueError('the body must be a JSON object: {"query": "...", "texts": ["..."]}')
+    query, texts = request.get("query"), request.get("texts")
+    if not isinstance(query, str):
+        raise ValueError('"query" must be a string')
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise ValueError('"texts" must be a list of strings')
+    if len(texts) > MAX_HIGHLIGHT_TEXTS:
+        raise ValueError(f'"texts" has {len(texts)} items; at most {MAX_HIGHLIGHT_TEXTS} are accepted')
+    return query, texts
+
+
+def _spans_of(query: Query, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+    from docs_mcp_core.search import match_spans
+
+    return [utf16_spans(text, match_spans(query, text)) for text in texts]
+
+
+def utf16_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` of ``text`` counted in characters, counted in UTF-16 code units instead (the
+    offsets of a JavaScript string: a character beyond U+FFFF counts twice)."""
+    if not spans or text.isascii() or not _ASTRAL.search(text, 0, spans[-1][1]):
+        return list(spans)
+    offsets = [0, *itertools.accumulate(2 if ord(c) > 0xFFFF else 1 for c in text)]
+    return [(offsets[start], offsets[end]) for start, end in spans]
+
+
+async def _json(
+    send: Send, status: int, body: dict[str, Any], extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    await _respond(
+        send, status, b"application/json", payload, [(b"cache-control", b"no-store"), *(extra or [])]
+    )
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
