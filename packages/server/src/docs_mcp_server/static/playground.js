@@ -8,6 +8,7 @@ import { renderMarkdown } from "./markdown.js";
 const RESERVED_SEARCH_ARGS = new Set(["query", "limit", "cursor"]);
 const CHUNK_DELIMITER = /^--- Chunk: (.+?) \(Chunk (\d+) of (\d+)\) \((Target|Context: [+-]?\d+)\) ---$/;
 const TOKEN_KEY = "docs-mcp-playground-token";
+const HIGHLIGHT_TIMEOUT_MS = 10000;
 const AUTH_MODE = document.documentElement.dataset.auth || "none";
 
 const $ = (id) => document.getElementById(id);
@@ -21,6 +22,7 @@ const state = {
   filters: {},
   cursor: null,
   hits: [],
+  cards: new Map(), // a card's text (heading and snippet) → the card showing it, for folding
   openHit: null,
   searchSeq: 0,
   docSeq: 0,
@@ -70,49 +72,58 @@ function errorText(err) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Highlighting: query terms wrapped in <mark>, built from text nodes (never from HTML strings)
+// Highlighting: the server says which characters the search matched (POST /api/highlight, whole
+// tokens by their index terms and identifier parts, never stop words, in UTF-16 code units); the page
+// wraps exactly those in <mark>, built from text nodes (never from HTML strings), and guesses nothing.
 
-function queryTerms(query) {
-  const seen = new Set();
-  for (const term of query.toLowerCase().split(/[^\p{L}\p{N}_]+/u)) {
-    if (term.length >= 2) seen.add(term);
+/** For each of `texts`, the [start, end] spans the search for `query` matched (none if that fails). */
+async function matchSpans(query, texts) {
+  const none = texts.map(() => []);
+  if (!texts.length) return none;
+  const headers = { "Content-Type": "application/json" };
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers.Authorization = `Bearer ${token}`;
+  try {
+    const response = await fetch(new URL("/api/highlight", location.href), {
+      method: "POST",
+      headers,
+      credentials: "same-origin",
+      body: JSON.stringify({ query, texts }),
+      signal: AbortSignal.timeout(HIGHLIGHT_TIMEOUT_MS),
+    });
+    if (!response.ok) return none;
+    const { spans } = await response.json();
+    return Array.isArray(spans) && spans.length === texts.length ? spans : none;
+  } catch {
+    return none; // highlighting is an aid: the text is shown unmarked
   }
-  return [...seen].sort((a, b) => b.length - a.length);
 }
 
-function termPattern(query) {
-  const terms = queryTerms(query);
-  if (!terms.length) return null;
-  const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  return new RegExp(`(${escaped.join("|")})`, "giu");
-}
-
-/** `text` as a fragment with the query's terms marked. */
-function highlighted(text, pattern) {
+/** `text` as a fragment with the characters of `spans` marked. */
+function marked(text, spans) {
   const fragment = document.createDocumentFragment();
-  if (!pattern) {
-    fragment.append(text);
-    return fragment;
+  let at = 0;
+  for (const [start, end] of spans || []) {
+    if (!(start >= at && end > start && end <= text.length)) continue;
+    if (start > at) fragment.append(text.slice(at, start));
+    fragment.append(h("mark", { text: text.slice(start, end) }));
+    at = end;
   }
-  text.split(pattern).forEach((part, i) => {
-    if (!part) return;
-    fragment.append(i % 2 === 1 ? h("mark", { text: part }) : document.createTextNode(part));
-  });
+  if (at < text.length) fragment.append(text.slice(at));
   return fragment;
 }
 
-/** Mark the query's terms inside an already-built (sanitised) subtree. */
-function highlightTree(root, pattern) {
-  if (!pattern) return;
+/** Mark what the search matched in the text of an already-built (sanitised) subtree. */
+async function highlightTree(root, query) {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   const nodes = [];
-  while (walker.nextNode()) nodes.push(walker.currentNode);
-  for (const node of nodes) {
-    pattern.lastIndex = 0;
-    if (!pattern.test(node.data)) continue;
-    pattern.lastIndex = 0;
-    node.replaceWith(highlighted(node.data, pattern));
+  while (walker.nextNode()) {
+    if (/[\p{L}\p{N}]/u.test(walker.currentNode.data)) nodes.push(walker.currentNode);
   }
+  const spans = await matchSpans(query, nodes.map((node) => node.data));
+  nodes.forEach((node, i) => {
+    if (spans[i].length) node.replaceWith(marked(node.data, spans[i]));
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +220,11 @@ async function runSearch({ append = false } = {}) {
   try {
     const payload = toolPayload(await client.callTool(state.searchTool.name, args));
     if (seq !== state.searchSeq) return;
-    renderResults(payload, append, performance.now() - started);
+    const elapsedMs = performance.now() - started;
+    const shown = (payload.hits || []).flatMap((hit) => [hit.heading || hit.chunk_id, hit.snippet || ""]);
+    const spans = await matchSpans(state.query, shown);
+    if (seq !== state.searchSeq) return;
+    renderResults(payload, spans, append, elapsedMs);
     loadHealth(); // the footer shows the index as ready once the first search opened it
   } catch (err) {
     if (seq !== state.searchSeq) return;
@@ -230,20 +245,33 @@ async function runSearch({ append = false } = {}) {
   }
 }
 
-function renderResults(payload, append, elapsedMs) {
+function renderResults(payload, spans, append, elapsedMs) {
   const hits = payload.hits || [];
   const list = $("results");
-  const pattern = termPattern(state.query);
   if (!append) {
     list.replaceChildren();
     state.hits = [];
+    state.cards = new Map();
     closeDoc({ restoreFocus: false });
   }
-  const firstNew = state.hits.length;
-  for (const hit of hits) {
+  let firstNew = null;
+  hits.forEach((hit, i) => {
     state.hits.push(hit);
-    list.append(hitItem(hit, state.hits.length, pattern));
-  }
+    const position = state.hits.length;
+    const key = `${hit.heading || ""}\u0000${hit.snippet || ""}`;
+    const card = state.cards.get(key);
+    if (card) {
+      // The same text as a card above: shown folded under it, still in ranked order there.
+      card.folded.push({ hit, position });
+      renderFold(card);
+      firstNew ??= card.li.querySelector(`.fold-hit[data-position="${position}"]`);
+    } else {
+      const li = hitItem(hit, position, spans[2 * i], spans[2 * i + 1]);
+      state.cards.set(key, { li, hit, position, folded: [] });
+      list.append(li);
+      firstNew ??= li.querySelector(".hit");
+    }
+  });
   state.cursor = payload.next_cursor || null;
   show($("more"), Boolean(state.cursor));
   show($("empty"), false);
@@ -254,10 +282,10 @@ function renderResults(payload, append, elapsedMs) {
     (filtersText ? ` (${filtersText})` : "") +
     ` · ${Math.round(elapsedMs)} ms`;
   renderHint(payload.hint);
-  if (append && hits.length) list.children[firstNew]?.querySelector(".hit")?.focus();
+  if (append && firstNew) firstNew.focus();
 }
 
-function hitItem(hit, position, pattern) {
+function hitItem(hit, position, headingSpans, snippetSpans) {
   const meta = Object.entries(hit.metadata || {}).map(([key, value]) =>
     h("span", { class: "chip", title: key }, h("span", { class: "chip-key", text: key }), String(value)),
   );
@@ -269,9 +297,9 @@ function hitItem(hit, position, pattern) {
       dataset: { chunkId: hit.chunk_id, position: String(position) },
       onclick: () => openDoc(hit, button),
     },
-    h("span", { class: "hit-heading" }, highlighted(hit.heading || hit.chunk_id, pattern)),
+    h("span", { class: "hit-heading" }, marked(hit.heading || hit.chunk_id, headingSpans)),
     h("span", { class: "hit-breadcrumb", text: hit.breadcrumb || hit.filepath }),
-    h("span", { class: "hit-snippet" }, highlighted(hit.snippet || "", pattern)),
+    h("span", { class: "hit-snippet" }, marked(hit.snippet || "", snippetSpans)),
     h(
       "span",
       { class: "hit-meta" },
@@ -280,6 +308,51 @@ function hitItem(hit, position, pattern) {
     ),
   );
   return h("li", {}, button);
+}
+
+/** The line under a card naming the results with the same text, each a button that opens it. */
+function renderFold(card) {
+  const names = foldNames(card.hit, card.folded.map((entry) => entry.hit));
+  const buttons = card.folded.map(({ hit, position }, i) => {
+    const button = h("button", {
+      type: "button",
+      class: "fold-hit",
+      dataset: { chunkId: hit.chunk_id, position: String(position) },
+      title: `${hit.chunk_id} · score ${Number(hit.score).toFixed(3)}`,
+      "aria-label": `Open result ${position}, ${names[i]}: ${hit.chunk_id}`,
+      text: names[i],
+      onclick: () => openDoc(hit, button),
+    });
+    return button;
+  });
+  const current = card.li.querySelector(".fold-hit[aria-current]")?.dataset.position;
+  const fold = h(
+    "p",
+    { class: "fold" },
+    h("span", { class: "fold-label", text: "Same text in:" }),
+    buttons.flatMap((button, i) => (i ? [", ", button] : [" ", button])),
+  );
+  card.li.querySelector(".fold")?.remove();
+  card.li.append(fold);
+  if (current) fold.querySelector(`[data-position="${current}"]`)?.setAttribute("aria-current", "true");
+}
+
+/** Short names for results folded under `leader`: the taxonomy values that differ from its own, and
+ * the last folder or file name of their path that its path lacks (the chunk id when that is all). */
+function foldNames(leader, hits) {
+  const segments = (hit) => (hit.filepath || "").replace(/\.md$/i, "").split("/").filter(Boolean);
+  const leaderSegments = new Set(segments(leader));
+  const names = hits.map((hit) => {
+    const parts = Object.entries(hit.metadata || {})
+      .filter(([key, value]) => (leader.metadata || {})[key] !== value)
+      .map(([, value]) => String(value));
+    const own = segments(hit).filter((segment) => !leaderSegments.has(segment));
+    const last = own[own.length - 1];
+    if (last && !parts.includes(last)) parts.push(last);
+    return parts.join(" ") || hit.chunk_id;
+  });
+  // a name two of them share tells them apart from the leader only: their chunk ids do better
+  return names.map((name, i) => (names.indexOf(name) === names.lastIndexOf(name) ? name : hits[i].chunk_id));
 }
 
 function renderHint(hint) {
@@ -320,7 +393,7 @@ function applySuggestion(key, value) {
 async function openDoc(hit, button) {
   if (!state.getDocTool) return;
   state.openHit = { hit, button };
-  for (const el of document.querySelectorAll(".hit[aria-current]")) el.removeAttribute("aria-current");
+  for (const el of document.querySelectorAll("#results [aria-current]")) el.removeAttribute("aria-current");
   button?.setAttribute("aria-current", "true");
   $("doc-heading").textContent = hit.heading || hit.chunk_id;
   $("doc-breadcrumb").textContent = hit.breadcrumb || "";
@@ -343,7 +416,11 @@ async function loadDoc() {
   try {
     const text = toolText(await client.callTool(state.getDocTool.name, { chunk_id: open.hit.chunk_id, context }));
     if (seq !== state.docSeq) return;
-    body.replaceChildren(...renderChunks(text, open.hit.chunk_id));
+    const chunks = renderChunks(text, open.hit.chunk_id);
+    const targetText = chunks.find((chunk) => chunk.classList.contains("target"))?.querySelector(".markdown");
+    if (targetText) await highlightTree(targetText, state.query);
+    if (seq !== state.docSeq) return;
+    body.replaceChildren(...chunks);
     const target = body.querySelector(".chunk.target");
     // Scroll the document pane only (scrollIntoView would move the whole page too).
     body.scrollTop =
@@ -376,12 +453,10 @@ function renderChunks(text, targetId) {
       current.lines.push(line);
     }
   }
-  const pattern = termPattern(state.query);
   return blocks.map((block) => {
     const isTarget = block.role === "Target";
     const content = h("div", { class: "markdown" });
     content.append(renderMarkdown(block.lines.join("\n")));
-    if (isTarget) highlightTree(content, pattern);
     const label = block.index
       ? `Chunk ${block.index} of ${block.total} · ${isTarget ? "target" : block.role.replace("Context: ", "context ")}`
       : "Chunk";
@@ -403,7 +478,7 @@ function closeDoc({ restoreFocus = true } = {}) {
   $("doc-body").replaceChildren();
   $("results-layout").classList.remove("with-doc");
   document.body.classList.remove("doc-open");
-  for (const el of document.querySelectorAll(".hit[aria-current]")) el.removeAttribute("aria-current");
+  for (const el of document.querySelectorAll("#results [aria-current]")) el.removeAttribute("aria-current");
   if (restoreFocus && open?.button?.isConnected) open.button.focus();
 }
 
@@ -758,8 +833,9 @@ function isTyping(target) {
   return target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
 }
 
+/** The results' buttons in page order: each card, then the results folded under it. */
 function hitButtons() {
-  return Array.from(document.querySelectorAll("#results .hit"));
+  return Array.from(document.querySelectorAll("#results .hit, #results .fold-hit"));
 }
 
 function onKeyDown(event) {
@@ -784,7 +860,7 @@ function onKeyDown(event) {
   if (target === $("q") && down) {
     event.preventDefault();
     hits[0].focus();
-  } else if (target instanceof HTMLElement && target.classList.contains("hit")) {
+  } else if (target instanceof HTMLElement && (target.classList.contains("hit") || target.classList.contains("fold-hit"))) {
     event.preventDefault();
     const index = hits.indexOf(target);
     if (down) (hits[index + 1] || (!$("more").hidden ? $("more") : hits[index])).focus();
