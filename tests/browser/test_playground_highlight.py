@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.playground import OpenPage, PlaygroundServer
+from tests.support.playground import PASSWORD, TOKEN, OpenPage, PlaygroundServer
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -146,3 +146,29 @@ def test_identical_cards_are_folded_under_the_first_and_stay_openable(
     expect(page.locator("#doc-id")).to_have_text(followers[1])
     expect(page.locator("#doc-body .chunk.target")).to_have_attribute("data-chunk-id", followers[1])
     page.screenshot(path=str(artifacts / "26-fold-open.png"))
+
+
+def test_marks_come_with_the_credentials_the_page_searches_with(
+    open_page: OpenPage, protected_server: PlaygroundServer, token_server: PlaygroundServer
+) -> None:
+    # behind a password: the login cookie
+    page = open_page(protected_server, ready=False)
+    page.goto(protected_server.url)
+    page.fill("#password", PASSWORD)
+    page.click("#login-form button[type='submit']")
+    page.wait_for_selector("body[data-ready='true']", state="attached")
+    with page.expect_response(lambda r: r.url.endswith("/api/highlight")) as spans:
+        search(page, "refund")
+    assert spans.value.status == 200
+    expect(page.locator("#results .hit-snippet mark").first).to_be_visible()
+
+    # a stateless server behind a token: the token the page asked for
+    page = open_page(token_server, ready=False)
+    page.goto(token_server.url)
+    page.fill("#token-input", TOKEN)
+    page.click("#token-form button[type='submit']")
+    page.wait_for_selector("body[data-ready='true']", state="attached")
+    with page.expect_response(lambda r: r.url.endswith("/api/highlight")) as spans:
+        search(page, "refund")
+    assert spans.value.status == 200
+    expect(page.locator("#results .hit-snippet mark").first).to_be_visible()
