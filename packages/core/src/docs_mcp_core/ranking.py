@@ -76,6 +76,7 @@ class RankingWeights:
     phrase: float = 0.25
     vector: float = 0.5
     cue: float = 0.5
+    spelling: float = 0.6
 
 
 def identifier_parts(token: str) -> list[str]:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.ranking import expand_identifiers, path_words, static_prior
+from docs_mcp_core.spellings import chunk_spellings
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,12 +55,13 @@ BASE_COLUMNS = (
 SEARCH_TEXT_COLUMNS = ("search_heading", "search_text", "search_path")
 PRIOR_COLUMN = "search_prior"
 DEDUP_COLUMN = "search_dedup"  # hash of content_text: byte-identical chunks collapse into one hit
+SPELLING_COLUMN = "search_spellings"  # identifiers as code and headings write them (spellings.py)
 # The columns derived from one chunk alone (identifier expansion, path words, text digest). A rebuild
 # copies them from the previous table for unchanged files when the table says it was written with
 # the same derivation: bump DERIVATION_VERSION whenever expand_identifiers, path_words or the digest
 # change (tests/core/test_build.py pins their output on fixed samples).
-DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN)
-DERIVATION_VERSION = "1"
+DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN, SPELLING_COLUMN)
+DERIVATION_VERSION = "2"
 DERIVATION_KEY = b"docs_mcp:derivation"
 # Vectors: exact (flat) search while it is cheap, an IVF_FLAT index above that. Measured with
 # benchmarks/ann_recall.py (its docstring has the table): flat search costs
@@ -133,6 +135,7 @@ def table_schema(metadata_keys: Sequence[str], vector_dimensions: int | None) ->
     fields.extend(pa.field(c, pa.string(), metadata=UNCOMPRESSED) for c in SEARCH_TEXT_COLUMNS)
     fields.append(pa.field(PRIOR_COLUMN, pa.float32()))
     fields.append(pa.field(DEDUP_COLUMN, pa.string()))
+    fields.append(pa.field(SPELLING_COLUMN, pa.string(), metadata=UNCOMPRESSED))
     if vector_dimensions:
         fields.append(pa.field("vector", pa.list_(pa.float32(), vector_dimensions)))
     return pa.schema(fields, metadata={DERIVATION_KEY: DERIVATION_VERSION.encode()})
@@ -395,6 +398,7 @@ def _derive(chunk: Chunk) -> tuple[str, ...]:
         expand_identifiers(chunk.content_text),
         path_words(chunk.filepath, chunk.breadcrumb),
         hashlib.blake2b(chunk.content_text.encode("utf-8"), digest_size=8).hexdigest(),
+        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content),
     )
 
 

@@ -38,7 +38,13 @@ import numpy as np
 
 from docs_mcp_core.embedding import EmbeddingProvider
 from docs_mcp_core.index.reader import open_index
-from docs_mcp_core.index.table import DEDUP_COLUMN, PRIOR_COLUMN, SEARCH_TEXT_COLUMNS, vector_index_type
+from docs_mcp_core.index.table import (
+    DEDUP_COLUMN,
+    PRIOR_COLUMN,
+    SEARCH_TEXT_COLUMNS,
+    SPELLING_COLUMN,
+    vector_index_type,
+)
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ranking import COVERAGE_DEPTH, RankingWeights, coverage_factor, query_cues
@@ -59,6 +65,7 @@ from docs_mcp_core.search.retrieval import (
     load_lexical_index,
 )
 from docs_mcp_core.search.row_catalog import RowCatalog, first_of_each_group
+from docs_mcp_core.search.spelling_leg import load_spelling_index
 from docs_mcp_core.search.vector_leg import VectorLeg, create_query_embedder
 from docs_mcp_core.search.vector_matrix import VectorMatrix, vector_cache_bytes
 
@@ -130,6 +137,11 @@ class SearchEngine:
                 cooldown_seconds=options.vector_cooldown_seconds,
                 on_warning=on_warning,
             )
+        spelling = (
+            load_spelling_index(table, self._catalog, SPELLING_COLUMN)
+            if self._default and SPELLING_COLUMN in self._columns
+            else None
+        )
         self._retrieval = Retrieval(
             table=table,
             catalog=self._catalog,
@@ -138,6 +150,7 @@ class SearchEngine:
             phrase_slop=options.phrase_slop,
             lexical=lexical,
             vector=vector,
+            spelling=spelling,
         )
 
     # ── opening ──────────────────────────────────────────────────────────────────────────────

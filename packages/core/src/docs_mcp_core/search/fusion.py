@@ -72,8 +72,8 @@ def original_contributions(legs: Mapping[str, Leg], weights: Mapping[str, float]
 
 
 def default_contributions(legs: Mapping[str, Leg], weights: RankingWeights) -> Contributions:
-    """The default ranking's score fusion: normalised BM25 of the match leg, and the phrase and
-    vector legs' rank-based contributions."""
+    """The default ranking's score fusion: normalised BM25 of the match leg, the phrase and vector
+    legs' rank-based contributions, and the spelling leg's credits scaled by the best one."""
     positions: list[np.ndarray] = []
     contributions: list[np.ndarray] = []
     match_pos, match_scores = legs["match"]
@@ -90,6 +90,10 @@ def default_contributions(legs: Mapping[str, Leg], weights: RankingWeights) -> C
         positions.append(vector_pos)
         ranks = np.arange(1, len(vector_pos) + 1, dtype=np.float64)
         contributions.append(weights.vector * (RRF_K + 1) / (RRF_K + ranks))
+    spelling_pos, spelling_credit = legs.get("spelling", EMPTY_LEG)
+    if len(spelling_pos):
+        positions.append(spelling_pos)
+        contributions.append(weights.spelling * spelling_credit / float(spelling_credit.max()))
     return positions, contributions
 
 

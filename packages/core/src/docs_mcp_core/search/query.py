@@ -37,6 +37,7 @@ from functools import cached_property
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.ranking import expand_identifiers
 from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
+from docs_mcp_core.spellings import query_spellings
 
 __all__ = ["COVERAGE_ENDINGS", "MAX_QUERY_TERMS", "STOP_WORDS", "Query"]
 
@@ -104,6 +105,12 @@ class Query:
     def phrase(self) -> list[tuple[str, int]]:
         """The index terms of :attr:`lexical` with their word positions, counted from the first term."""
         return analyze_positions(self.lexical, self.analyzer_stop_words)
+
+    @cached_property
+    def spellings(self) -> list[list[str]]:
+        """The compound identifiers of :attr:`lexical` as written, each with its dotted suffixes (most
+        specific first): what the spelling leg looks up (:mod:`docs_mcp_core.spellings`)."""
+        return query_spellings(self.lexical)
 
     @cached_property
     def key_terms(self) -> list[str]:

@@ -6,6 +6,8 @@
   ``heading`` (boost 3) and ``content_text``.
 * **phrase**: the query's terms as an exact phrase in ``content_text`` (slop 0-5).
 * **vector**: :class:`~docs_mcp_core.search.vector_leg.VectorLeg`.
+* **spelling** (default ranking, indexes with ``search_spellings``): the rows that write the query's
+  compound identifiers exactly as it spells them (:mod:`~docs_mcp_core.search.spelling_leg`).
 
 The match and phrase legs run in memory (:class:`~docs_mcp_core.search.lexical_index.LexicalIndex`,
 built when the engine opens, scoring exactly as the ranking's LanceDB scores) unless the engine is
@@ -29,6 +31,7 @@ from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_
 from docs_mcp_core.search.lexical_index import LexicalIndex, Scoring
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg
 
 __all__ = [
@@ -90,6 +93,7 @@ class Retrieval:
         phrase_slop: int,
         lexical: LexicalIndex | None,
         vector: VectorLeg | None,
+        spelling: SpellingIndex | None = None,
     ) -> None:
         self._atable = table._table  # the AsyncTable behind LanceDB's synchronous table
         self._catalog = catalog
@@ -98,6 +102,7 @@ class Retrieval:
         self.phrase_slop = max(0, min(5, int(phrase_slop)))
         self.lexical = lexical
         self.vector = vector
+        self.spelling = spelling
         self._prefilters: dict[tuple[tuple[str, str], ...], Prefilter] = {}
 
     def warm_columns(self, columns: Collection[str], *, default: bool, phrase_slop: int) -> list[str]:
@@ -123,7 +128,11 @@ class Retrieval:
         if found is None:
             where = where_clause(active, self._taxonomy_keys)
             vector = self.vector
-            in_memory = self.lexical is not None or (vector is not None and vector.vectors is not None)
+            in_memory = (
+                self.lexical is not None
+                or self.spelling is not None
+                or (vector is not None and vector.vectors is not None)
+            )
             ann_index = vector.ann_index if vector is not None else None
             wanted = where is not None and (ann_index is not None or in_memory)
             mask = filter_mask(active, self._taxonomy_keys, self._catalog.equals) if wanted else None
@@ -164,6 +173,10 @@ class Retrieval:
             )
             legs["match"] = asyncio.ensure_future(self.fts(match_q, where, fetch))
             found = {}
+        spellings = query.spellings if self.spelling is not None else []
+        if spellings:
+            assert self.spelling is not None
+            found["spelling"] = self.spelling.leg(spellings, mask, fetch)
         found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
         return {name: found[name] for name in LEG_ORDER if name in found}
 

@@ -1,0 +1,118 @@
+"""The spelling leg: chunks that write the query's identifiers exactly as the query spells them.
+
+The default ranking's fourth leg, next to match, phrase and vector (see :mod:`docs_mcp_core.spellings`
+for what a spelling is and why it matters). When the engine opens, the stored spellings of every row
+(column ``search_spellings``) become postings held in NumPy arrays; a query with compound identifiers
+then looks each of them up, most specific form first.
+
+A row's credit for one query identifier is that of the best form it writes:
+
+    idf(form) × (1 + segments(form) / segments(identifier)) / 2 × (1 + HEADING_BONUS if a heading of
+    the row consists of the form)
+
+with ``idf = ln(1 + rows / rows writing the form)``: a spelling few chunks write says more than one
+many chunks write; the whole spelling (``dub.links.createMany``) more than its last part
+(``createMany``); and a section titled with the name defines it. Credits of several identifiers
+add up. Fusion scales the credits by the best one (:func:`~docs_mcp_core.search.fusion.default_contributions`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as _compute
+
+from docs_mcp_core.search import row_catalog
+from docs_mcp_core.search.legs import EMPTY_LEG, Leg
+from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.spellings import HEADING_MARK
+
+__all__ = ["HEADING_BONUS", "SpellingIndex", "load_spelling_index"]
+
+pc: Any = _compute  # the stubs lack most compute functions
+
+HEADING_BONUS = 0.5
+
+
+class SpellingIndex:
+    """Spelling → the catalog positions of the rows that write it (ascending), and of the rows whose
+    heading consists of it."""
+
+    def __init__(self, postings: dict[str, np.ndarray], headings: dict[str, np.ndarray], rows: int) -> None:
+        self._postings = postings
+        self._headings = headings
+        self._rows = rows
+
+    @classmethod
+    def build(cls, column: pa.Array | pa.ChunkedArray) -> SpellingIndex:
+        """The index of one stored spellings column, in catalog order (see
+        :func:`~docs_mcp_core.spellings.chunk_spellings`)."""
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        rows = len(column)
+        words = pc.split_pattern(pc.fill_null(column, ""), " ")
+        parents = pc.list_parent_indices(words).to_numpy()
+        encoded = pc.dictionary_encode(pc.list_flatten(words))
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        names = encoded.dictionary.to_pylist()
+        order = np.argsort(codes, kind="stable")  # rows stay ascending within a spelling
+        sorted_parents = parents[order].astype(np.int64)
+        bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+        postings: dict[str, np.ndarray] = {}
+        headings: dict[str, np.ndarray] = {}
+        for code, name in enumerate(names):
+            if not name:
+                continue
+            found = sorted_parents[bounds[code] : bounds[code + 1]]
+            if name.startswith(HEADING_MARK):
+                headings[name[len(HEADING_MARK) :]] = found
+            else:
+                postings[name] = found
+        return cls(postings, headings, rows)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self._postings.values()) + sum(a.nbytes for a in self._headings.values())
+
+    def leg(self, spellings: Sequence[Sequence[str]], mask: np.ndarray | None, limit: int) -> Leg:
+        """The rows writing the query's identifiers (:func:`~docs_mcp_core.spellings.query_spellings`)
+        and their credits, best first, at most ``limit``; rows outside ``mask`` left out."""
+        credit: dict[int, float] = {}
+        for forms in spellings:
+            segments = forms[0].count(".") + 1
+            best: dict[int, float] = {}
+            for form in forms:
+                rows = self._postings.get(form)
+                if rows is None:
+                    continue
+                base = math.log1p(self._rows / len(rows)) * (1 + (form.count(".") + 1) / segments) / 2
+                titled = self._headings.get(form)
+                titled_rows = set(titled.tolist()) if titled is not None else ()
+                for row in rows.tolist():
+                    value = base * (1 + HEADING_BONUS) if row in titled_rows else base
+                    if value > best.get(row, 0.0):
+                        best[row] = value
+            for row, value in best.items():
+                credit[row] = credit.get(row, 0.0) + value
+        if not credit:
+            return EMPTY_LEG
+        positions = np.fromiter(credit.keys(), np.int64, len(credit))
+        scores = np.fromiter(credit.values(), np.float64, len(credit))
+        if mask is not None:
+            keep = mask[positions]
+            positions, scores = positions[keep], scores[keep]
+        best_first = np.lexsort((positions, -scores))[:limit]
+        return positions[best_first], scores[best_first]
+
+
+def load_spelling_index(table: Any, catalog: RowCatalog, column: str) -> SpellingIndex | None:
+    """The spelling index of ``table``'s ``column``, in catalog order (None when the table changed
+    under the catalog's scan)."""
+    data = row_catalog.scan_in_row_order(table, [column])
+    if not np.array_equal(data.column("_rowid").to_numpy().astype(np.uint64), catalog.row_ids):
+        return None
+    return SpellingIndex.build(data.column(column))

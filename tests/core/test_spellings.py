@@ -1,0 +1,179 @@
+"""Identifier spellings: what a chunk stores, what a query asks for, and the spelling leg on a real index.
+
+The engine tests build a three-language corpus in which one operation is documented identically
+except for how each language spells the call, so identifier expansion alone makes the three tie.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search.spelling_leg import HEADING_BONUS, SpellingIndex
+from docs_mcp_core.spellings import chunk_spellings, code_text, is_compound, query_spellings, spelling_forms
+
+
+@pytest.mark.parametrize(
+    ("name", "compound"),
+    [
+        ("createMany", True),
+        ("NotFound", True),
+        ("APIError", True),
+        ("create_many", True),
+        ("links.list", True),
+        ("std::vector", True),
+        ("create", False),
+        ("Links", False),
+        ("HTTP", False),
+        ("_private", False),
+    ],
+)
+def test_compound_names(name: str, compound: bool) -> None:
+    assert is_compound(name) is compound
+
+
+def test_forms_run_from_the_whole_spelling_to_its_last_compound_part() -> None:
+    assert spelling_forms("dub.links.createMany") == (
+        "dub.links.createMany",
+        "links.createMany",
+        "createMany",
+    )
+    assert spelling_forms("s.Links.Upsert") == ("s.Links.Upsert", "Links.Upsert")  # "Upsert" alone is a word
+    assert spelling_forms("std::vector") == ("std.vector",)
+    assert spelling_forms("Links") == ()
+
+
+def test_code_is_read_from_fences_and_inline_spans_only() -> None:
+    markdown = (
+        "TypeScript prose mentions createMany here.\n\n"
+        "```ts\nconst res = await dub.links.createMany([]);\n```\n\n"
+        "Then call `res.next()`.\n\n"
+        "~~~~go\ns.Links.CreateMany(ctx)\n```\nstill go\n~~~~\n"
+    )
+    code = code_text(markdown)
+    assert "dub.links.createMany" in code
+    assert "res.next()" in code
+    assert "s.Links.CreateMany" in code and "still go" in code  # a ``` line does not close a ~~~~ fence
+    assert "TypeScript prose" not in code
+
+
+def test_a_chunk_stores_its_code_spellings_and_marks_those_its_headings_are() -> None:
+    stored = chunk_spellings(
+        "createMany",
+        "sdks/ts/README.md > Links > createMany",
+        "Create many links with TypeScript.\n\n```ts\nawait dub.links.createMany([]);\n```\n",
+    ).split()
+    assert stored == [*sorted(stored[:-1]), "#createMany"]
+    assert {"dub.links.createMany", "links.createMany", "createMany", "#createMany"} == set(stored)
+    assert "TypeScript" not in stored  # prose, not code
+
+
+def test_a_query_asks_for_each_compound_identifier_once() -> None:
+    assert query_spellings("how do I call dub.links.createMany() or create_many, dub.links.createMany") == [
+        ["dub.links.createMany", "links.createMany", "createMany"],
+        ["create_many"],
+    ]
+    assert query_spellings("retry failed requests") == []
+
+
+def _index(rows: list[str]) -> SpellingIndex:
+    return SpellingIndex.build(pa.chunked_array([pa.array(rows[:2]), pa.array(rows[2:])]))
+
+
+def test_rarer_longer_and_defining_spellings_earn_more() -> None:
+    index = _index(
+        [
+            "createMany dub.links.createMany links.createMany",  # writes the whole spelling
+            "createMany",  # only the last part
+            "createMany #createMany",  # a heading that is the name
+            "other_name",
+        ]
+    )
+    positions, credit = index.leg(query_spellings("dub.links.createMany"), None, 10)
+    by_row = dict(zip(positions.tolist(), credit.tolist(), strict=True))
+    assert set(by_row) == {0, 1, 2}
+    assert by_row[0] > by_row[1]
+    assert by_row[2] == pytest.approx(by_row[1] * (1 + HEADING_BONUS))
+    assert positions[0] == 0  # best first
+
+
+def test_the_leg_keeps_to_the_filter_and_the_limit() -> None:
+    index = _index(["fooBar", "fooBar", "fooBar", "fooBar"])
+    mask = np.array([False, True, False, True])
+    positions, _ = index.leg([["fooBar"]], mask, 10)
+    assert positions.tolist() == [1, 3]
+    assert len(index.leg([["fooBar"]], None, 2)[0]) == 2
+    assert index.leg([["noSuchName"]], None, 10)[0].size == 0
+
+
+SECTION = """# Links
+
+## createMany
+
+Create many links in one request.
+
+```{lang}
+{call}
+```
+"""
+CALLS = {
+    "typescript": "res = client.links.createMany(links)",
+    "python": "res = client.links.create_many(links)",
+    "go": "res = client.Links.CreateMany(links)",
+}
+
+
+@pytest.fixture(scope="module")
+def three_languages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    docs = tmp_path_factory.mktemp("spelling-docs")
+    for lang, call in CALLS.items():
+        folder = docs / "sdks" / lang
+        folder.mkdir(parents=True)
+        manifest = {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"language": lang}}
+        (folder / ".docs-mcp.json").write_text(json.dumps(manifest), encoding="utf-8")
+        (folder / "links.md").write_text(SECTION.format(lang=lang, call=call), encoding="utf-8")
+    out = tmp_path_factory.mktemp("spelling-index")
+    build_index(BuildOptions(docs_dir=docs, out_dir=out))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("query", "language"),
+    [
+        ("client.links.createMany", "typescript"),
+        ("links.create_many example", "python"),
+        ("client.Links.CreateMany", "go"),
+        ("CreateMany", "go"),
+    ],
+)
+def test_the_spelling_of_a_call_picks_the_language_that_writes_it(
+    three_languages: Path, query: str, language: str
+) -> None:
+    engine = SearchEngine.open(three_languages)
+    hits = engine.search(query, limit=3).hits
+    assert hits[0].chunk_id == f"sdks/{language}/links.md#links/createmany"
+    assert hits[0].score > hits[1].score  # not a tie
+
+
+def test_a_filter_still_decides_what_the_spelling_leg_may_return(three_languages: Path) -> None:
+    engine = SearchEngine.open(three_languages)
+    hits = engine.search("client.links.createMany", limit=3, filters={"language": "go"}).hits
+    assert hits[0].chunk_id == "sdks/go/links.md#links/createmany"
+    assert {h.metadata["language"] for h in hits} == {"go"}
+
+
+def test_the_original_recipe_has_no_spelling_leg(three_languages: Path) -> None:
+    engine = SearchEngine.open(three_languages, options=SearchOptions(ranking="original"))
+
+    def ranked(query: str) -> list[tuple[str, float]]:
+        return [(h.chunk_id, h.score) for h in engine.search(query, limit=3).hits]
+
+    # full-text search folds case: the two spellings are the same query to it
+    assert ranked("client.links.createMany") == ranked("client.Links.CreateMany")
+    assert engine.vector_search_enabled is False
