@@ -31,6 +31,8 @@ from docs_mcp_core.spellings import chunk_spellings, code_text, is_compound, que
         ("create", False),
         ("Links", False),
         ("HTTP", False),
+        ("URLs", False),
+        ("IDs", False),
         ("_private", False),
     ],
 )

@@ -38,6 +38,7 @@ HEADING_MARK = "#"  # prefixed to a spelling a chunk's heading consists of, in t
 MIN_LENGTH = 4  # shorter compounds (``a.b``, ``i_j``) are too common to say anything
 _IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::)[A-Za-z_$][A-Za-z0-9_$]*)*")
 _SEGMENT_SEP_RE = re.compile(r"\.|::")
+_ACRONYM_PLURAL_RE = re.compile(r"[A-Z]{2,}s")
 _FENCE_OPEN_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
 
@@ -45,9 +46,11 @@ _INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
 def is_compound(name: str) -> bool:
     """Whether ``name`` is a compound identifier: dotted, ``::``-separated, snake_case (an inner
     underscore) or mixed case with a capital after the first letter (``createMany``, ``NotFound``,
-    ``APIError``)."""
+    ``APIError``). An acronym's plural (``URLs``, ``APIs``) is a word, not an identifier."""
     if "." in name or "::" in name or "_" in name.strip("_"):
         return True
+    if _ACRONYM_PLURAL_RE.fullmatch(name):
+        return False
     return any(c.isupper() for c in name[1:]) and any(c.islower() for c in name)
 
 
