@@ -5,6 +5,9 @@ up with ``--warmup`` queries (the original eval's warm-up: ``cases[i % n]`` at `
 limit)``), then times ``engine.search(query, limit=, filters=)`` once per case, ``--passes`` times
 over the whole case file, and ``engine.get_doc(expected_chunk_id)`` once per case. Prints p50/p95
 (nearest rank, as the eval computes them) per pass, then the best and the median over passes.
+Last, the cost of queries at and over the query limits: a query of :data:`MAX_QUERY_TERMS` distinct
+words taken from the cases' queries (so that they match many chunks), and the refusal of a 3 MB
+query of 400,000 distinct words.
 ``--profile`` runs one more pass under cProfile and prints the functions where the time goes.
 
 Targets (issue 3): p50 <= 4 ms, p95 <= 12 ms on sdk-docs with the 60 dev cases.
@@ -19,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from docs_mcp_core.search import RANKINGS, SearchEngine, SearchOptions
+from docs_mcp_core.errors import SearchError
+from docs_mcp_core.search import MAX_QUERY_CHARS, MAX_QUERY_TERMS, RANKINGS, SearchEngine, SearchOptions
 from docs_mcp_eval.cases import EvalCase, load_cases
 
 
@@ -37,6 +41,32 @@ def timed_pass(engine: SearchEngine, cases: list[EvalCase]) -> list[float]:
         engine.search(case.query, limit=case.limit, filters=dict(case.filters))
         samples.append((time.perf_counter() - started) * 1000)
     return samples
+
+
+def limit_queries(engine: SearchEngine, cases: list[EvalCase]) -> str:
+    """The search time of the longest query accepted, and the refusal time of a huge one."""
+    words: dict[str, None] = {}
+    for case in cases:
+        for word in case.query.lower().split():
+            if len(words) < MAX_QUERY_TERMS and word.isalpha() and len(word) > 2:
+                words.setdefault(word, None)
+    longest = " ".join(words)[:MAX_QUERY_CHARS]
+    samples: list[float] = []
+    for _ in range(5):
+        started = time.perf_counter()
+        engine.search(longest)
+        samples.append((time.perf_counter() - started) * 1000)
+    huge = " ".join(f"w{i:06d}" for i in range(400_000))
+    started = time.perf_counter()
+    try:
+        engine.search(huge)
+    except SearchError:
+        pass
+    refused_ms = (time.perf_counter() - started) * 1000
+    return (
+        f"query of {len(longest.split())} distinct words ({len(longest):,} characters): "
+        f"median {statistics.median(samples):.2f} ms; a {len(huge) / 1e6:.1f} MB query refused in {refused_ms:.2f} ms"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         f"p95: best {min(p95s):.2f} ms, median {statistics.median(p95s):.2f} ms"
     )
     print(f"get_doc p50: {percentile(doc_ms, 0.5):.2f} ms")
+    print(limit_queries(engine, cases))
 
     if args.profile:
         import cProfile

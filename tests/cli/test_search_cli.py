@@ -175,3 +175,18 @@ def test_an_empty_query_or_chunk_id_is_a_usage_error(cli_index: Path, command: s
     code, out, err = _invoke(command, "--index-dir", cli_index, value)
     assert (code, out) == (2, "")
     assert "must not be empty" in usage_error(err)
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("retry " * 400, "query is too long: 2,399 characters, at most 2,000"),
+        ("retry " * 65, "query has too many words: 65, at most 64"),
+    ],
+)
+def test_a_query_over_the_limits_is_a_usage_error(cli_index: Path, query: str, message: str) -> None:
+    code, out, err = _invoke("search", "--index-dir", cli_index, query)
+    assert (code, out) == (2, "")
+    assert usage_error(err) == (
+        f"Invalid value for 'QUERY': {message}; search for the names and words that matter"
+    )

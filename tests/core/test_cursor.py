@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import base64
+import inspect
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.search.cursor import (
+    MAX_CURSOR_CHARS,
     MAX_CURSOR_OFFSET,
     CursorPosition,
     decode_cursor,
@@ -134,6 +139,39 @@ def test_malformed_cursors_are_rejected_with_an_invalid_cursor_message(cursor: s
     with pytest.raises(SearchError) as info:
         _decode(cursor)
     assert str(info.value).startswith("Invalid cursor")
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (b"[" * 300, "malformed JSON payload"),  # nested deeper than json reads without a limit
+        (b'{"offset": ' + b"9" * 360 + b"}", "expected a search cursor payload"),
+        (b"[" * 100_000, f"longer than {MAX_CURSOR_CHARS} characters"),
+        (b'{"offset": ' + b"9" * 5_000 + b"}", f"longer than {MAX_CURSOR_CHARS} characters"),
+    ],
+)
+def test_hostile_cursors_are_refused_as_invalid_cursors(payload: bytes, reason: str) -> None:
+    cursor = base64.urlsafe_b64encode(payload).decode("ascii")
+    with pytest.raises(SearchError) as info, _shallow_stack():
+        _decode(cursor)
+    assert str(info.value) == f"Invalid cursor: {reason}"
+
+
+def test_the_longest_cursor_a_search_returns_is_well_within_the_length_limit() -> None:
+    longest = _encode(MAX_CURSOR_OFFSET, 50, query="q" * 2000, filters={"k" * 100: "v" * 100})
+    assert len(longest) * 4 < MAX_CURSOR_CHARS  # only the signature of query and filters is kept
+
+
+@contextmanager
+def _shallow_stack() -> Iterator[None]:
+    """A recursion limit close to the current depth, as deep in a server's call stack."""
+    depth = len(inspect.stack(0))
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 100)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def test_offset_beyond_what_can_be_served_is_rejected_even_when_signed() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.search.analyzer import LANCEDB_0_26_STOP_WORDS, analyze, analyze_positions
-from docs_mcp_core.search.query import MAX_QUERY_TERMS, STOP_WORDS, Query
+from docs_mcp_core.search.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, STOP_WORDS, Query
 
 
 @pytest.mark.parametrize("text", [None, "", "   ", "\n\t"])
@@ -15,14 +15,53 @@ def test_an_empty_query_is_refused(text: str | None) -> None:
         Query.parse(text)
 
 
-def test_the_text_is_trimmed_and_the_full_text_legs_search_at_most_64_words() -> None:
-    words = [f"w{i}" for i in range(MAX_QUERY_TERMS + 6)]
+def test_the_text_is_trimmed_and_the_full_text_legs_search_it_without_nul_characters() -> None:
+    words = [f"w{i}" for i in range(MAX_QUERY_TERMS)]
     query = Query.parse("  " + " ".join(words) + "  ")
-    assert query.text == " ".join(words)
-    assert query.lexical == " ".join(words[:MAX_QUERY_TERMS])
+    assert query.text == query.lexical == " ".join(words)
     short = Query.parse("retry\0config")
     assert short.text == "retry\0config"  # what a cursor is signed for
     assert short.lexical == "retry config"
+
+
+def test_a_query_of_up_to_the_limits_is_read_whole() -> None:
+    longest = "x" * MAX_QUERY_CHARS
+    assert Query.parse(f"  {longest}\n").text == longest
+    words = [f"word{i}" for i in range(MAX_QUERY_TERMS)]
+    query = Query.parse(" ".join(words))
+    assert query.terms == tuple(words)
+    assert query.match_terms == words  # every word reaches the full-text legs
+    assert len(query.coverage_terms) == MAX_QUERY_TERMS
+
+
+def test_a_query_longer_than_the_limit_is_refused_with_its_length() -> None:
+    with pytest.raises(SearchError) as refused:
+        Query.parse("y" * (MAX_QUERY_CHARS + 1))
+    assert str(refused.value) == (
+        "query is too long: 2,001 characters, at most 2,000; search for the names and words that matter"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        " ".join(f"w{i}" for i in range(MAX_QUERY_TERMS + 1)),  # separated by spaces
+        ".".join(f"w{i}" for i in range(MAX_QUERY_TERMS + 1)),  # one whitespace-free run
+        " ".join("é" for _ in range(MAX_QUERY_TERMS + 1)),  # words of any script count
+    ],
+)
+def test_a_query_of_more_words_than_the_limit_is_refused_with_its_count(text: str) -> None:
+    with pytest.raises(SearchError) as refused:
+        Query.parse(text)
+    assert str(refused.value) == (
+        "query has too many words: 65, at most 64; search for the names and words that matter"
+    )
+
+
+def test_a_huge_query_of_distinct_words_is_refused_by_its_length_first() -> None:
+    huge = " ".join(f"w{i:06d}" for i in range(400_000))  # 3.2 MB, 400,000 distinct words
+    with pytest.raises(SearchError, match=r"^query is too long: 3,199,999 characters, at most 2,000;"):
+        Query.parse(huge)
 
 
 def test_the_match_text_adds_identifier_parts_only_when_asked() -> None:

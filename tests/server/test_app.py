@@ -129,6 +129,11 @@ async def test_get_doc_returns_the_chunk_text(built_app: DocsMcpApp, mode: str) 
             {"query": "retry", "language": "cobol"},
             "Invalid taxonomy value for 'language': 'cobol'. Allowed values: go, python, typescript",
         ),
+        ("search_docs", {"query": "retry " * 400}, "query is too long: 2,399 characters, at most 2,000; "
+         "search for the names and words that matter"),
+        ("search_docs", {"query": "retry " * 65}, "query has too many words: 65, at most 64; "
+         "search for the names and words that matter"),
+        ("search_docs", {"query": "retry", "cursor": "e" * 513}, "Invalid cursor: longer than 512 characters"),
         ("get_doc", {"chunk_id": "guides/retries.md", "context": 6}, "context must be between 0 and 5"),
         ("get_doc", {"chunk_id": "guides/missing.md#nothing"}, "Chunk ID 'guides/missing.md#nothing' not found. "
          "Use search_docs to discover valid chunk IDs."),

@@ -2,8 +2,8 @@
 
 Both open the index with :class:`docs_mcp_core.search.SearchEngine`, the engine the server uses, so
 results, cursors and errors are the tools'. Exit status: 0 on success, 1 when the index cannot be
-opened or the chunk is not found, 2 on usage errors (an empty query or chunk id, an unknown filter
-key or value, a malformed ``--filter``).
+opened or the chunk is not found, 2 on usage errors (an empty query or chunk id, a query over the
+length or word limit, an unknown filter key or value, a malformed ``--filter``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,13 @@ def search(
     """Search an index the way the search_docs tool does."""
     if not query.strip():
         raise usage_error("the query must not be empty", "QUERY")
+    # imported when the command runs (see _open_engine)
+    from docs_mcp_core.search import check_query
+
+    try:
+        check_query(query)
+    except SearchError as exc:
+        raise usage_error(str(exc), "QUERY") from None
     filters = key_value_pairs(filter_, "--filter")
     with reporting("search"):
         engine = _open_engine(index_dir)

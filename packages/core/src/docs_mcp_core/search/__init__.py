@@ -32,12 +32,13 @@ from docs_mcp_core.search.options import (
     SearchOptions,
     clamp_limit,
 )
-from docs_mcp_core.search.query import MAX_QUERY_TERMS, Query
+from docs_mcp_core.search.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, check_query
 
 __all__ = [
     "DEFAULT_POOL",
     "MATCH_RETRIEVERS",
     "MAX_FETCH",
+    "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
     "RANKINGS",
     "RRF_K",
@@ -46,6 +47,7 @@ __all__ = [
     "SearchHit",
     "SearchOptions",
     "SearchResult",
+    "check_query",
     "clamp_limit",
     "is_chunk_id_format",
     "match_spans",

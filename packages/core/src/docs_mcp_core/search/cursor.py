@@ -4,7 +4,8 @@ A cursor carries the next offset and the page size, plus a signature over offset
 trimmed query and the filters, keyed by a secret. Any replica that knows the secret can verify a
 cursor minted by another; a cursor cannot be forged, replayed against another query or filter set,
 or edited to jump elsewhere. The wire shape is the original's: base64url JSON
-``{"offset": N, "limit": N, "v": 1, "sig": "..."}``.
+``{"offset": N, "limit": N, "v": 1, "sig": "..."}``, about 100 characters; a cursor longer than
+:data:`MAX_CURSOR_CHARS` is refused before it is decoded, so checking one costs little whatever is sent.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from docs_mcp_core.errors import SearchError
 
 CURSOR_VERSION = 1
 MAX_CURSOR_OFFSET = 5000
+MAX_CURSOR_CHARS = 512  # far above the longest cursor encode_cursor makes
 
 
 @dataclass(frozen=True)
@@ -54,13 +56,16 @@ def encode_cursor(position: CursorPosition, *, query: str, filters: Mapping[str,
 
 def decode_cursor(cursor: str, *, query: str, filters: Mapping[str, str], secret: bytes) -> CursorPosition:
     """Verify ``cursor`` for this query and filter set. Raises :class:`SearchError` when invalid."""
+    cursor = cursor.strip()
+    if len(cursor) > MAX_CURSOR_CHARS:
+        raise SearchError(f"Invalid cursor: longer than {MAX_CURSOR_CHARS} characters")
     try:
-        raw = _b64decode(cursor.strip())
+        raw = _b64decode(cursor)
     except (ValueError, UnicodeEncodeError):
         raise SearchError("Invalid cursor: not valid base64url") from None
     try:
         body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # not UTF-8 or not JSON, nested deep, numbers too long
         raise SearchError("Invalid cursor: malformed JSON payload") from None
     if not isinstance(body, dict):
         raise SearchError("Invalid cursor: expected a search cursor payload")

@@ -5,8 +5,7 @@ the snippet take what they need from it, so the whole request agrees on what the
 
 * ``text``: the query as asked, trimmed. The vector leg embeds it, a cursor is signed for it and a
   zero-result hint quotes it.
-* ``lexical``: what the full-text legs search: NUL characters as spaces, at most
-  :data:`MAX_QUERY_TERMS` whitespace-separated words.
+* ``lexical``: what the full-text legs search: ``text`` with NUL characters as spaces.
 * ``match``: what the match leg searches: ``lexical`` followed by the parts of its compound
   identifiers (``createMany`` → ``create many``) when the ranking searches the identifier-aware
   columns (see :mod:`docs_mcp_core.ranking`), else ``lexical`` itself.
@@ -22,6 +21,12 @@ the snippet take what they need from it, so the whole request agrees on what the
   :attr:`Query.key_terms` are the ones that say what is wanted (no :data:`STOP_WORDS`, no single
   letters: the snippet looks for them) and :attr:`Query.coverage_terms` the ones the coverage signal
   counts.
+
+A query is refused (:class:`~docs_mcp_core.errors.SearchError`, the text a client sees) when it is
+empty, longer than :data:`MAX_QUERY_CHARS` characters or has more than :data:`MAX_QUERY_TERMS` words
+(runs of letters and digits, in any script). The checks come first and cost time linear in the
+query's length, so a huge query is turned away before anything above reads it, and every part of a
+search that reads a query reads at most that many words.
 
 :data:`STOP_WORDS` is the one list of words that carry no meaning for ranking and snippets. The
 full-text analyzer keeps its own lists (:mod:`.analyzer`): they are part of reproducing LanceDB's
@@ -39,9 +44,11 @@ from docs_mcp_core.ranking import expand_identifiers
 from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
 from docs_mcp_core.spellings import query_spellings
 
-__all__ = ["COVERAGE_ENDINGS", "MAX_QUERY_TERMS", "STOP_WORDS", "Query"]
+__all__ = ["COVERAGE_ENDINGS", "MAX_QUERY_CHARS", "MAX_QUERY_TERMS", "STOP_WORDS", "Query", "check_query"]
 
-MAX_QUERY_TERMS = 64  # whitespace-separated words a full-text leg searches
+MAX_QUERY_CHARS = 2000  # characters of a query, after trimming
+MAX_QUERY_TERMS = 64  # words of a query: runs of letters and digits
+_QUERY_ADVICE = "search for the names and words that matter"
 # Words that say nothing about which chunk is wanted (LanceDB's full-text search drops them too).
 # Coverage also leaves out every word of one or two letters; snippets keep those that are not here
 # (``go``, ``v2``, ``qr``).
@@ -52,6 +59,23 @@ STOP_WORDS = frozenset(
 COVERAGE_ENDINGS = ("ing", "es", "ed", "s")  # cut from coverage terms: "tags" and "tag" are one word
 _CASED_WORD_RE = re.compile(r"[A-Za-z0-9]+")
 _WORD_RE = re.compile(r"[a-z0-9]+")
+_ANY_WORD_RE = re.compile(r"[^\W_]+")  # letters and digits of any script, as the analyzer splits words
+
+
+def check_query(query: str | None) -> str:
+    """``query`` trimmed; raises :class:`SearchError` when it is empty, longer than
+    :data:`MAX_QUERY_CHARS` characters or has more than :data:`MAX_QUERY_TERMS` words."""
+    text = (query or "").strip()
+    if not text:
+        raise SearchError("query is required")
+    if len(text) > MAX_QUERY_CHARS:
+        raise SearchError(
+            f"query is too long: {len(text):,} characters, at most {MAX_QUERY_CHARS:,}; {_QUERY_ADVICE}"
+        )
+    words = sum(1 for _ in _ANY_WORD_RE.finditer(text))
+    if words > MAX_QUERY_TERMS:
+        raise SearchError(f"query has too many words: {words:,}, at most {MAX_QUERY_TERMS}; {_QUERY_ADVICE}")
+    return text
 
 
 @dataclass(frozen=True)
@@ -77,15 +101,11 @@ class Query:
         """The query of a request. ``expand`` adds identifier parts to :attr:`match`;
         ``analyzer_stop_words`` are the full-text analyzer's (the scored LanceDB version's).
 
-        Raises :class:`SearchError` when the query is empty or only whitespace.
+        Raises :class:`SearchError` when the query is empty, too long or has too many words
+        (:func:`check_query`).
         """
-        text = (query or "").strip()
-        if not text:
-            raise SearchError("query is required")
+        text = check_query(query)
         lexical = text.replace("\0", " ")
-        words = lexical.split()
-        if len(words) > MAX_QUERY_TERMS:
-            lexical = " ".join(words[:MAX_QUERY_TERMS])
         return cls(
             text=text,
             lexical=lexical,
