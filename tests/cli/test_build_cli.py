@@ -322,11 +322,12 @@ def test_build_skips_and_names_a_link_out_of_the_docs_folder(tmp_path: Path) -> 
     done = run_docs_mcp("build", "--docs-dir", docs, "--out", out)
     assert done.returncode == 0, done.stderr
     assert (
-        f"warning: creds.md: symbolic link to a file outside the docs folder ({outside.resolve()}"
+        f"\ncreds.md: warning: symbolic link to a file outside the docs folder ({outside.resolve()}"
         in done.stderr
     )
     assert "AKIA-SECRET" not in (out / "chunks.json").read_text(encoding="utf-8")
-    assert " chunks from 1 files to " in done.stdout
+    assert " chunks from 1 file to " in done.stdout
+    assert "(0 files unchanged, " in done.stdout
 
     done = run_docs_mcp("build", "--docs-dir", docs, "--out", out, "--follow-external-symlinks")
     assert done.returncode == 0, done.stderr

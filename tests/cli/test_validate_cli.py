@@ -32,7 +32,7 @@ def test_clean_corpus_exits_0_with_summary(tmp_path: Path) -> None:
     write(tmp_path, "a.md", "# A\n\n## B\n\ntext\n")
     result = runner.invoke(make_app(), ["validate", "--docs-dir", str(tmp_path)])
     assert result.exit_code == 0
-    assert result.stdout == "validated 1 markdown files, 0 errors, 0 warnings\n"
+    assert result.stdout == "validated 1 markdown file, 0 errors, 0 warnings\n"
 
 
 def test_warnings_only_exit_0(tmp_path: Path) -> None:
@@ -41,7 +41,7 @@ def test_warnings_only_exit_0(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
         "a.md: warning: no manifest found; using default strategy 'h2'",
-        "validated 1 markdown files, 0 errors, 1 warnings",
+        "validated 1 markdown file, 0 errors, 1 warning",
     ]
 
 
@@ -88,7 +88,7 @@ def test_empty_docs_dir_fails(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
         f".: error: no markdown files found under {tmp_path}",
-        "validated 0 markdown files, 1 errors, 0 warnings",
+        "validated 0 markdown files, 1 error, 0 warnings",
     ]
 
 
@@ -125,7 +125,7 @@ def test_a_link_out_of_the_docs_folder_is_a_warning_unless_followed(tmp_path: Pa
     assert result.stdout.splitlines() == [
         f"creds.md: warning: symbolic link to a file outside the docs folder ({target}); skipped. Move the file "
         "into the docs folder, or pass --follow-external-symlinks to index files that links lead to",
-        "validated 1 markdown files, 0 errors, 1 warnings",
+        "validated 1 markdown file, 0 errors, 1 warning",
     ]
     followed = runner.invoke(
         make_app(), ["validate", "--docs-dir", str(docs), "--follow-external-symlinks"], env=WIDE

@@ -26,6 +26,7 @@ from docs_mcp_core.errors import BuildError, CorpusInvalidError, DocsDirError, D
 from docs_mcp_core.index import table as index_table
 from docs_mcp_core.markdown import utf16_len
 from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.validation import validate_corpus
 from tests.support.upstream_tsv import read_upstream_chunks
 
 NO_MATCH_QUERY = "xylophonic zymurgy"
@@ -124,6 +125,26 @@ def test_summary_and_reporter(tmp_path: Path, examples_docs: Path) -> None:
         "index: writing table" in reporter.steps and "index: full-text and scalar indexes" in reporter.steps
     )
     assert reporter.warnings == summary.warnings == []
+
+
+def test_warnings_are_reported_once_each_as_validate_prints_them(tmp_path: Path) -> None:
+    manifest = {"version": "1", "bogus": 1, "taxonomy": {"platform": {"vector_collapse": True}}}
+    template = "title: T\ndescription: D\nmessages:\n  - role: user\n    content: {type: text, text: hi}\n"
+    docs = tmp_path / "docs"
+    (docs / "prompts").mkdir(parents=True)
+    (docs / ".docs-mcp.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    (docs / "guide.md").write_text("# Guide\n\nThe lighthouse guide.\n", encoding="utf-8")
+    (docs / "prompts" / "x.template.md").write_text(
+        "---\ntitle: T\ndescription: D\n---\nHi\n", encoding="utf-8"
+    )
+    (docs / "prompts" / "x.template.yaml").write_text(template, encoding="utf-8")
+    reporter = RecordingReporter()
+    summary = _build(docs, tmp_path / "out", reporter)
+    validated = [f.render() for f in validate_corpus(docs).findings]
+    assert len(validated) == 3
+    assert reporter.warnings == summary.warnings == validated
+    assert ".docs-mcp.json:3: warning: unknown manifest key 'bogus' is ignored" in validated
+    assert "chunked 1 file into 1 chunk (0 unchanged files reused, 3 warnings)" in reporter.steps
 
 
 def test_chunks_json_layout(example_build: tuple[Path, BuildSummary]) -> None:

@@ -385,7 +385,7 @@ def test_directive_findings_end_to_end(tmp_path: Path) -> None:
     write(tmp_path, "a.md", '# A\n\n<!-- mcp_chunking_hint: {"chunk_by": "h9"} -->\n\n<!-- mcp_foo -->\n')
     report = validate_corpus(tmp_path)
     assert triples(report) == [("a.md", 3, "error"), ("a.md", 5, "error")]
-    assert report.lines()[-1] == "validated 1 markdown files, 2 errors, 0 warnings"
+    assert report.lines()[-1] == "validated 1 markdown file, 2 errors, 0 warnings"
 
 
 # ── metadata limits ──────────────────────────────────────────────────────────────────────────────

@@ -155,7 +155,9 @@ def build(
                 "build refused: the corpus has errors (nothing was written; the previous index is untouched)"
             ) from None
     reporter.close()
+    chunks, files, unchanged = summary.chunks, summary.files, summary.cached_files
     typer.echo(
-        f"wrote {summary.chunks:,} chunks from {summary.files:,} files to {summary.out_dir} "
-        f"({summary.cached_files:,} files unchanged, {human_bytes(summary.index_bytes)}, {summary.seconds:.1f}s)"
+        f"wrote {chunks:,} chunk{'s' * (chunks != 1)} from {files:,} file{'s' * (files != 1)} to "
+        f"{summary.out_dir} ({unchanged:,} file{'s' * (unchanged != 1)} unchanged, "
+        f"{human_bytes(summary.index_bytes)}, {summary.seconds:.1f}s)"
     )

@@ -44,7 +44,7 @@ class ConsoleReporter:
 
     def warn(self, message: str) -> None:
         self._clear()
-        self.stream.write(f"warning: {message}\n")
+        self.stream.write(f"{message}\n")
         self.stream.flush()
 
     def progress(self, phase: str, done: int, total: int) -> None:

@@ -89,7 +89,11 @@ class ValidationReport:
         return self.errors == 0
 
     def summary(self) -> str:
-        return f"validated {self.files} markdown files, {self.errors} errors, {self.warnings} warnings"
+        files, errors, warnings = self.files, self.errors, self.warnings
+        return (
+            f"validated {files} markdown file{'s' * (files != 1)}, {errors} error{'s' * (errors != 1)}, "
+            f"{warnings} warning{'s' * (warnings != 1)}"
+        )
 
     def lines(self) -> list[str]:
         """``path:line: severity: message`` for every finding, then the summary line."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,6 @@ def metadata_document(
     manifests: Sequence[ManifestEntry],
     prompts: Sequence[PromptDefinition],
     provider: EmbeddingProvider | None,
-    warn: Callable[[str], None],
     index_path: str = LANCEDB_DIRNAME,
 ) -> dict[str, Any]:
     """The metadata.json document; ``values`` holds every metadata value of every chunk, by key, and
@@ -74,7 +73,7 @@ def metadata_document(
     meta: dict[str, Any] = {
         "metadata_version": "1.1.0",
         "corpus_description": options.description,
-        "taxonomy": _taxonomy(values, _taxonomy_config(manifests), warn),
+        "taxonomy": _taxonomy(values, _taxonomy_config(manifests)),
         "stats": {
             "total_chunks": total_chunks,
             "total_files": len(files),
@@ -113,14 +112,8 @@ def _taxonomy_config(manifests: Sequence[ManifestEntry]) -> dict[str, dict[str, 
     return config
 
 
-def _taxonomy(
-    values: Mapping[str, set[str]], config: Mapping[str, dict[str, Any]], warn: Callable[[str], None]
-) -> dict[str, Any]:
-    for key in config:
-        if key not in values:
-            warn(
-                f"taxonomy config key '{key}' does not match any chunk metadata — this configuration has no effect"
-            )
+def _taxonomy(values: Mapping[str, set[str]], config: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    # a configured key no chunk carries is a validation warning, reported with the corpus's findings
     taxonomy: dict[str, Any] = {}
     for key, vals in values.items():
         slot = config.get(key, {})

@@ -69,7 +69,9 @@ class BuildReporter(Protocol):
         return None
 
     def warn(self, message: str) -> None:
-        """Something the user should know; the build goes on."""
+        """Something the user should know; the build goes on. ``message`` is the whole line to show:
+        ``path:line: warning: text`` for a problem in a file of the corpus (as ``docs-mcp validate``
+        prints it), ``warning: text`` otherwise."""
         return None
 
 
@@ -87,4 +89,4 @@ class BuildSummary:
     index_bytes: int
     embedding_hits: int = 0
     embedding_misses: int = 0
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the lines given to BuildReporter.warn

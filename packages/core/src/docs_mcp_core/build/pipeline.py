@@ -69,8 +69,12 @@ class _Build:
         self.cache_parent = cache_dir.resolve() if cache_dir is not None else self.output.out_dir
 
     def warn(self, message: str) -> None:
-        self.warnings.append(message)
-        self.rep.warn(message)
+        """A warning about the build as a whole: reported as ``warning: message``."""
+        self._report(f"warning: {message}")
+
+    def _report(self, line: str) -> None:
+        self.warnings.append(line)
+        self.rep.warn(line)
 
     def run(self) -> BuildSummary:
         options, output = self.options, self.output
@@ -169,18 +173,22 @@ class _Build:
         previous.derived.clear()
         if not report.ok:
             raise CorpusInvalidError(report.findings)
-        for finding in report.findings:  # printed as validate prints them
+        for finding in report.findings:  # as validate prints them: path:line: warning: message
             if finding.severity == "warning":
-                self.warnings.append(finding.render())
-                where = f"{finding.path}:{finding.line}" if finding.line else finding.path
-                self.rep.warn(f"{where}: {finding.message}")
+                self._report(finding.render())
         if not report.results:
             raise BuildError(f"no markdown files found under '{corpus.docs_dir}'; nothing to index")
         spill.finish()
         chunks_json.close()
+        files, chunks, reused, warned = (
+            len(report.results),
+            stream.chunks,
+            stream.cached_files,
+            report.warnings,
+        )
         self.rep.step(
-            f"chunked {len(report.results):,} files into {stream.chunks:,} chunks ({stream.cached_files:,} "
-            f"unchanged files reused, {report.warnings} warnings)"
+            f"chunked {files:,} file{'s' * (files != 1)} into {chunks:,} chunk{'s' * (chunks != 1)} "
+            f"({reused:,} unchanged file{'s' * (reused != 1)} reused, {warned} warning{'s' * (warned != 1)})"
         )
         return report, stream
 
@@ -190,9 +198,8 @@ class _Build:
         """3. ``metadata.json``: prompts from the templates the walk found, the governing manifests'
         taxonomy configuration, and what the chunks carry."""
         corpus = self.corpus
-        prompts, prompt_warnings = load_prompt_templates(corpus.docs_dir, corpus.files.templates)
-        for w in prompt_warnings:
-            self.warn(w)
+        # the templates' warnings are validation findings, reported with the others
+        prompts, _ = load_prompt_templates(corpus.docs_dir, corpus.files.templates)
         document = metadata_document(
             self.options,
             values=stream.values,
@@ -201,7 +208,6 @@ class _Build:
             manifests=governing_manifests(corpus.resolver, report.results),
             prompts=prompts,
             provider=provider,
-            warn=self.warn,
             index_path=self.output.index_path,
         )
         return normalize_metadata(document)
