@@ -717,8 +717,24 @@ def test_read_missing_file(tmp_path: Path) -> None:
     with pytest.raises(IndexNotFoundError) as info:
         read_metadata(tmp_path)
     assert isinstance(info.value, MetadataError)
-    assert str(info.value).startswith(f"metadata.json not found in index directory '{tmp_path.resolve()}'")
-    assert "docs-mcp build" in str(info.value)
+    assert str(info.value) == (
+        f"metadata.json not found in index directory '{tmp_path.resolve()}'. "
+        f"Run `docs-mcp build --docs-dir DOCS --out {tmp_path}` to create the index."
+    )
+
+
+@pytest.mark.parametrize("found", ["guide.md", "sdks/python/README.MD", "nested/.docs-mcp.json"])
+def test_read_a_docs_folder_advises_building_from_it_into_another(tmp_path: Path, found: str) -> None:
+    docs = tmp_path / "docs"
+    (docs / found).parent.mkdir(parents=True)
+    (docs / found).write_text("# Guide\n", encoding="utf-8")
+    with pytest.raises(IndexNotFoundError) as info:
+        read_metadata(docs)
+    assert str(info.value) == (
+        f"metadata.json not found in index directory '{docs.resolve()}'. That folder holds markdown "
+        "files: it is a docs folder, not an index. Build the index into a folder of its own "
+        f"(`docs-mcp build --docs-dir {docs} --out ./idx`) and pass that folder as --index-dir."
+    )
 
 
 def test_read_invalid_json(tmp_path: Path) -> None:

@@ -26,7 +26,19 @@ def test_missing_directory(tmp_path: Path) -> None:
 def test_missing_metadata(tmp_path: Path) -> None:
     message = boot_error(tmp_path)
     assert message.startswith(f"metadata.json not found in index directory: '{tmp_path / 'metadata.json'}'")
-    assert "docs-mcp build --out" in message
+    assert "docs-mcp build --docs-dir DOCS --out" in message
+
+
+def test_a_docs_folder_given_as_the_index_folder(examples_docs: Path) -> None:
+    message = boot_error(examples_docs)
+    assert message.startswith(
+        f"metadata.json not found in index directory: '{examples_docs / 'metadata.json'}'"
+    )
+    assert message.endswith(
+        "That folder holds markdown files: it is a docs folder, not an index. Build the index into a "
+        f"folder of its own (`docs-mcp build --docs-dir {examples_docs} --out ./idx`) and pass that "
+        "folder as --index-dir."
+    )
 
 
 def test_metadata_that_is_not_json(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ reader and the writer together; split, they would drift apart.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -488,14 +489,52 @@ def read_metadata(
         )
     if not path.is_file():
         raise MetadataNotFoundError(
-            f"metadata.json not found in index directory '{folder.resolve()}'. "
-            f"Run `docs-mcp build --out {folder}` to create the index."
+            f"metadata.json not found in index directory '{folder.resolve()}'. {missing_index_advice(folder)}"
         )
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise MetadataError(f"Cannot read metadata.json at '{path}': {exc}") from None
     return parse_metadata_bytes(data, str(path))
+
+
+_DOCS_SUFFIXES = (".md", ".mdx")
+_DOCS_PROBE_ENTRIES = 2000  # entries looked at, at most, to tell a docs folder from an empty one
+
+
+def missing_index_advice(folder: Path) -> str:
+    """What to do about a folder that should hold an index and has no ``metadata.json``: build
+    one into it or, when it holds markdown documentation itself (``--index-dir`` given the docs
+    folder), build from it into another folder."""
+    if not _holds_docs(folder):
+        return f"Run `docs-mcp build --docs-dir DOCS --out {folder}` to create the index."
+    return (
+        "That folder holds markdown files: it is a docs folder, not an index. Build the index into a "
+        f"folder of its own (`docs-mcp build --docs-dir {folder} --out ./idx`) and pass that folder as "
+        "--index-dir."
+    )
+
+
+def _holds_docs(folder: Path) -> bool:
+    """Whether ``folder`` or a folder below it holds a manifest or markdown files (looking at a
+    bounded number of entries, breadth first)."""
+    from docs_mcp_core.manifest import MANIFEST_FILENAME  # on this error path only: it loads the chunker
+
+    pending, seen = [folder], 0
+    while pending and seen < _DOCS_PROBE_ENTRIES:
+        try:
+            with os.scandir(pending.pop(0)) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > _DOCS_PROBE_ENTRIES:
+                        break
+                    if entry.name == MANIFEST_FILENAME or entry.name.lower().endswith(_DOCS_SUFFIXES):
+                        return True
+                    if not entry.name.startswith(".") and entry.is_dir():
+                        pending.append(Path(entry.path))
+        except OSError:
+            continue
+    return False
 
 
 def _read_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -> IndexMetadata:
@@ -610,6 +649,7 @@ __all__ = [
     "js_length",
     "metadata_to_dict",
     "metadata_to_json",
+    "missing_index_advice",
     "normalize_metadata",
     "parse_metadata_bytes",
     "read_metadata",

@@ -38,13 +38,13 @@ def load_index_metadata(
     if not index_dir.is_dir():
         raise BootError(f"index directory is not a directory: '{index_dir}'")
     metadata_path = index_dir / "metadata.json"
+    from docs_mcp_core.errors import MetadataError
+    from docs_mcp_core.metadata import missing_index_advice, read_metadata
+
     if not metadata_path.is_file():
         raise BootError(
-            f"metadata.json not found in index directory: '{metadata_path}'. "
-            f"Run docs-mcp build --out {index_dir} to create the index."
+            f"metadata.json not found in index directory: '{metadata_path}'. {missing_index_advice(index_dir)}"
         )
-    from docs_mcp_core.errors import MetadataError
-    from docs_mcp_core.metadata import read_metadata
 
     try:
         metadata = read_metadata(index_dir)
