@@ -270,11 +270,24 @@ def test_server_that_will_not_start_shows_its_stderr(run_cli: CliRunner) -> None
 
 
 def test_server_dying_mid_run_is_reported_with_its_stderr(run_cli: CliRunner) -> None:
-    result = run_cli(run_args(server=fake_server_command("--crash-after", "2")))
+    result = run_cli(run_args("--warmup-queries", "0", server=fake_server_command("--crash-after", "2")))
     assert result.code == 1
     assert "error: search_docs failed for case 2 ('retry paging')" in result.err
     assert "fake-docs-server: segmentation fault (simulated)" in result.err
     assert "Traceback" not in result.err
+
+
+def test_three_untimed_searches_warm_the_server_up_unless_told_otherwise(
+    run_cli: CliRunner, json_run: tuple[dict[str, Any], Path, str]
+) -> None:
+    # a server that answers three searches dies on the first case's: the three went to warming up
+    warmed = run_cli(run_args(server=fake_server_command("--crash-after", "3")))
+    assert warmed.code == 1
+    assert "error: search_docs failed for case 0 ('acme python')" in warmed.err
+    assert json_run[0]["metadata"]["warmupQueries"] == 3
+    assert len(json_run[0]["stats"]["searchLatenciesMs"]) == 5  # the cases' searches only
+    cold = run_cli(run_args("--warmup-queries", "0", server=fake_server_command("--crash-after", "3")))
+    assert "error: search_docs failed for case 2 ('retry paging')" in cold.err  # its second page
 
 
 def test_unknown_server_command(run_cli: CliRunner) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from docs_mcp_eval.cases import EvalCase
 from docs_mcp_eval.errors import EvalError
 from docs_mcp_eval.results import CategoryBreakdown, EvalResult
-from docs_mcp_eval.runner import CommandSpec, ProgressCallback, RunConfig, run_eval
+from docs_mcp_eval.runner import DEFAULT_WARMUP_QUERIES, CommandSpec, ProgressCallback, RunConfig, run_eval
 
 DEFAULT_EMBEDDINGS = "none,openai/text-embedding-3-large"
 DEFAULT_OPENAI_MODEL = "text-embedding-3-large"
@@ -100,7 +100,7 @@ class BenchmarkConfig:
     """The build program without per-provider flags, e.g. ``docs-mcp build``."""
     server_command: CommandSpec
     """The server program without ``--index-dir``, e.g. ``docs-mcp-server``."""
-    warmup_queries: int = 3
+    warmup_queries: int = DEFAULT_WARMUP_QUERIES
     tool_prefix: str | None = None
     startup_timeout_s: float = 60.0
     request_timeout_s: float = 120.0

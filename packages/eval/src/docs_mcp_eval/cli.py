@@ -33,7 +33,7 @@ from docs_mcp_eval.delta import delta_input_from_result, load_baseline, render_d
 from docs_mcp_eval.errors import EvalError
 from docs_mcp_eval.progress import Progress
 from docs_mcp_eval.report import render_run_markdown
-from docs_mcp_eval.runner import CommandSpec, ProgressCallback, RunConfig, run_eval
+from docs_mcp_eval.runner import DEFAULT_WARMUP_QUERIES, CommandSpec, ProgressCallback, RunConfig, run_eval
 
 
 def _plain_flags(params: Sequence[Any]) -> list[Any]:
@@ -203,9 +203,13 @@ def run_command(
     warmup_queries: Annotated[
         int,
         typer.Option(
-            "--warmup-queries", metavar="N", min=0, help="Untimed search_docs calls before measuring."
+            "--warmup-queries",
+            metavar="N",
+            min=0,
+            help="Untimed search_docs calls before measuring, so that opening the index is not timed "
+            "(0: none).",
         ),
-    ] = 0,
+    ] = DEFAULT_WARMUP_QUERIES,
     baseline: Annotated[
         Path | None,
         typer.Option(
@@ -309,8 +313,9 @@ def benchmark_command(
     server_env: ServerEnvOpt = None,
     tool_prefix: ToolPrefixOpt = None,
     warmup_queries: Annotated[
-        int, typer.Option("--warmup-queries", metavar="N", min=0, help="Warm-up searches per provider.")
-    ] = 3,
+        int,
+        typer.Option("--warmup-queries", metavar="N", min=0, help="Untimed searches per provider (0: none)."),
+    ] = DEFAULT_WARMUP_QUERIES,
     out: Annotated[
         Path | None, typer.Option("--out", metavar="FILE", help="Write the benchmark result JSON here.")
     ] = None,

@@ -92,6 +92,11 @@ class CommandSpec:
         return {**os.environ, **self.env}
 
 
+DEFAULT_WARMUP_QUERIES = 3
+"""Untimed searches before measuring, unless told otherwise: the first search of a freshly started
+server pays for opening its index (seconds), which would otherwise be reported as the p95."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """How to reach the server and how to drive it."""
@@ -99,7 +104,7 @@ class RunConfig:
     server: CommandSpec
     build: CommandSpec | None = None
     tool_prefix: str | None = None
-    warmup_queries: int = 0
+    warmup_queries: int = DEFAULT_WARMUP_QUERIES
     startup_timeout_s: float = 60.0
     """Bound on spawning the server and completing the MCP handshake."""
     request_timeout_s: float = 120.0
