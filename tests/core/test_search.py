@@ -17,7 +17,7 @@ import pytest
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.ordering import sort_key
-from docs_mcp_core.search import SearchEngine, SearchOptions, SearchResult
+from docs_mcp_core.search import MAX_QUERY_CHARS, MAX_QUERY_TERMS, SearchEngine, SearchOptions, SearchResult
 from docs_mcp_core.search.filters import matches_filters
 from docs_mcp_core.search.row_catalog import collapse_key as dedup_key
 
@@ -578,10 +578,17 @@ def test_hostile_queries_are_answered_safely(engine: SearchEngine, query: str) -
     assert (result.hint is None) == bool(result.hits)
 
 
-def test_a_ten_kilobyte_query_still_finds_things(engine: SearchEngine) -> None:
+def test_a_query_at_the_limits_still_finds_things_and_a_ten_kilobyte_one_is_refused(
+    engine: SearchEngine,
+) -> None:
+    assert engine.search(" ".join(["payments"] * MAX_QUERY_TERMS)).hits
+    longest = "payments " + "x" * (MAX_QUERY_CHARS - len("payments "))
+    assert len(longest) == MAX_QUERY_CHARS
+    assert engine.search(longest).hits
     query = "payments " * 1200
     assert len(query) > 10_000
-    assert engine.search(query).hits
+    with pytest.raises(SearchError, match=r"^query is too long: 10,799 characters, at most 2,000;"):
+        engine.search(query)
 
 
 @pytest.mark.parametrize(
