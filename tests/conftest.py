@@ -50,13 +50,30 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+# the build time recorded in the indexes built once per session, so that every test sees one index
+SESSION_INDEXED_AT = "2026-01-01T00:00:00.000Z"
+
+
 @pytest.fixture(scope="session")
 def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    """``examples/docs`` built in this process (no embeddings), shared by the session. (The command
-    line's own builds are tested in ``tests/cli``; :func:`tests.support.programs.build_with_cli`
-    runs it for tests that need its output.)"""
+    """``examples/docs`` built in this process with the default options (no embeddings) and a fixed
+    ``indexed_at``, shared by the session: tests that only read such an index use this one instead
+    of building their own. (The command line's own builds are tested in ``tests/cli``;
+    :func:`tests.support.programs.build_with_cli` runs it for tests that need its output.)"""
     out = tmp_path_factory.mktemp("examples-index")
-    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out))
+    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out, indexed_at=SESSION_INDEXED_AT))
+    return out
+
+
+@pytest.fixture(scope="session")
+def sdk_docs_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Path:
+    """The shared ``sdk-docs`` corpus (4,087 files) built in this process with the default options,
+    once per session: the largest build of the suite, read by every test that needs it. It starts
+    worker processes, so only ``integration`` tests may use it."""
+    out = tmp_path_factory.mktemp("sdk-docs-index")
+    build_index(
+        BuildOptions(docs_dir=shared_dir / "corpora" / "sdk-docs", out_dir=out, indexed_at=SESSION_INDEXED_AT)
+    )
     return out
 
 

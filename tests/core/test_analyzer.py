@@ -14,7 +14,6 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.search.analyzer import (
     LANCEDB_STOP_WORDS,
@@ -29,10 +28,8 @@ _TOKEN = re.compile(r'\("((?:[^"\\]|\\.)*)", (\d+)\)')
 
 
 @pytest.fixture(scope="module")
-def table(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Any:
-    out = tmp_path_factory.mktemp("analyzer-index")
-    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
-    return import_lancedb().connect(str(out / ".lancedb")).open_table("chunks")
+def table(built_index: Path) -> Any:
+    return import_lancedb().connect(str(built_index / ".lancedb")).open_table("chunks")
 
 
 def lancedb_positions(table: Any, text: str) -> list[tuple[str, int]]:

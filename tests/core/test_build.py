@@ -217,9 +217,8 @@ def test_metadata_json_has_the_contract_keys_in_order(example_build: tuple[Path,
 
 @pytest.mark.slow
 @pytest.mark.integration
-def test_sdk_docs_chunks_json_matches_the_original(tmp_path: Path, shared_dir: Path) -> None:
-    out = tmp_path / "out"
-    _build(shared_dir / "corpora" / "sdk-docs", out)
+def test_sdk_docs_chunks_json_matches_the_original(sdk_docs_index: Path, shared_dir: Path) -> None:
+    out = sdk_docs_index  # built with the default options
     chunks = json.loads((out / "chunks.json").read_text(encoding="utf-8"))
     expected = read_upstream_chunks(shared_dir / "spec" / "sdk-docs.upstream-chunks.tsv")
     got = [
@@ -448,7 +447,9 @@ def test_recovery_drops_leftovers_of_a_finished_swap(live_index: Path) -> None:
 # ── embeddings ─────────────────────────────────────────────────────────────────────────────────
 
 
-def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(tmp_path: Path, examples_docs: Path) -> None:
+def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(
+    tmp_path: Path, examples_docs: Path, built_index: Path
+) -> None:
     import lancedb
     import pyarrow as pa
 
@@ -470,8 +471,7 @@ def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(tmp_path: Path, ex
     assert SearchEngine.open(out).search(NO_MATCH_QUERY, limit=3).hits  # default ranking too
 
     # a lexical-only index finds nothing for the same query
-    lexical = tmp_path / "lexical"
-    _build(examples_docs, lexical)
+    lexical = built_index
     assert not SearchEngine.open(lexical).vector_search_enabled
     assert SearchEngine.open(lexical).search(NO_MATCH_QUERY).hits == []
 

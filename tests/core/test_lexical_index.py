@@ -14,7 +14,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.index.table import SEARCH_TEXT_COLUMNS
 from docs_mcp_core.search import SearchEngine, SearchOptions
@@ -38,10 +37,8 @@ COLUMNS = [*SEARCH_TEXT_COLUMNS, "content_text"]
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    out = tmp_path_factory.mktemp("lexical-index")
-    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
-    return out
+def index_dir(built_index: Path) -> Path:
+    return built_index
 
 
 @pytest.fixture(scope="module")

@@ -29,10 +29,8 @@ DELIMITER = re.compile(
 
 
 @pytest.fixture(scope="session")
-def example_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    out = tmp_path_factory.mktemp("example-index")
-    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out, indexed_at=INDEXED_AT))
-    return out
+def example_index(built_index: Path) -> Path:
+    return built_index
 
 
 @pytest.fixture(scope="session", params=["default", "original"])
@@ -621,20 +619,11 @@ def test_hostile_chunk_ids(engine: SearchEngine, chunk_id: str) -> None:
 # ── paging on a real corpus ────────────────────────────────────────────────────────────────────
 
 
-@pytest.fixture(scope="module")
-def sdk_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Path:
-    out = tmp_path_factory.mktemp("sdk-index")
-    build_index(
-        BuildOptions(docs_dir=shared_dir / "corpora" / "sdk-docs", out_dir=out, indexed_at=INDEXED_AT)
-    )
-    return out
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("ranking", ["default", "original"])
 @pytest.mark.integration
-def test_pages_are_consistent_on_sdk_docs(sdk_index: Path, shared_dir: Path, ranking: str) -> None:
-    engine = SearchEngine.open(sdk_index, options=SearchOptions(ranking=ranking))
+def test_pages_are_consistent_on_sdk_docs(sdk_docs_index: Path, shared_dir: Path, ranking: str) -> None:
+    engine = SearchEngine.open(sdk_docs_index, options=SearchOptions(ranking=ranking))
     cases = json.loads((shared_dir / "corpora" / "sdk-docs-dev-cases.json").read_text(encoding="utf-8"))
     inconsistent: list[str] = []
     for case in cases:
