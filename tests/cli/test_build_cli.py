@@ -48,11 +48,12 @@ def _search_ids(out: Path, query: str) -> list[str]:
     return [h.chunk_id for h in SearchEngine.open(out).search(query, limit=50).hits]
 
 
-@pytest.fixture
-def old_index(tmp_path: Path) -> Path:
-    """An output folder with a small working index, built by the CLI."""
+@pytest.fixture(scope="module")
+def built_old_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small working index, built by the CLI once for the module."""
+    root = tmp_path_factory.mktemp("old-index")
     docs = _write(
-        tmp_path / "old-docs",
+        root / "old-docs",
         {
             ".docs-mcp.json": json.dumps(
                 {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"scope": "guide"}}
@@ -60,10 +61,19 @@ def old_index(tmp_path: Path) -> Path:
             "alpha.md": "# Alpha\n\n## Lighthouse\n\nThe lighthouse keeper trims the wick.\n",
         },
     )
-    out = tmp_path / "out"
+    out = root / "out"
     done = run_docs_mcp("build", "--docs-dir", docs, "--out", out)
     assert done.returncode == 0, done.stderr
     assert _search_ids(out, OLD_QUERY) == [OLD_HIT]
+    return out
+
+
+@pytest.fixture
+def old_index(tmp_path: Path, built_old_index: Path) -> Path:
+    """An output folder of the test's own holding a copy of the small working index (the test may
+    rebuild it, or try to)."""
+    out = tmp_path / "out"
+    shutil.copytree(built_old_index, out)
     return out
 
 

@@ -21,12 +21,29 @@ pytestmark = pytest.mark.integration  # starts processes or listens on ports
 NEW_GUIDE = "# Zephyr quokkas\n\n## Feeding zephyr quokkas\n\nZephyrquokka rations are served at dawn.\n"
 
 
-@pytest.mark.anyio
-async def test_a_rebuilt_index_is_served_without_a_restart(tmp_path: Path, examples_docs: Path) -> None:
-    docs = tmp_path / "docs"
+@pytest.fixture(scope="module")
+def first_build(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> tuple[Path, Path]:
+    """A copy of ``examples/docs`` and the index ``docs-mcp build`` made of it, built once for the
+    module; a test that rebuilds works on its own copy of both (:func:`_own_copy`)."""
+    root = tmp_path_factory.mktemp("reload-first-build")
+    docs = root / "docs"
     shutil.copytree(examples_docs, docs)
-    out = tmp_path / "idx"
-    build_with_cli(docs, out)
+    return docs, build_with_cli(docs, root / "idx")
+
+
+def _own_copy(first_build: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """The docs folder and its built index, copied into ``tmp_path`` (an index holds no absolute path)."""
+    docs, out = tmp_path / "docs", tmp_path / "idx"
+    shutil.copytree(first_build[0], docs)
+    shutil.copytree(first_build[1], out)
+    return docs, out
+
+
+@pytest.mark.anyio
+async def test_a_rebuilt_index_is_served_without_a_restart(
+    tmp_path: Path, first_build: tuple[Path, Path]
+) -> None:
+    docs, out = _own_copy(first_build, tmp_path)
     params = StdioServerParameters(
         command=SERVER_COMMAND,
         args=["--index-dir", str(out), "--log-level", "warning"],
@@ -56,10 +73,9 @@ async def test_a_rebuilt_index_is_served_without_a_restart(tmp_path: Path, examp
         assert still.structured_content["hits"][0]["chunk_id"] == hit["chunk_id"]
 
 
-def test_metadata_json_is_written_last_by_abuild_with_cli(tmp_path: Path, examples_docs: Path) -> None:
+def test_metadata_json_is_written_last_by_a_build(first_build: tuple[Path, Path]) -> None:
     """The reload signal is metadata.json: it must not be older than the table it describes."""
-    out = tmp_path / "idx"
-    build_with_cli(examples_docs, out)
+    _, out = first_build
     metadata_time = (out / "metadata.json").stat().st_mtime_ns
     newest_table_file = max(p.stat().st_mtime_ns for p in (out / ".lancedb").rglob("*") if p.is_file())
     assert metadata_time >= newest_table_file
@@ -67,16 +83,14 @@ def test_metadata_json_is_written_last_by_abuild_with_cli(tmp_path: Path, exampl
 
 
 def test_a_change_seen_by_the_non_blocking_check_is_reloaded_by_the_next_get(
-    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, first_build: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The async path asks ``opened()`` first and falls back to ``get()``: the change that
     ``opened()`` noticed must not be forgotten until the next check interval."""
     from docs_mcp_server.engine import LazyEngine
 
     monkeypatch.setenv("DOCS_MCP_RELOAD_CHECK_SECONDS", "3600")
-    docs = tmp_path / "docs"
-    shutil.copytree(examples_docs, docs)
-    out = build_with_cli(docs, tmp_path / "idx")
+    docs, out = _own_copy(first_build, tmp_path)
     lazy = LazyEngine(out)
     first = lazy.get()
     (docs / "guides" / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
@@ -90,16 +104,14 @@ def test_a_change_seen_by_the_non_blocking_check_is_reloaded_by_the_next_get(
 
 
 def test_a_call_that_started_on_the_old_index_finishes_on_it(
-    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, first_build: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A rebuild renames the old table away and deletes it; a call holding the old generation still
     reads all of it, calls starting afterwards get the new one, and the old files go with the last call."""
     from docs_mcp_server.engine import LazyEngine
 
     monkeypatch.setenv("DOCS_MCP_RELOAD_CHECK_SECONDS", "0")
-    docs = tmp_path / "docs"
-    shutil.copytree(examples_docs, docs)
-    out = build_with_cli(docs, tmp_path / "idx")
+    docs, out = _own_copy(first_build, tmp_path)
     lazy = LazyEngine(out)
     with lazy.lease() as old:
         hit = old.search("retry configuration", limit=1).hits[0]
@@ -121,13 +133,11 @@ def test_a_call_that_started_on_the_old_index_finishes_on_it(
 @pytest.mark.integration
 @pytest.mark.anyio
 async def test_get_doc_is_served_by_the_old_index_until_the_server_looks_again(
-    tmp_path: Path, examples_docs: Path
+    tmp_path: Path, first_build: tuple[Path, Path]
 ) -> None:
     """Between a rebuild and the server's next look at metadata.json every tool keeps working (on the
     previous index), although the build has moved and deleted the files that index was opened on."""
-    docs = tmp_path / "docs"
-    shutil.copytree(examples_docs, docs)
-    out = build_with_cli(docs, tmp_path / "idx")
+    docs, out = _own_copy(first_build, tmp_path)
     params = StdioServerParameters(
         command=SERVER_COMMAND,
         args=["--index-dir", str(out), "--log-level", "warning"],
@@ -153,7 +163,7 @@ async def test_get_doc_is_served_by_the_old_index_until_the_server_looks_again(
 @pytest.mark.integration
 @pytest.mark.anyio
 async def test_healthz_and_resources_report_the_generation_served_after_a_reload(
-    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, first_build: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import httpx2
 
@@ -161,9 +171,7 @@ async def test_healthz_and_resources_report_the_generation_served_after_a_reload
     from docs_mcp_server.http import serve_http
 
     monkeypatch.setenv("DOCS_MCP_RELOAD_CHECK_SECONDS", "0")
-    docs = tmp_path / "docs"
-    shutil.copytree(examples_docs, docs)
-    out = build_with_cli(docs, tmp_path / "idx")
+    docs, out = _own_copy(first_build, tmp_path)
     app = create_app(out)
     try:
         async with serve_http(app) as server, httpx2.AsyncClient() as http:
