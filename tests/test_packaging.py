@@ -8,6 +8,7 @@ console scripts run as subprocesses.
 from __future__ import annotations
 
 import configparser
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -289,10 +290,14 @@ def test_wheel_ships_every_module_and_nothing_else(dists: dict[str, Built], dist
 @pytest.mark.slow
 @pytest.mark.integration
 def test_core_wheel_ships_the_offline_token_encoding(dists: dict[str, Built]) -> None:
+    from docs_mcp_core.tokens import ENCODING_SHA256
+
     with zipfile.ZipFile(dists["docs-mcp-core"].wheel) as archive:
         encoding = archive.getinfo("docs_mcp_core/data/cl100k_base.tiktoken")
         assert encoding.file_size > 1_000_000
         assert "docs_mcp_core/data/NOTICE" in archive.namelist()
+        data = archive.read(encoding)
+    assert hashlib.sha256(data).hexdigest() == ENCODING_SHA256  # the genuine table, as tests/core checks
 
 
 @pytest.mark.slow

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -98,24 +96,3 @@ def test_embedding_model_windows() -> None:
     assert embedding_token_limit("text-embedding-3-small") == 8191
     assert embedding_token_limit("text-embedding-ada-002") == 8191
     assert embedding_token_limit("some-future-model") == 8191
-
-
-@pytest.mark.skipif(shutil.which("uv") is None, reason="uv not on PATH")
-@pytest.mark.integration
-def test_wheel_ships_the_encoding_file(repo_root: Path, tmp_path: Path) -> None:
-    result = subprocess.run(
-        ["uv", "build", "--package", "docs-mcp-core", "--wheel", "--out-dir", str(tmp_path)],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    (wheel,) = tmp_path.glob("docs_mcp_core-*.whl")
-    with zipfile.ZipFile(wheel) as zf:
-        names = set(zf.namelist())
-        assert "docs_mcp_core/data/cl100k_base.tiktoken" in names
-        assert "docs_mcp_core/data/NOTICE" in names
-        data = zf.read("docs_mcp_core/data/cl100k_base.tiktoken")
-    assert hashlib.sha256(data).hexdigest() == ENCODING_SHA256
