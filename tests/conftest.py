@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
 from tests.support.paths import EXAMPLES_DOCS, REPO_ROOT, SHARED_DIR
 
 # Lance prints Rust WARN lines to stderr on every query without this.
@@ -62,6 +62,18 @@ def built_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -
     :func:`tests.support.programs.build_with_cli` runs it for tests that need its output.)"""
     out = tmp_path_factory.mktemp("examples-index")
     build_index(BuildOptions(docs_dir=examples_docs, out_dir=out, indexed_at=SESSION_INDEXED_AT))
+    return out
+
+
+@pytest.fixture(scope="session")
+def examples_hash_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
+    """``examples/docs`` built in this process with ``hash`` embeddings (flat vector search: too few
+    rows for a vector index) and a fixed ``indexed_at``, shared by the session."""
+    out = tmp_path_factory.mktemp("examples-hash-index")
+    embedding = EmbeddingOptions(provider="hash")
+    build_index(
+        BuildOptions(docs_dir=examples_docs, out_dir=out, indexed_at=SESSION_INDEXED_AT, embedding=embedding)
+    )
     return out
 
 

@@ -17,14 +17,6 @@ from tests.support.programs import build_with_cli
 
 
 @pytest.fixture(scope="session")
-def examples_hash_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    """``examples/docs`` built with ``hash`` embeddings (flat vector search: too few rows for an index)."""
-    return build_with_cli(
-        examples_docs, tmp_path_factory.mktemp("examples-hash"), "--embedding-provider", "hash", timeout=900
-    )
-
-
-@pytest.fixture(scope="session")
 def sdk_docs_hash_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Path:
     """``sdk-docs`` built with ``hash`` embeddings, enough rows for an IVF index on ``vector``."""
     docs = shared_dir / "corpora" / "sdk-docs"

@@ -10,7 +10,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.row_catalog import scan_in_row_order
@@ -131,17 +130,8 @@ def test_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def hash_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    out = tmp_path_factory.mktemp("hash-index")
-    build_index(
-        BuildOptions(
-            docs_dir=examples_docs,
-            out_dir=out,
-            indexed_at="2026-01-01T00:00:00.000Z",
-            embedding=EmbeddingOptions(provider="hash"),
-        )
-    )
-    return out
+def hash_index(examples_hash_index: Path) -> Path:
+    return examples_hash_index
 
 
 @pytest.mark.parametrize("ranking", ["default", "original"])
