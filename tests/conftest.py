@@ -22,6 +22,9 @@ from typing import Any
 import pytest
 
 from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
+from tests.fakes.openai_server import FakeOpenAI
+from tests.support.hybrid_corpus import build as build_hybrid
+from tests.support.hybrid_corpus import make_corpus
 from tests.support.paths import EXAMPLES_DOCS, REPO_ROOT, SHARED_DIR
 
 # Lance prints Rust WARN lines to stderr on every query without this.
@@ -75,6 +78,18 @@ def examples_hash_index(tmp_path_factory: pytest.TempPathFactory, examples_docs:
         BuildOptions(docs_dir=examples_docs, out_dir=out, indexed_at=SESSION_INDEXED_AT, embedding=embedding)
     )
     return out
+
+
+@pytest.fixture(scope="session")
+def hybrid_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
+    """``examples/docs`` plus the vector-only target of :mod:`tests.support.hybrid_corpus`, built once
+    per session with openai/text-embedding-3-small at 256 dimensions through the fake OpenAI API. The
+    fake listens on a port, so only ``integration`` tests may use it."""
+    root = tmp_path_factory.mktemp("hybrid")
+    docs = make_corpus(examples_docs, root / "docs")
+    with FakeOpenAI() as server:
+        build_hybrid(docs, root / "out", server)
+    return root / "out"
 
 
 @pytest.fixture(scope="session")

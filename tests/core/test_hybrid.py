@@ -69,16 +69,6 @@ def api() -> Iterator[FakeOpenAI]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def hybrid_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    """The corpus built once with openai/text-embedding-3-small at 256 dimensions (through the fake)."""
-    root = tmp_path_factory.mktemp("hybrid")
-    docs = make_corpus(examples_docs, root / "docs")
-    with FakeOpenAI() as server:
-        build(docs, root / "out", server)
-    return root / "out"
-
-
 def open_engine(index: Path, api: FakeOpenAI, warnings: list[str], **options: Any) -> SearchEngine:
     opts = SearchOptions(
         query_embedding_api_key=api.api_key, query_embedding_base_url=api.base_url, **options

@@ -24,7 +24,7 @@ from docs_mcp_server import DocsMcpApp, ServerOptions, create_app
 from docs_mcp_server.boot import load_index_metadata
 from docs_mcp_server.engine import LazyEngine
 from tests.fakes.openai_server import FakeOpenAI, Fault
-from tests.support.hybrid_corpus import LEXICAL_QUERY, TWIN_CHUNK, build, make_corpus, twin_query
+from tests.support.hybrid_corpus import LEXICAL_QUERY, TWIN_CHUNK, twin_query
 from tests.support.programs import server_env
 from tests.support.protocol import INITIALIZE, INITIALIZED
 from tests.support.server_process import ServerProcess
@@ -32,15 +32,6 @@ from tests.support.server_process import ServerProcess
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 DEGRADED = "vector search degraded to lexical-only"
-
-
-@pytest.fixture(scope="module")
-def hybrid_index(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> Path:
-    root = tmp_path_factory.mktemp("hybrid-server")
-    docs = make_corpus(examples_docs, root / "docs")
-    with FakeOpenAI() as server:
-        build(docs, root / "out", server)
-    return root / "out"
 
 
 @pytest.fixture
