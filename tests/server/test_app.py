@@ -51,7 +51,8 @@ async def test_tools_list_has_taxonomy_enums(built_app: DocsMcpApp, mode: str) -
     assert [tool.name for tool in tools] == ["search_docs", "get_doc"]
     search_tool, get_doc_tool = tools
     properties = search_tool.input_schema["properties"]
-    assert list(properties) == ["query", "limit", "cursor", *built_app.metadata.taxonomy]
+    taxonomy = list(built_app.metadata.taxonomy)
+    assert list(properties) == ["query", "limit", "cursor", *taxonomy, "max_tokens", "facets"]
     assert {"language", "scope"} <= set(properties)
     assert properties["language"]["enum"] == ["go", "python", "typescript"]
     assert properties["language"]["description"] == "Filter results by language."

@@ -29,7 +29,15 @@ def test_search_schema_has_one_enum_per_taxonomy_key_in_metadata_order() -> None
     assert schema["type"] == "object"
     assert schema["additionalProperties"] is False
     assert schema["required"] == ["query"]
-    assert list(schema["properties"]) == ["query", "limit", "cursor", "language", "scope"]
+    assert list(schema["properties"]) == [
+        "query",
+        "limit",
+        "cursor",
+        "language",
+        "scope",
+        "max_tokens",
+        "facets",
+    ]
     assert schema["properties"]["language"] == {
         "type": "string",
         "description": "Filter results by language.",
@@ -46,13 +54,56 @@ def test_search_schema_has_one_enum_per_taxonomy_key_in_metadata_order() -> None
     }
 
 
+def test_search_schema_adds_the_optional_budget_and_facets_after_the_filters() -> None:
+    properties = search_docs_schema(view(), "cl100k_base")["properties"]
+    assert properties["max_tokens"]["type"] == "integer"
+    assert (properties["max_tokens"]["minimum"], properties["max_tokens"]["maximum"]) == (200, 1_000_000)
+    assert "cl100k_base" in properties["max_tokens"]["description"]
+    assert properties["facets"] == {
+        "type": "boolean",
+        "description": properties["facets"]["description"],
+        "default": False,
+    }
+    assert "top 50 candidates" in properties["facets"]["description"]
+
+
+def test_a_taxonomy_key_named_like_a_new_argument_keeps_its_filter() -> None:
+    taxonomy = {"facets": {"values": ["a", "b"]}, "language": {"values": ["go"]}}
+    schema = search_docs_schema(view(taxonomy=taxonomy))
+    assert schema["properties"]["facets"]["enum"] == ["a", "b"]
+    assert list(schema["properties"])[-1] == "max_tokens"
+
+
 def test_get_doc_schema_matches_the_original() -> None:
     schema = get_doc_schema()
     assert schema["required"] == ["chunk_id"]
     assert schema["additionalProperties"] is False
+    assert list(schema["properties"])[:2] == ["chunk_id", "context"]
     assert schema["properties"]["context"]["minimum"] == 0
     assert schema["properties"]["context"]["maximum"] == 5
     assert schema["properties"]["context"]["default"] == 0
+
+
+def test_get_doc_schema_adds_scope_budget_and_cursor() -> None:
+    properties = get_doc_schema()["properties"]
+    assert list(properties) == ["chunk_id", "context", "scope", "max_tokens", "cursor"]
+    assert properties["scope"]["enum"] == ["chunk", "section", "parent"]
+    assert properties["scope"]["default"] == "chunk"
+    assert properties["max_tokens"]["minimum"] == 200
+    assert "o200k_base" in properties["max_tokens"]["description"]
+    assert properties["cursor"]["type"] == "string"
+
+
+def test_the_servers_copies_of_core_constants_agree_with_core() -> None:
+    from docs_mcp_core.search import budget, facets, sections
+    from docs_mcp_core.tokens import ENCODINGS
+    from docs_mcp_server import schemas
+    from docs_mcp_server.options import TOKEN_ENCODINGS
+
+    assert (schemas.MAX_TOKENS_MIN, schemas.MAX_TOKENS_MAX) == (budget.MIN_MAX_TOKENS, budget.MAX_MAX_TOKENS)
+    assert schemas.SCOPES == sections.SCOPES
+    assert schemas.FACET_DEPTH == facets.FACET_DEPTH
+    assert sorted(TOKEN_ENCODINGS) == sorted(ENCODINGS)
 
 
 def test_search_description_names_the_corpus_and_depends_on_vectors() -> None:

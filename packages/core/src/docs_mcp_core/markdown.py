@@ -254,3 +254,55 @@ def _collect_inline_text(children: list[Token], parts: list[str]) -> None:
             _collect_inline_text(child.children or [], parts)
         elif child.children:
             _collect_inline_text(child.children, parts)
+
+
+@dataclass(frozen=True, slots=True)
+class CutPoint:
+    """A place where a markdown text may be cut without splitting a block."""
+
+    offset: int  # where the part after the cut starts (the start of a line)
+    kind: str  # what starts there: a block kind, "list item" or "table row"
+    repeat: str = ""  # source to repeat before a part that starts here (a table's header rows)
+
+
+def cut_points(source: str) -> list[CutPoint]:
+    """Every offset where ``source`` can be cut on a block boundary, in order.
+
+    Those are the starts of the top-level blocks (the first one included), of the items of a top-level list (after the
+    first) and of the rows of a table (after the first body row; a part that starts inside a table
+    repeats its header and delimiter rows so it still reads as a table). A paragraph, a code block,
+    a heading, a quote, a table row or a list item is never split.
+    """
+    tokens = _block_parser().parse(source)
+    starts = _line_starts(source)
+    n_lines = len(starts)
+
+    def line_start(line: int) -> int:
+        return starts[line] if line < n_lines else len(source)
+
+    points: list[CutPoint] = []
+    for tok in tokens:
+        if tok.map is None or tok.nesting == -1:
+            continue
+        first, last_excl = tok.map
+        if tok.level == 0:
+            kind = _BLOCK_KINDS.get(tok.type)
+            if kind is None:
+                continue
+            points.append(CutPoint(line_start(first), kind))
+            if kind == "table":
+                header = source[line_start(first) : line_start(first + 2)]
+                if not header.endswith(("\n", "\r")):
+                    header += "\n"
+                for row in range(first + 3, last_excl):
+                    if source[line_start(row) : line_start(row + 1)].strip():
+                        points.append(CutPoint(line_start(row), "table row", header))
+        elif tok.level == 1 and tok.type == "list_item_open" and first > 0:
+            # the list's first item starts with the list itself; its other items are cut points
+            if not points or points[-1].offset != line_start(first):
+                points.append(CutPoint(line_start(first), "list item"))
+    points = [p for p in points if p.offset < len(source)]
+    unique: dict[int, CutPoint] = {}
+    for point in points:
+        unique.setdefault(point.offset, point)
+    return [unique[offset] for offset in sorted(unique)]

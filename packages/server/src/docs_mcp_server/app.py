@@ -37,7 +37,7 @@ from docs_mcp_server.engine import LazyEngine, Lease
 from docs_mcp_server.errors import ArgumentError, IndexUnavailableError, OptionsError, PromptRequestError
 from docs_mcp_server.logs import log
 from docs_mcp_server.metadata_view import MetadataView
-from docs_mcp_server.options import BuildInfo, CustomTool, ServerOptions
+from docs_mcp_server.options import TOKEN_ENCODINGS, BuildInfo, CustomTool, ServerOptions
 
 if TYPE_CHECKING:
     from docs_mcp_core.search import Query, SearchEngine
@@ -93,6 +93,7 @@ class DocsMcpApp:
                 "vector_cooldown_seconds": options.vector_cooldown_seconds,
                 "cursor_secret": options.cursor_secret,
                 "ranking": options.ranking,
+                "token_encoding": options.token_encoding,
                 "query_embedding_api_key": options.query_embedding_api_key,
                 "query_embedding_base_url": options.query_embedding_base_url,
             },
@@ -100,9 +101,12 @@ class DocsMcpApp:
         )
         self.search_tool = options.search_tool_name
         self.get_doc_tool = options.get_doc_tool_name
-        self._search_args = ToolArguments(self.search_tool, search_docs_schema(metadata))
+        encoding = options.token_encoding or TOKEN_ENCODINGS[0]
+        self._search_args = ToolArguments(
+            self.search_tool, search_docs_schema(metadata, encoding), filters=list(metadata.taxonomy)
+        )
         self._get_doc_args = ToolArguments(
-            self.get_doc_tool, get_doc_schema(example_chunk_id(options.index_dir))
+            self.get_doc_tool, get_doc_schema(example_chunk_id(options.index_dir), encoding), filters=()
         )
         self._custom: dict[str, tuple[CustomTool, Draft202012Validator]] = {}
         for tool in options.custom_tools:
@@ -179,12 +183,17 @@ class DocsMcpApp:
         try:
             with await self._lease() as engine:
                 result = await engine.search_async(
-                    request.query, limit=request.limit, filters=request.filters, cursor=request.cursor
+                    request.query,
+                    limit=request.limit,
+                    filters=request.filters,
+                    cursor=request.cursor,
+                    max_tokens=request.max_tokens,
+                    facets=request.facets,
                 )
             data = result.to_dict()
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.search_tool, exc)
-        return _text_result(json.dumps(data, indent=2, ensure_ascii=False), data)
+        return _text_result(result.text(), data)
 
     async def _get_doc(self, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         try:
@@ -193,7 +202,13 @@ class DocsMcpApp:
             return _error_result(str(exc))
         try:
             with await self._lease() as engine:
-                text = await engine.get_doc_async(request.chunk_id, request.context)
+                text = await engine.get_doc_async(
+                    request.chunk_id,
+                    request.context,
+                    scope=request.scope,
+                    max_tokens=request.max_tokens,
+                    cursor=request.cursor,
+                )
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.get_doc_tool, exc)
         return _text_result(text)

@@ -10,7 +10,7 @@ blank strings are rejected.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from docs_mcp_server.errors import ArgumentError
-from docs_mcp_server.schemas import CONTEXT_DEFAULT, LIMIT_DEFAULT
+from docs_mcp_server.schemas import CONTEXT_DEFAULT, LIMIT_DEFAULT, SCOPE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -27,19 +27,26 @@ class SearchRequest:
     limit: int
     cursor: str | None
     filters: dict[str, str]
+    max_tokens: int | None = None
+    facets: bool = False
 
 
 @dataclass(frozen=True)
 class GetDocRequest:
     chunk_id: str
     context: int
+    scope: str = SCOPE_DEFAULT
+    max_tokens: int | None = None
+    cursor: str | None = None
 
 
 class ToolArguments:
     """Validator for one built-in tool: its schema, its string fields and its field order."""
 
-    def __init__(self, tool: str, schema: Mapping[str, Any]) -> None:
+    def __init__(self, tool: str, schema: Mapping[str, Any], filters: Collection[str] | None = None) -> None:
+        """``filters`` are the taxonomy keys among the properties (``None``: every enum is one)."""
         self.tool = tool
+        self.filters = filters
         self.schema = schema
         self.validator = Draft202012Validator(schema)
         self.properties: dict[str, Any] = dict(schema.get("properties", {}))
@@ -88,7 +95,11 @@ class ToolArguments:
             return f"{field} must be between {spec.get('minimum')} and {spec.get('maximum')}"
         if error.validator == "enum":
             allowed = ", ".join(str(v) for v in spec.get("enum", []))
+            if self.filters is not None and field not in self.filters:
+                return f"{field} must be one of: {allowed}"
             return f"Invalid taxonomy value for '{field}': '{error.instance}'. Allowed values: {allowed}"
+        if spec.get("type") == "boolean":
+            return f"{field} must be a boolean"
         if spec.get("type") == "string":
             return f"{field} must be a non-empty string"
         return f"Invalid value for '{field}': {error.message}"
@@ -113,13 +124,28 @@ def parse_search_request(
     args = checker.check(arguments)
     limit = args.get("limit", LIMIT_DEFAULT)
     filters = {key: args[key] for key in taxonomy_keys if key in args}
-    return SearchRequest(query=args["query"], limit=int(limit), cursor=args.get("cursor"), filters=filters)
+    budgeted = "max_tokens" in args and "max_tokens" not in taxonomy_keys
+    return SearchRequest(
+        query=args["query"],
+        limit=int(limit),
+        cursor=args.get("cursor"),
+        filters=filters,
+        max_tokens=int(args["max_tokens"]) if budgeted else None,
+        facets=args.get("facets") is True and "facets" not in taxonomy_keys,
+    )
 
 
 def parse_get_doc_request(checker: ToolArguments, arguments: Any) -> GetDocRequest:
     args = checker.check(arguments)
     context = args.get("context", CONTEXT_DEFAULT)
-    return GetDocRequest(chunk_id=args["chunk_id"], context=int(context))
+    max_tokens = args.get("max_tokens")
+    return GetDocRequest(
+        chunk_id=args["chunk_id"],
+        context=int(context),
+        scope=args.get("scope", SCOPE_DEFAULT),
+        max_tokens=int(max_tokens) if max_tokens is not None else None,
+        cursor=args.get("cursor"),
+    )
 
 
 def check_custom_arguments(tool: str, validator: Draft202012Validator, arguments: Any) -> dict[str, Any]:

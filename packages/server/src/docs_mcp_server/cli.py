@@ -25,6 +25,7 @@ from docs_mcp_server.options import (
     DEFAULT_HTTP_PORT,
     KEEP_ALIVE_SECONDS,
     PACKAGE_NAME,
+    TOKEN_ENCODINGS,
     HttpLimits,
     package_version,
 )
@@ -207,6 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--ranking", choices=("default", "original"), help="ranking recipe (default: the engine's)"
     )
     search.add_argument(
+        "--token-encoding",
+        choices=TOKEN_ENCODINGS,
+        help="tokenizer that counts the tools' max_tokens budgets (default o200k_base)",
+    )
+    search.add_argument(
         "--vector-cooldown",
         type=_number(float),
         metavar="SECONDS",
@@ -358,6 +364,7 @@ def _serve(args: argparse.Namespace) -> int:
             vector_weight=args.vector_weight,
             vector_cooldown_seconds=args.vector_cooldown,
             ranking=args.ranking,
+            token_encoding=args.token_encoding,
             query_embedding_api_key=args.query_embedding_api_key,
             query_embedding_base_url=args.query_embedding_base_url,
             cursor_secret=args.cursor_secret,

@@ -37,6 +37,8 @@ DEFAULT_HTTP_PORT = 20310
 DEFAULT_HTTP_HOST = "127.0.0.1"
 SEARCH_TOOL = "search_docs"
 GET_DOC_TOOL = "get_doc"
+# the tokenizers docs_mcp_core.tokens ships (named here to keep core off the start-up path)
+TOKEN_ENCODINGS = ("o200k_base", "cl100k_base")
 
 _TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _TOOL_PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -105,6 +107,7 @@ class ServerOptions:
     vector_weight: float | None = None
     vector_cooldown_seconds: float | None = None
     ranking: str | None = None
+    token_encoding: str | None = None  # the tokenizer of max_tokens budgets (default o200k_base)
     query_embedding_api_key: str | None = None
     query_embedding_base_url: str | None = None
     cursor_secret: str | None = None
@@ -214,6 +217,10 @@ def validate_options(options: ServerOptions) -> None:
         raise OptionsError(f"phrase slop must be an integer from 0 to 5, got {options.phrase_slop!r}")
     if options.ranking is not None and options.ranking not in ("default", "original"):
         raise OptionsError(f"ranking must be one of: default, original (got {options.ranking!r})")
+    if options.token_encoding is not None and options.token_encoding not in TOKEN_ENCODINGS:
+        raise OptionsError(
+            f"token encoding must be one of: {', '.join(TOKEN_ENCODINGS)} (got {options.token_encoding!r})"
+        )
     validate_custom_tools(options.custom_tools, {options.search_tool_name, options.get_doc_tool_name})
 
 

@@ -40,6 +40,35 @@ GET_DOC_DESCRIPTION = (
 )
 LIMIT_MIN, LIMIT_MAX, LIMIT_DEFAULT = 1, 50, 10
 CONTEXT_MIN, CONTEXT_MAX, CONTEXT_DEFAULT = 0, 5, 0
+# the range docs_mcp_core.search.budget accepts (named here to keep core off the start-up path)
+MAX_TOKENS_MIN, MAX_TOKENS_MAX = 200, 1_000_000
+SCOPES = ("chunk", "section", "parent")
+SCOPE_DEFAULT = "chunk"
+FACET_DEPTH = 50  # docs_mcp_core.search.facets.FACET_DEPTH
+
+SEARCH_MAX_TOKENS_DESCRIPTION = (
+    "Optional. Most tokens ({encoding}) the answer may take. To fit, it comes as compact JSON, "
+    "snippets are shortened and, if need be, hits are left out from the end (next_cursor then starts "
+    "with them); a 'cut' field says so. Omit for the full page."
+)
+FACETS_DESCRIPTION = (
+    "Optional. Also return 'facets': for every filter not set, how many of the top {depth} "
+    "candidates have each value (e.g. language: python 14, go 11), to pick a filter for a vague "
+    "question. Default false."
+)
+SCOPE_DESCRIPTION = (
+    "'chunk' (default): the chunk, with 'context' neighbours. 'section': the whole section the chunk "
+    "belongs to (every part of it and its sub-sections, joined as the page reads), in one call. "
+    "'parent': the same one heading level up."
+)
+GET_DOC_MAX_TOKENS_DESCRIPTION = (
+    "Optional. Most tokens ({encoding}) the answer may take. A longer answer is cut between blocks "
+    "(never inside a code block or table row) and ends with a line giving the cursor for the rest."
+)
+GET_DOC_CURSOR_DESCRIPTION = (
+    "Opaque token from the end of a get_doc answer cut to max_tokens: fetches the rest. Repeat the "
+    "same chunk_id, scope and context with it."
+)
 
 
 def search_docs_description(metadata: MetadataView, *, vector_search_available: bool) -> str:
@@ -90,7 +119,9 @@ def example_chunk_id(index_dir: Path | str) -> str | None:
     return fallback
 
 
-def search_docs_schema(metadata: MetadataView) -> dict[str, Any]:
+def search_docs_schema(metadata: MetadataView, token_encoding: str = "o200k_base") -> dict[str, Any]:
+    """The ``search_docs`` input schema: ``query``, ``limit``, ``cursor``, one enum per taxonomy key,
+    then ``max_tokens`` and ``facets`` (a taxonomy key of the same name takes precedence)."""
     properties: dict[str, Any] = {
         "query": {"type": "string", "description": QUERY_DESCRIPTION},
         "limit": {
@@ -108,10 +139,23 @@ def search_docs_schema(metadata: MetadataView) -> dict[str, Any]:
             "description": field.description or f"Filter results by {key}.",
             "enum": list(field.values),
         }
+    properties.setdefault(
+        "max_tokens",
+        {
+            "type": "integer",
+            "description": SEARCH_MAX_TOKENS_DESCRIPTION.format(encoding=token_encoding),
+            "minimum": MAX_TOKENS_MIN,
+            "maximum": MAX_TOKENS_MAX,
+        },
+    )
+    properties.setdefault(
+        "facets",
+        {"type": "boolean", "description": FACETS_DESCRIPTION.format(depth=FACET_DEPTH), "default": False},
+    )
     return {"type": "object", "additionalProperties": False, "properties": properties, "required": ["query"]}
 
 
-def get_doc_schema(example_chunk_id: str | None = None) -> dict[str, Any]:
+def get_doc_schema(example_chunk_id: str | None = None, token_encoding: str = "o200k_base") -> dict[str, Any]:
     """The ``get_doc`` input schema; ``example_chunk_id`` (a real id of the index) illustrates ``chunk_id``."""
     example = example_chunk_id or DEFAULT_CHUNK_ID_EXAMPLE
     return {
@@ -126,6 +170,19 @@ def get_doc_schema(example_chunk_id: str | None = None) -> dict[str, Any]:
                 "maximum": CONTEXT_MAX,
                 "default": CONTEXT_DEFAULT,
             },
+            "scope": {
+                "type": "string",
+                "description": SCOPE_DESCRIPTION,
+                "enum": list(SCOPES),
+                "default": SCOPE_DEFAULT,
+            },
+            "max_tokens": {
+                "type": "integer",
+                "description": GET_DOC_MAX_TOKENS_DESCRIPTION.format(encoding=token_encoding),
+                "minimum": MAX_TOKENS_MIN,
+                "maximum": MAX_TOKENS_MAX,
+            },
+            "cursor": {"type": "string", "description": GET_DOC_CURSOR_DESCRIPTION},
         },
         "required": ["chunk_id"],
     }

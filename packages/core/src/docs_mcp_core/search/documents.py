@@ -1,27 +1,40 @@
-"""Document access: a chunk with its neighbours (``get_doc``), a whole file, the files of a filter.
+"""Document access: a chunk with its neighbours or its whole section (``get_doc``), a whole file,
+the files of a filter.
 
 ``get_doc`` answers in the original's delimiter grammar, one block per chunk:
 ``--- Chunk: <id> (Chunk i of n) (Target|Context: +k|-k) ---`` followed by the chunk's markdown.
-The chunk and its file's other chunks are found in the row catalog; only their contents are read
-from the table, by row id.
+With ``scope: "section"`` or ``"parent"`` it answers with one section instead (see
+:mod:`.sections`): ``--- Section: <section id> (Chunks a-b of n) (Target: <id>) ---`` followed by
+its chunks' markdown joined as the file has it. With ``max_tokens`` the answer is fitted to the
+budget (:mod:`.budget`) and, when cut, ends with a cursor that fetches the rest.
+
+The chunk and its file's other chunks are found in the row catalog; only their contents (and, for
+sections, breadcrumbs) are read from the table, by row id.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from docs_mcp_core.chunking import slugify
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.index.table import quote_identifier, quote_string
+from docs_mcp_core.markdown import parse_markdown
 from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.search.budget import DELIMITER, Piece, TokenBudget, check_max_tokens, fit, markdown_pieces
+from docs_mcp_core.search.cursor import DocRequest, decode_doc_cursor, encode_doc_cursor
 from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.sections import SCOPES, FileChunk, Section, find_section
+from docs_mcp_core.tokens import BUDGET_ENCODING
 
 __all__ = ["MAX_CONTEXT", "Documents", "is_chunk_id_format"]
 
 MAX_CONTEXT = 5  # neighbouring chunks on each side
 WHOLE_FILE = -1  # the context value that asks for the whole file
 _CHUNK_ID_RE = re.compile(r"^(?!\s)([^#\s]+)(#[^#\s]+)?$")
+_MORE_ROOM = 150  # tokens beyond a block's own that a call needs for the delimiter and the notice
 
 
 def is_chunk_id_format(chunk_id: str) -> bool:
@@ -31,20 +44,44 @@ def is_chunk_id_format(chunk_id: str) -> bool:
 class Documents:
     """The chunks and files of an open index."""
 
-    def __init__(self, *, table: Any, catalog: RowCatalog, columns: Collection[str]) -> None:
+    def __init__(
+        self,
+        *,
+        table: Any,
+        catalog: RowCatalog,
+        columns: Collection[str],
+        secret: bytes = b"",
+        token_encoding: str = BUDGET_ENCODING,
+    ) -> None:
         self._table = table
         self._atable = table._table  # the AsyncTable behind LanceDB's synchronous table
         self._catalog = catalog
         self._columns = columns
+        self._secret = secret
+        self._token_encoding = token_encoding
 
-    async def get_doc(self, chunk_id: str, context: int = 0) -> str:
-        """The chunk's content, with up to ``context`` neighbours (0-5) on each side; ``-1``: the
-        whole file."""
+    async def get_doc(
+        self,
+        chunk_id: str,
+        context: int = 0,
+        *,
+        scope: str = "chunk",
+        max_tokens: int | None = None,
+        cursor: str | None = None,
+    ) -> str:
+        """The chunk's content, with up to ``context`` neighbours (0-5) on each side (``-1``: the
+        whole file), or its section or parent section (``scope``); within ``max_tokens`` tokens
+        when given, from where ``cursor`` (the one a cut answer ended with) says."""
         if not chunk_id or not chunk_id.strip():
             raise SearchError("chunk_id must be a non-empty string")
         if context == WHOLE_FILE:
             return await self.file_content(chunk_id.split("#", 1)[0])
+        if scope not in SCOPES:
+            raise SearchError(f"scope must be one of: {', '.join(SCOPES)}")
         c = max(0, min(MAX_CONTEXT, int(context)))
+        if scope != "chunk" and c:
+            raise SearchError(f"context applies only to scope 'chunk' (scope '{scope}' reads a whole section)")
+        budget = check_max_tokens(max_tokens)
         located = self._catalog.locate(chunk_id)
         if located is None:
             if not is_chunk_id_format(chunk_id):
@@ -55,24 +92,88 @@ class Documents:
                 f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
             )
         siblings, index = located  # every chunk of the file: chunk_index -> (row id, chunk id)
+        request = DocRequest(chunk_id, scope, c)
+        start = decode_doc_cursor(cursor, request, secret=self._secret) if cursor else 0
+        if scope == "chunk":
+            pieces = await self._chunk_pieces(siblings, index, c)
+        else:
+            pieces = await self._section_pieces(siblings, index, scope, chunk_id)
+        if start and start >= len(pieces):
+            raise SearchError(f"Invalid cursor: part {start} is beyond the end of this answer")
+        return self._fit(pieces, start, request, budget)
+
+    def _fit(self, pieces: Sequence[Piece], start: int, request: DocRequest, max_tokens: int | None) -> str:
+        if max_tokens is None:
+            return fit(pieces, start, None, _no_notice, _no_notice).text
+        budget = TokenBudget(max_tokens, self._token_encoding)
+
+        def cursor_at(part: int) -> str:
+            return encode_doc_cursor(part, request, secret=self._secret)
+
+        def notice(rest: int, left: int) -> str:
+            return (
+                f"--- Cut at max_tokens {max_tokens}: about {left:,} more tokens follow. To read on, "
+                f'repeat this call with cursor "{cursor_at(rest)}" ---'
+            )
+
+        def too_large(piece: Piece, needed: int, at: int) -> str:
+            return (
+                f"--- The next {piece.kind} needs about {needed:,} tokens, more than max_tokens "
+                f"{max_tokens}. To read it, repeat this call with max_tokens {needed + _MORE_ROOM} or more "
+                f'and cursor "{cursor_at(at)}" ---'
+            )
+
+        return fit(pieces, start, budget, notice, too_large).text
+
+    async def _chunk_pieces(self, siblings: dict[int, tuple[int, str]], index: int, context: int) -> list[Piece]:
+        """The chunk and its neighbours, each introduced by its delimiter line."""
         total = len(siblings)
-        wanted = [i for i in range(max(0, index - c), index + c + 1) if i in siblings]
-        contents = await (
-            self._atable.take_row_ids([siblings[i][0] for i in wanted])
-            .with_row_id()
-            .select(["content"])
-            .to_arrow()
-        )
-        by_row = dict(
-            zip(contents.column("_rowid").to_pylist(), contents.column("content").to_pylist(), strict=True)
-        )
-        blocks = []
-        for i in wanted:  # ascending chunk_index
+        wanted = [i for i in range(max(0, index - context), index + context + 1) if i in siblings]
+        contents = await self._read([siblings[i][0] for i in wanted], "content")
+        pieces: list[Piece] = []
+        for n, i in enumerate(wanted):  # ascending chunk_index
             delta = i - index
             role = "Target" if delta == 0 else f"Context: {'+' if delta > 0 else ''}{delta}"
-            content = by_row.get(siblings[i][0], "")
-            blocks.append(f"--- Chunk: {siblings[i][1]} (Chunk {i + 1} of {total}) ({role}) ---\n{content}")
-        return "\n\n".join(blocks)
+            delimiter = f"--- Chunk: {siblings[i][1]} (Chunk {i + 1} of {total}) ({role})"
+            content = contents.get(siblings[i][0]) or ""
+            block = [
+                Piece(f"{delimiter} ---\n", kind=DELIMITER),
+                *markdown_pieces(content, f"{delimiter} (continued) ---\n"),
+            ]
+            pieces.extend(_joined(block, n < len(wanted) - 1))
+        return pieces
+
+    async def _section_pieces(
+        self, siblings: dict[int, tuple[int, str]], index: int, scope: str, chunk_id: str
+    ) -> list[Piece]:
+        """The section (or parent section) of the chunk at ``index``, as the file reads."""
+        order = sorted(siblings)
+        rows = [siblings[i][0] for i in order]
+        crumbs = await self._read(rows, "breadcrumb")
+        chunks = [FileChunk(i, siblings[i][1], crumbs.get(siblings[i][0]) or "") for i in order]
+        section = find_section(chunks, index, scope)
+        reads = [*([section.lead] if section.lead is not None else []), *section.indexes]
+        contents = await self._read([siblings[i][0] for i in reads], "content")
+        texts = [contents.get(siblings[i][0]) or "" for i in section.indexes]
+        if section.lead is not None:
+            heading = _heading_slice(contents.get(siblings[section.lead][0]) or "", section)
+            if heading:
+                texts.insert(0, heading)
+        first, last = section.indexes[0] + 1, section.indexes[-1] + 1
+        numbers = f"Chunk {first}" if first == last else f"Chunks {first}-{last}"
+        filepath = chunk_id.split("#", 1)[0]
+        header = f"--- Section: {section.section_id(filepath)} ({numbers} of {len(order)}) (Target: {chunk_id})"
+        pieces = [Piece(f"{header} ---\n", kind=DELIMITER)]
+        for n, text in enumerate(texts):
+            pieces.extend(_joined(markdown_pieces(text, f"{header} (continued) ---\n"), n < len(texts) - 1))
+        return pieces
+
+    async def _read(self, row_ids: Sequence[int], column: str) -> dict[int, Any]:
+        """One column of the rows with these ids, by row id."""
+        if not row_ids:
+            return {}
+        found = await self._atable.take_row_ids(list(row_ids)).with_row_id().select([column]).to_arrow()
+        return dict(zip(found.column("_rowid").to_pylist(), found.column(column).to_pylist(), strict=True))
 
     async def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
@@ -98,3 +199,28 @@ class Documents:
             self._table.search().where(" AND ".join(clauses)).select(["filepath"]).limit(1_000_000).to_arrow()
         )
         return sorted(set(rows.column("filepath").to_pylist()), key=sort_key)
+
+
+def _no_notice(*_: object) -> str:
+    return ""
+
+
+def _joined(pieces: list[Piece], more: bool) -> list[Piece]:
+    """A block's pieces, followed by the blank line that separates it from the next one."""
+    if more and pieces:
+        last = pieces[-1]
+        pieces[-1] = Piece(last.text + "\n\n", last.resume, last.kind)
+    return pieces
+
+
+def _heading_slice(content: str, section: Section) -> str:
+    """The end of ``content`` from the heading that opens ``section`` (whose intro has no chunk of
+    its own), or ``""`` when ``content`` does not hold that heading."""
+    slug = section.path[-1]
+    for node in reversed(parse_markdown(content).nodes):
+        if node.kind != "heading":
+            continue
+        base = slugify(node.heading_text.strip() or "section") or "section"
+        if slug == base or re.fullmatch(re.escape(base) + r"-\d+", slug):
+            return content[node.start :].rstrip()
+    return ""

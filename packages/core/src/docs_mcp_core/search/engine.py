@@ -50,7 +50,9 @@ from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ranking import COVERAGE_DEPTH, RankingWeights, coverage_factor, query_cues
 from docs_mcp_core.search import fusion, row_catalog
 from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
+from docs_mcp_core.search.budget import TokenBudget, check_max_tokens, fit_page
 from docs_mcp_core.search.documents import Documents
+from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
 from docs_mcp_core.search.fusion import Ranked
 from docs_mcp_core.search.hits import HitReader, SearchResult, display_columns
@@ -122,7 +124,13 @@ class SearchEngine:
         self._hits = HitReader(
             atable=atable, catalog=self._catalog, columns=self._columns, taxonomy_keys=self._taxonomy_keys
         )
-        self._documents = Documents(table=table, catalog=self._catalog, columns=self._columns)
+        self._documents = Documents(
+            table=table,
+            catalog=self._catalog,
+            columns=self._columns,
+            secret=secret,
+            token_encoding=options.token_encoding,
+        )
         in_memory = options.match_retriever == "memory" and lexical_index_usable(self._columns, match_boosts)
         lexical = load_lexical_index(table, self._catalog, match_boosts, self._scoring) if in_memory else None
         vector = None
@@ -236,9 +244,15 @@ class SearchEngine:
         limit: int = 10,
         filters: Mapping[str, str] | None = None,
         cursor: str | None = None,
+        max_tokens: int | None = None,
+        facets: bool = False,
     ) -> SearchResult:
         """Search from synchronous code (runs :meth:`search_async` on LanceDB's event loop)."""
-        return self._loop.run(self.search_async(query, limit=limit, filters=filters, cursor=cursor))
+        return self._loop.run(
+            self.search_async(
+                query, limit=limit, filters=filters, cursor=cursor, max_tokens=max_tokens, facets=facets
+            )
+        )
 
     async def search_async(
         self,
@@ -247,14 +261,19 @@ class SearchEngine:
         limit: int = 10,
         filters: Mapping[str, str] | None = None,
         cursor: str | None = None,
+        max_tokens: int | None = None,
+        facets: bool = False,
     ) -> SearchResult:
         """Search from a running asyncio loop (the MCP server's): no thread hops.
 
         The retrievers are LanceDB queries awaited together; fusion and snippets (about a
-        millisecond of CPU) run on the calling loop.
+        millisecond of CPU) run on the calling loop. With ``facets``, the result counts the top
+        candidates per value of every taxonomy key not filtered on (:mod:`.facets`); with
+        ``max_tokens``, its text fits that many tokens (:mod:`.budget`).
         """
         q = self.parse_query(query)
         page_size = clamp_limit(limit)
+        check_max_tokens(max_tokens)
         active = self.check_filters(filters)
         offset = 0
         if cursor:
@@ -263,6 +282,10 @@ class SearchEngine:
         fetch = fetch_depth(offset, page_size, rescored=self._default)
         legs = await self._retrieval.legs(q, prefilter, fetch)
         ranked = await self._fuse_default(q, active, legs) if self._default else self._fuse_original(legs)
+        counts = None
+        if facets:
+            unfiltered = [k for k in self._taxonomy_keys if k not in active]
+            counts = facet_counts(self._catalog, ranked.positions, unfiltered)
         live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
         if live_collapse and len(ranked):
             groups = self._catalog.collapse_groups(live_collapse)[ranked.positions]
@@ -270,16 +293,18 @@ class SearchEngine:
         end = min(offset + page_size, len(ranked))
         page = ranked.positions[offset:end]
         hits = await self._hits.hits(page, ranked.scores[offset:end], q)
-        next_cursor = None
-        if end < len(ranked):
-            next_cursor = encode_cursor(
-                CursorPosition(offset + len(page), page_size),
-                query=q.text,
-                filters=active,
-                secret=self._secret,
-            )
+
+        def cursor_after(shown: int) -> str | None:
+            if offset + shown >= len(ranked):
+                return None
+            position = CursorPosition(offset + shown, page_size)
+            return encode_cursor(position, query=q.text, filters=active, secret=self._secret)
+
         hint = None if hits else await self._hits.hint(q, active)
-        return SearchResult(hits, next_cursor, hint)
+        result = SearchResult(hits, cursor_after(len(page)), hint, facets=counts)
+        if max_tokens is None:
+            return result
+        return fit_page(result, TokenBudget(max_tokens, self.options.token_encoding), cursor_after)
 
     def _fuse_original(self, legs: Mapping[str, Leg]) -> Ranked:
         """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
@@ -334,14 +359,37 @@ class SearchEngine:
 
     # ── documents ────────────────────────────────────────────────────────────────────────────
 
-    def get_doc(self, chunk_id: str, context: int = 0) -> str:
+    def get_doc(
+        self,
+        chunk_id: str,
+        context: int = 0,
+        *,
+        scope: str = "chunk",
+        max_tokens: int | None = None,
+        cursor: str | None = None,
+    ) -> str:
         """The chunk's content, with up to ``context`` neighbours on each side, in the original's
-        delimiter grammar: ``--- Chunk: <id> (Chunk i of n) (Target|Context: +k|-k) ---``."""
-        return self._loop.run(self.get_doc_async(chunk_id, context))
+        delimiter grammar: ``--- Chunk: <id> (Chunk i of n) (Target|Context: +k|-k) ---``; or, with
+        ``scope`` ``"section"`` / ``"parent"``, its whole section (see
+        :mod:`~docs_mcp_core.search.documents`). With ``max_tokens`` the text fits that many tokens
+        and a cut answer ends with the ``cursor`` of the rest."""
+        return self._loop.run(
+            self.get_doc_async(chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor)
+        )
 
-    async def get_doc_async(self, chunk_id: str, context: int = 0) -> str:
+    async def get_doc_async(
+        self,
+        chunk_id: str,
+        context: int = 0,
+        *,
+        scope: str = "chunk",
+        max_tokens: int | None = None,
+        cursor: str | None = None,
+    ) -> str:
         """:meth:`get_doc` from a running asyncio loop."""
-        return await self._documents.get_doc(chunk_id, context)
+        return await self._documents.get_doc(
+            chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor
+        )
 
     def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""

@@ -56,13 +56,28 @@ class SearchResult:
     next_cursor: str | None
     hint: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    facets: dict[str, dict[str, int]] | None = None  # when asked for: per key, value -> candidates
+    cut: str | None = None  # what a token budget left out or shortened
+    compact: bool = False  # rendered without indentation (answers within a token budget)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "hits": [h.to_dict() for h in self.hits],
             "next_cursor": self.next_cursor,
             "hint": self.hint,
         }
+        if self.facets is not None:
+            data["facets"] = self.facets
+        if self.cut is not None:
+            data["cut"] = self.cut
+        return data
+
+    def text(self) -> str:
+        """The result as the ``search_docs`` tool returns it: JSON, 2-space indented, or compact
+        when it was fitted to a token budget."""
+        if self.compact:
+            return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
 def display_columns(columns: Collection[str], taxonomy_keys: Sequence[str]) -> list[str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from docs_mcp_core.tokens import BUDGET_ENCODING, ENCODINGS
+
 __all__ = [
     "DEFAULT_POOL",
     "MATCH_RETRIEVERS",
@@ -48,15 +50,21 @@ class SearchOptions:
     # the match and phrase retrievers: "memory" (lexical_index.py, the scores of the ranking's
     # LanceDB without a LanceDB query) or "lancedb" (the table's full-text indexes)
     match_retriever: str = "memory"
+    # the tokenizer that counts max_tokens budgets (docs_mcp_core.tokens.ENCODINGS)
+    token_encoding: str = BUDGET_ENCODING
 
     def check(self) -> None:
-        """Raise ``ValueError`` for a ranking or match retriever that does not exist."""
+        """Raise ``ValueError`` for a ranking, match retriever or token encoding that does not exist."""
         if self.ranking not in RANKINGS:
             raise ValueError(f"unknown ranking '{self.ranking}'. Valid rankings: {', '.join(RANKINGS)}")
         if self.match_retriever not in MATCH_RETRIEVERS:
             raise ValueError(
                 f"unknown match retriever '{self.match_retriever}'. "
                 f"Valid retrievers: {', '.join(MATCH_RETRIEVERS)}"
+            )
+        if self.token_encoding not in ENCODINGS:
+            raise ValueError(
+                f"unknown token encoding '{self.token_encoding}'. Valid encodings: {', '.join(ENCODINGS)}"
             )
 
 

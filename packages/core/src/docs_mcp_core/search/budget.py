@@ -1,0 +1,232 @@
+"""Token budgets: answers that fit the ``max_tokens`` an agent asked for.
+
+An agent pays for every token a tool returns. With ``max_tokens``, the whole text of an answer
+stays within that many tokens, counted with a tiktoken encoding (``o200k_base`` unless the engine
+is configured otherwise, see :mod:`docs_mcp_core.tokens`), and a cut always says so:
+
+* ``get_doc``: the answer is a sequence of :class:`Piece` s, delimiter lines and blocks of
+  markdown cut only where :func:`docs_mcp_core.markdown.cut_points` allows (never inside a code
+  block, a paragraph, a list item or a table row). :func:`fit` keeps as many pieces as fit and
+  ends the answer with a notice carrying a cursor for the rest; the next part starts by naming the
+  chunk or section it continues (and repeats a table's header rows when it starts inside a table).
+* ``search_docs``: :func:`fit_page` renders the result as compact JSON (indentation is tokens spent
+  on nothing), shortens the snippets and, if that is not enough, leaves hits out from the end, so
+  ``next_cursor`` continues with the first hit left out; a ``cut`` field says what was done.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from docs_mcp_core.errors import SearchError
+from docs_mcp_core.markdown import cut_points
+from docs_mcp_core.search.hits import SearchResult
+from docs_mcp_core.tokens import get_encoding
+
+__all__ = [
+    "DELIMITER",
+    "MAX_MAX_TOKENS",
+    "MIN_MAX_TOKENS",
+    "SNIPPET_CAPS",
+    "Fitted",
+    "Piece",
+    "TokenBudget",
+    "check_max_tokens",
+    "fit",
+    "fit_page",
+    "markdown_pieces",
+]
+
+MIN_MAX_TOKENS = 200  # room for a delimiter, a block and the notice, or one hit and a cursor
+MAX_MAX_TOKENS = 1_000_000
+DELIMITER = "delimiter"  # the kind of a piece that only introduces a chunk or a section
+SNIPPET_CAPS = (160, 100, 60, 0)  # characters a snippet is shortened to, tried in this order
+_KIND_NAMES = {
+    "fence": "code block",
+    "code": "code block",
+    "html": "HTML block",
+    "blockquote": "quote",
+    "hr": "rule",
+    "definition": "definition",
+}
+
+
+def check_max_tokens(max_tokens: int | None) -> int | None:
+    """``max_tokens`` when it is ``None`` or within the allowed range, else a :class:`SearchError`."""
+    if max_tokens is None:
+        return None
+    if type(max_tokens) is not int or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
+        raise SearchError(f"max_tokens must be between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
+    return max_tokens
+
+
+class TokenBudget:
+    """``max_tokens`` and the encoding its tokens are counted with."""
+
+    def __init__(self, max_tokens: int, encoding: str) -> None:
+        self.max_tokens = max_tokens
+        self._encoding = get_encoding(encoding)
+
+    def count(self, text: str) -> int:
+        return len(self._encoding.encode_ordinary(text))
+
+    def fits(self, text: str) -> bool:
+        # every token covers at least one UTF-8 byte: short texts need no tokenizing
+        return len(text.encode("utf-8")) <= self.max_tokens or self.count(text) <= self.max_tokens
+
+
+# ── get_doc: pieces of markdown ─────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A part of an answer that is never split. Joined, an answer's pieces are its whole text."""
+
+    text: str
+    resume: str = ""  # what an answer that starts with this piece puts before it
+    kind: str = "block"  # what the piece starts with, to name it when it alone is too large
+
+
+def markdown_pieces(content: str, resume: str) -> list[Piece]:
+    """``content`` cut at every block boundary. ``resume`` is the line that introduces a part
+    starting inside it (a delimiter saying which chunk continues)."""
+    points = cut_points(content)
+    if not points:
+        return [Piece(content, resume)] if content else []
+    offsets = [0, *(p.offset for p in points[1:]), len(content)]
+    pieces = []
+    for i, point in enumerate(points):
+        text = content[offsets[i] : offsets[i + 1]]
+        pieces.append(Piece(text, resume + point.repeat, _KIND_NAMES.get(point.kind, point.kind)))
+    return pieces
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """An answer and where the rest of it starts (``None``: nothing was left out)."""
+
+    text: str
+    rest: int | None
+
+
+def fit(
+    pieces: Sequence[Piece],
+    start: int,
+    budget: TokenBudget | None,
+    notice: Callable[[int, int], str],
+    too_large: Callable[[Piece, int, int], str],
+) -> Fitted:
+    """The answer made of ``pieces[start:]``, or of as many of them as fit ``budget``.
+
+    ``notice(rest, tokens_left)`` is the line that ends a cut answer (it carries the cursor for
+    ``pieces[rest:]``); ``too_large(piece, tokens, at)`` is the line that stands in for
+    ``pieces[at]`` when not even that first block fits (after the delimiter lines before it).
+    Raises :class:`SearchError` when not even that line fits.
+    """
+    head = pieces[start].resume if 0 < start < len(pieces) else ""
+    whole = head + "".join(p.text for p in pieces[start:])
+    if budget is None or budget.fits(whole):
+        return Fitted(whole, None)
+    counts = [budget.count(p.text) for p in pieces[start:]]
+    left = sum(counts)
+    room = budget.max_tokens - budget.count(head) - budget.count(notice(len(pieces) - 1, left)) - 2
+    end, used = start, 0
+    while end < len(pieces) and used + counts[end - start] <= room:
+        used += counts[end - start]
+        end += 1
+    while end > start and any(p.kind != DELIMITER for p in pieces[start:end]):
+        body = (head + "".join(p.text for p in pieces[start:end])).rstrip()
+        text = f"{body}\n\n{notice(end, left - sum(counts[: end - start]))}"
+        if budget.fits(text):
+            return Fitted(text, end)
+        end -= 1
+    # not even one block fits: the delimiters before it, and what it would take to read it
+    at = start
+    while at < len(pieces) - 1 and pieces[at].kind == DELIMITER:
+        at += 1
+    lines = head + "".join(p.text for p in pieces[start:at])
+    needed = budget.count(lines) + counts[at - start]
+    alone = f"{lines}{too_large(pieces[at], needed, at)}"
+    if not budget.fits(alone):
+        raise SearchError(
+            f"max_tokens {budget.max_tokens} is too small for this answer: its first block needs "
+            f"{budget.count(alone)} tokens"
+        )
+    return Fitted(alone, at)
+
+
+# ── search_docs: a page of hits ────────────────────────────────────────────────────────────────
+
+
+def _shorten(snippet: str, cap: int) -> str:
+    """``snippet`` cut at a word boundary to at most ``cap`` characters, ``...`` marking the cut."""
+    if len(snippet) <= cap:
+        return snippet
+    if cap <= 0:
+        return ""
+    cut = snippet[: cap - 3].rsplit(" ", 1)[0].rstrip(" .,;:")
+    return f"{cut}..."
+
+
+def _cut_message(max_tokens: int, shortened: bool, left_out: int) -> str:
+    done = []
+    if shortened:
+        done.append("snippets shortened")
+    if left_out:
+        done.append(f"{left_out} hit{'s' if left_out != 1 else ''} left out (next_cursor starts with them)")
+    return f"Fitted to max_tokens {max_tokens}: {', '.join(done)}."
+
+
+def fit_page(result: SearchResult, budget: TokenBudget, cursor_after: Callable[[int], str | None]) -> SearchResult:
+    """``result`` as compact JSON within ``budget``: snippets shortened first, then hits left out
+    from the end (``cursor_after(k)`` is the cursor of the page that starts after its first ``k``
+    hits). Raises :class:`SearchError` when not even an answer without hits fits."""
+    compact = replace(result, compact=True)
+    if budget.fits(compact.text()):
+        return compact
+    hits = result.hits
+    envelope = budget.count(replace(compact, hits=[], cut=_cut_message(budget.max_tokens, True, 99)).text())
+    costs: dict[tuple[int, int], int] = {}
+
+    def cost(i: int, cap: int) -> int:
+        if (i, cap) not in costs:
+            hit = replace(hits[i], snippet=_shorten(hits[i].snippet, cap))
+            costs[i, cap] = budget.count(_compact_json(hit.to_dict())) + 1
+        return costs[i, cap]
+
+    for kept in range(len(hits), 0, -1):
+        for cap in SNIPPET_CAPS:
+            if envelope + sum(cost(i, cap) for i in range(kept)) > budget.max_tokens + 8:
+                continue
+            shortened = any(len(h.snippet) > cap for h in hits[:kept])
+            if not shortened and kept == len(hits):
+                continue  # the page as it is, which does not fit
+            candidate = replace(
+                compact,
+                hits=[replace(h, snippet=_shorten(h.snippet, cap)) for h in hits[:kept]],
+                next_cursor=result.next_cursor if kept == len(hits) else cursor_after(kept),
+                cut=_cut_message(budget.max_tokens, shortened, len(hits) - kept),
+            )
+            if budget.fits(candidate.text()):
+                return candidate
+    empty = replace(
+        compact,
+        hits=[],
+        next_cursor=cursor_after(0) if hits else result.next_cursor,
+        cut=_cut_message(budget.max_tokens, False, len(hits)) if hits else None,
+    )
+    if not hits and not budget.fits(empty.text()) and result.hint:
+        empty = replace(empty, hint={**result.hint, "suggested_filters": {}})
+    if not budget.fits(empty.text()):
+        raise SearchError(
+            f"max_tokens {budget.max_tokens} is too small for this search_docs answer: it needs at least "
+            f"{budget.count(empty.text())} tokens"
+        )
+    return empty
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
