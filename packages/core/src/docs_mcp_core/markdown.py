@@ -297,10 +297,9 @@ def cut_points(source: str) -> list[CutPoint]:
                 for row in range(first + 3, last_excl):
                     if source[line_start(row) : line_start(row + 1)].strip():
                         points.append(CutPoint(line_start(row), "table row", header))
-        elif tok.level == 1 and tok.type == "list_item_open" and first > 0:
-            # the list's first item starts with the list itself; its other items are cut points
-            if not points or points[-1].offset != line_start(first):
-                points.append(CutPoint(line_start(first), "list item"))
+        elif tok.level == 1 and tok.type == "list_item_open":
+            # the first item starts with the list itself (the same offset: the list's point is kept)
+            points.append(CutPoint(line_start(first), "list item"))
     points = [p for p in points if p.offset < len(source)]
     unique: dict[int, CutPoint] = {}
     for point in points:

@@ -180,7 +180,9 @@ def _cut_message(max_tokens: int, shortened: bool, left_out: int) -> str:
     return f"Fitted to max_tokens {max_tokens}: {', '.join(done)}."
 
 
-def fit_page(result: SearchResult, budget: TokenBudget, cursor_after: Callable[[int], str | None]) -> SearchResult:
+def fit_page(
+    result: SearchResult, budget: TokenBudget, cursor_after: Callable[[int], str | None]
+) -> SearchResult:
     """``result`` as compact JSON within ``budget``: snippets shortened first, then hits left out
     from the end (``cursor_after(k)`` is the cursor of the page that starts after its first ``k``
     hits). Raises :class:`SearchError` when not even an answer without hits fits."""

@@ -80,7 +80,9 @@ class Documents:
             raise SearchError(f"scope must be one of: {', '.join(SCOPES)}")
         c = max(0, min(MAX_CONTEXT, int(context)))
         if scope != "chunk" and c:
-            raise SearchError(f"context applies only to scope 'chunk' (scope '{scope}' reads a whole section)")
+            raise SearchError(
+                f"context applies only to scope 'chunk' (scope '{scope}' reads a whole section)"
+            )
         budget = check_max_tokens(max_tokens)
         located = self._catalog.locate(chunk_id)
         if located is None:
@@ -125,7 +127,9 @@ class Documents:
 
         return fit(pieces, start, budget, notice, too_large).text
 
-    async def _chunk_pieces(self, siblings: dict[int, tuple[int, str]], index: int, context: int) -> list[Piece]:
+    async def _chunk_pieces(
+        self, siblings: dict[int, tuple[int, str]], index: int, context: int
+    ) -> list[Piece]:
         """The chunk and its neighbours, each introduced by its delimiter line."""
         total = len(siblings)
         wanted = [i for i in range(max(0, index - context), index + context + 1) if i in siblings]
@@ -162,7 +166,9 @@ class Documents:
         first, last = section.indexes[0] + 1, section.indexes[-1] + 1
         numbers = f"Chunk {first}" if first == last else f"Chunks {first}-{last}"
         filepath = chunk_id.split("#", 1)[0]
-        header = f"--- Section: {section.section_id(filepath)} ({numbers} of {len(order)}) (Target: {chunk_id})"
+        header = (
+            f"--- Section: {section.section_id(filepath)} ({numbers} of {len(order)}) (Target: {chunk_id})"
+        )
         pieces = [Piece(f"{header} ---\n", kind=DELIMITER)]
         for n, text in enumerate(texts):
             pieces.extend(_joined(markdown_pieces(text, f"{header} (continued) ---\n"), n < len(texts) - 1))

@@ -49,8 +49,8 @@ from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ranking import COVERAGE_DEPTH, RankingWeights, coverage_factor, query_cues
 from docs_mcp_core.search import fusion, row_catalog
-from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.search.budget import TokenBudget, check_max_tokens, fit_page
+from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters

@@ -23,7 +23,9 @@ __all__ = ["FACET_DEPTH", "facet_counts"]
 FACET_DEPTH = 50  # the candidates facets are counted over
 
 
-def facet_counts(catalog: RowCatalog, positions: np.ndarray, keys: Iterable[str]) -> dict[str, dict[str, int]]:
+def facet_counts(
+    catalog: RowCatalog, positions: np.ndarray, keys: Iterable[str]
+) -> dict[str, dict[str, int]]:
     """Per key, ``value -> candidates`` among the first :data:`FACET_DEPTH` catalog ``positions``
     (in ranking order), most frequent first and then in the project's string order. Candidates
     without a value for a key are not counted; a key no candidate has a value for maps to ``{}``."""
