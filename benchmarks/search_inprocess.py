@@ -9,6 +9,9 @@ Last, the cost of queries at and over the query limits: a query of :data:`MAX_QU
 words taken from the cases' queries (so that they match many chunks), and the refusal of a 3 MB
 query of 400,000 distinct words.
 ``--profile`` runs one more pass under cProfile and prints the functions where the time goes.
+``--facets`` also times every case with and without ``facets`` in alternation (the order swapped
+each pass) and prints both p50s and the median of the per-case differences: what counting facets
+costs a search.
 
 Targets (issue 3): p50 <= 4 ms, p95 <= 12 ms on sdk-docs with the 60 dev cases.
 """
@@ -69,6 +72,27 @@ def limit_queries(engine: SearchEngine, cases: list[EvalCase]) -> str:
     )
 
 
+def facet_passes(engine: SearchEngine, cases: list[EvalCase], passes: int) -> None:
+    """Each case searched without and with facets, back to back, the order swapped every pass."""
+    plain: list[float] = []
+    faceted: list[float] = []
+    deltas: list[float] = []
+    for n in range(passes):
+        for case in cases:
+            took: dict[bool, float] = {}
+            for facets in (False, True) if n % 2 == 0 else (True, False):
+                started = time.perf_counter()
+                engine.search(case.query, limit=case.limit, filters=dict(case.filters), facets=facets)
+                took[facets] = (time.perf_counter() - started) * 1000
+            plain.append(took[False])
+            faceted.append(took[True])
+            deltas.append(took[True] - took[False])
+    print(
+        f"facets: search p50 {percentile(plain, 0.5):.3f} ms without, {percentile(faceted, 0.5):.3f} ms with; "
+        f"median per-case cost {statistics.median(deltas):.3f} ms over {len(deltas)} pairs"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Measure in-process search latency over an eval case file.")
     parser.add_argument("--index-dir", type=Path, required=True, help="folder written by docs-mcp build")
@@ -79,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "--ranking", choices=RANKINGS, default="default", help="ranking recipe (default: default)"
     )
     parser.add_argument("--profile", action="store_true", help="profile one extra pass with cProfile")
+    parser.add_argument("--facets", action="store_true", help="also measure what counting facets costs")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -112,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"get_doc p50: {percentile(doc_ms, 0.5):.2f} ms")
     print(limit_queries(engine, cases))
+    if args.facets:
+        facet_passes(engine, cases, args.passes)
 
     if args.profile:
         import cProfile

@@ -190,3 +190,54 @@ def test_a_query_over_the_limits_is_a_usage_error(cli_index: Path, query: str, m
     assert usage_error(err) == (
         f"Invalid value for 'QUERY': {message}; search for the names and words that matter"
     )
+
+
+def test_search_within_a_token_budget_and_with_facets(cli_index: Path) -> None:
+    engine = SearchEngine.open(cli_index)
+    code, out, err = _invoke(
+        "search", "--index-dir", cli_index, "retry configuration", "--max-tokens", "300", "--facets", "--json"
+    )
+    assert code == 0, err
+    expected = engine.search("retry configuration", max_tokens=300, facets=True)
+    assert out == expected.text() + "\n"
+    data = json.loads(out)
+    assert "cut" in data and "language" in data["facets"]
+    code, out, err = _invoke("search", "--index-dir", cli_index, "retry configuration", "--facets")
+    assert code == 0, err
+    assert re.search(r"^language: \w+ \d+", out, re.M)
+
+
+def test_get_a_whole_section_in_budgeted_parts(cli_index: Path) -> None:
+    engine = SearchEngine.open(cli_index)
+    chunk_id = "guides/errors.md#errors/error-code-reference-part-2"
+    whole = engine.get_doc(chunk_id, scope="section")
+    code, out, err = _invoke("get", "--index-dir", cli_index, chunk_id, "--scope", "section")
+    assert code == 0, err
+    assert out == whole + "\n"
+    assert out.startswith("--- Section: guides/errors.md#errors/error-code-reference ")
+    code, out, err = _invoke(
+        "get", "--index-dir", cli_index, chunk_id, "--scope", "section", "--max-tokens", "200"
+    )
+    assert code == 0, err
+    assert out == engine.get_doc(chunk_id, scope="section", max_tokens=200) + "\n"
+    cursor = re.search(r'cursor "([^"]+)"', out)
+    assert cursor is not None, out
+    code, rest, err = _invoke(
+        "get", "--index-dir", cli_index, chunk_id, "--scope", "section", "--max-tokens", "200",
+        "--cursor", cursor.group(1),
+    )  # fmt: skip
+    assert code == 0, err
+    assert rest == engine.get_doc(chunk_id, scope="section", max_tokens=200, cursor=cursor.group(1)) + "\n"
+
+
+def test_get_scope_usage_errors(cli_index: Path) -> None:
+    code, _, err = _invoke("get", "--index-dir", cli_index, "guides/environments.md", "--scope", "page")
+    assert code == 2
+    assert "scope must be one of: chunk, section, parent" in usage_error(err)
+    code, _, err = _invoke(
+        "get", "--index-dir", cli_index, "guides/environments.md", "--scope", "section", "--context", "1"
+    )
+    assert code == 2
+    assert "--context applies only to --scope chunk" in usage_error(err)
+    code, _, _ = _invoke("get", "--index-dir", cli_index, "guides/environments.md", "--max-tokens", "10")
+    assert code == 2

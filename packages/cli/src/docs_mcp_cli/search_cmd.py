@@ -8,7 +8,6 @@ length or word limit, an unknown filter key or value, a malformed ``--filter``).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -22,6 +21,7 @@ from docs_mcp_core.errors import SearchError
 if TYPE_CHECKING:
     from docs_mcp_core.search import SearchEngine, SearchResult
 
+SCOPES = ("chunk", "section", "parent")  # docs_mcp_core.search.sections.SCOPES, without importing search
 IndexDir = Annotated[Path, index_dir_option()]
 
 
@@ -41,6 +41,18 @@ def search(
         list[str] | None, typer.Option("--filter", help="Taxonomy filter KEY=VALUE (repeatable).")
     ] = None,
     cursor: Annotated[str | None, typer.Option("--cursor", help="next_cursor of a previous page.")] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            min=200,
+            max=1_000_000,
+            help="Fit the search_docs answer to this many o200k_base tokens (200-1000000).",
+        ),
+    ] = None,
+    facets: Annotated[
+        bool, typer.Option("--facets", help="Also count the top candidates per value of unfiltered keys.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly what search_docs returns.")] = False,
 ) -> None:
     """Search an index the way the search_docs tool does."""
@@ -60,9 +72,11 @@ def search(
             engine.check_filters(filters, values=True)
         except SearchError as exc:
             raise usage_error(str(exc), "--filter") from None
-        result = engine.search(query, limit=limit, filters=filters, cursor=cursor)
+        result = engine.search(
+            query, limit=limit, filters=filters, cursor=cursor, max_tokens=max_tokens, facets=facets
+        )
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        typer.echo(result.text())
     else:
         _print_result(result)
 
@@ -80,6 +94,12 @@ def _print_result(result: SearchResult) -> None:
         typer.echo(f"    {hit.breadcrumb}")
         typer.echo(f"    score {hit.score:.6f}  {meta}")
         typer.echo(f"    {hit.snippet}")
+    if result.facets:
+        typer.echo("")
+        for key, counts in result.facets.items():
+            typer.echo(f"{key}: {', '.join(f'{value} {n}' for value, n in counts.items())}")
+    if result.cut:
+        typer.echo(f"\n{result.cut}")
     if result.next_cursor:
         typer.echo(f"\nmore: --cursor {result.next_cursor}")
 
@@ -90,10 +110,35 @@ def get(
     context: Annotated[
         int, typer.Option("--context", min=0, max=5, help="Neighbouring chunks on each side (0-5).")
     ] = 0,
+    scope: Annotated[
+        str,
+        typer.Option(
+            "--scope",
+            help="chunk (with --context), section (the chunk's whole section) or parent (one level up).",
+        ),
+    ] = "chunk",
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            min=200,
+            max=1_000_000,
+            help="Fit the answer to this many o200k_base tokens; a cut answer ends with a cursor.",
+        ),
+    ] = None,
+    cursor: Annotated[
+        str | None, typer.Option("--cursor", help="The cursor a cut answer ended with: the rest of it.")
+    ] = None,
 ) -> None:
-    """Print a chunk (and optionally its neighbours) the way the get_doc tool does."""
+    """Print a chunk, its neighbours or its whole section the way the get_doc tool does."""
     if not chunk_id.strip():
         raise usage_error("the chunk id must not be empty", "CHUNK_ID")
+    if scope not in SCOPES:
+        raise usage_error(f"scope must be one of: {', '.join(SCOPES)}", "--scope")
+    if scope != "chunk" and context:
+        raise usage_error("--context applies only to --scope chunk", "--context")
     with reporting("get"):
-        text = _open_engine(index_dir).get_doc(chunk_id, context)
+        text = _open_engine(index_dir).get_doc(
+            chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor
+        )
     typer.echo(text)
