@@ -254,6 +254,20 @@ def test_a_budgeted_page_fits_and_continues_where_it_stopped(examples: SearchEng
         assert following.hits[0].chunk_id == full.hits[len(kept)].chunk_id
 
 
+def test_a_fitted_page_first_leaves_out_the_fields_other_fields_carry(examples: SearchEngine) -> None:
+    full = examples.search("retry backoff error", limit=5)
+    compact = json.dumps(full.to_dict(), ensure_ascii=False, separators=(",", ":"))
+    lean_page = examples.search("retry backoff error", limit=5, max_tokens=tokens(compact) - 1)
+    assert lean_page.cut is not None and "filepath, heading and score left out" in lean_page.cut
+    assert [h.chunk_id for h in lean_page.hits] == [h.chunk_id for h in full.hits]
+    for hit, original in zip(lean_page.to_dict()["hits"], full.hits, strict=True):
+        assert list(hit) == ["chunk_id", "breadcrumb", "snippet", "metadata"]
+        assert original.chunk_id.split("#", 1)[0] == original.filepath  # what the chunk_id carries
+        assert f"{original.filepath} > {hit['breadcrumb']}" == original.breadcrumb
+        assert original.breadcrumb.endswith(original.heading)
+    assert lean_page.next_cursor == full.next_cursor
+
+
 def test_without_a_budget_the_result_is_the_original_shape(examples: SearchEngine) -> None:
     result = examples.search("retry backoff", limit=3)
     assert result.text() == json.dumps(result.to_dict(), indent=2, ensure_ascii=False)

@@ -10,8 +10,10 @@ is configured otherwise, see :mod:`docs_mcp_core.tokens`), and a cut always says
   ends the answer with a notice carrying a cursor for the rest; the next part starts by naming the
   chunk or section it continues (and repeats a table's header rows when it starts inside a table).
 * ``search_docs``: :func:`fit_page` renders the result as compact JSON (indentation is tokens spent
-  on nothing), shortens the snippets and, if that is not enough, leaves hits out from the end, so
-  ``next_cursor`` continues with the first hit left out; a ``cut`` field says what was done.
+  on nothing); if that is not enough, it leaves out the fields that repeat others (``filepath``,
+  ``heading``, the breadcrumb's file path, ``score``: see :class:`~.hits.SearchHit`), then shortens
+  the snippets and, last, leaves hits out from the end, so ``next_cursor`` continues with the first
+  hit left out; a ``cut`` field says what was done.
 """
 
 from __future__ import annotations
@@ -171,8 +173,10 @@ def _shorten(snippet: str, cap: int) -> str:
     return f"{cut}..."
 
 
-def _cut_message(max_tokens: int, shortened: bool, left_out: int) -> str:
+def _cut_message(max_tokens: int, shortened: bool, left_out: int, lean: bool = True) -> str:
     done = []
+    if lean:
+        done.append("filepath, heading and score left out (chunk_id and breadcrumb carry them)")
     if shortened:
         done.append("snippets shortened")
     if left_out:
@@ -183,32 +187,33 @@ def _cut_message(max_tokens: int, shortened: bool, left_out: int) -> str:
 def fit_page(
     result: SearchResult, budget: TokenBudget, cursor_after: Callable[[int], str | None]
 ) -> SearchResult:
-    """``result`` as compact JSON within ``budget``: snippets shortened first, then hits left out
-    from the end (``cursor_after(k)`` is the cursor of the page that starts after its first ``k``
-    hits). Raises :class:`SearchError` when not even an answer without hits fits."""
+    """``result`` as compact JSON within ``budget``: the fields that repeat others left out first,
+    then snippets shortened, then hits left out from the end (``cursor_after(k)`` is the cursor of
+    the page that starts after its first ``k`` hits). Raises :class:`SearchError` when not even an
+    answer without hits fits."""
     compact = replace(result, compact=True)
     if budget.fits(compact.text()):
         return compact
-    hits = result.hits
+    hits = [replace(h, lean=True) for h in result.hits]
     envelope = budget.count(replace(compact, hits=[], cut=_cut_message(budget.max_tokens, True, 99)).text())
-    costs: dict[tuple[int, int], int] = {}
+    costs: dict[tuple[int, int | None], int] = {}
 
-    def cost(i: int, cap: int) -> int:
+    def shortened_hit(i: int, cap: int | None) -> Any:
+        return hits[i] if cap is None else replace(hits[i], snippet=_shorten(hits[i].snippet, cap))
+
+    def cost(i: int, cap: int | None) -> int:
         if (i, cap) not in costs:
-            hit = replace(hits[i], snippet=_shorten(hits[i].snippet, cap))
-            costs[i, cap] = budget.count(_compact_json(hit.to_dict())) + 1
+            costs[i, cap] = budget.count(_compact_json(shortened_hit(i, cap).to_dict())) + 1
         return costs[i, cap]
 
     for kept in range(len(hits), 0, -1):
-        for cap in SNIPPET_CAPS:
+        for cap in (None, *SNIPPET_CAPS):
             if envelope + sum(cost(i, cap) for i in range(kept)) > budget.max_tokens + 8:
                 continue
-            shortened = any(len(h.snippet) > cap for h in hits[:kept])
-            if not shortened and kept == len(hits):
-                continue  # the page as it is, which does not fit
+            shortened = cap is not None and any(len(h.snippet) > cap for h in hits[:kept])
             candidate = replace(
                 compact,
-                hits=[replace(h, snippet=_shorten(h.snippet, cap)) for h in hits[:kept]],
+                hits=[shortened_hit(i, cap) for i in range(kept)],
                 next_cursor=result.next_cursor if kept == len(hits) else cursor_after(kept),
                 cut=_cut_message(budget.max_tokens, shortened, len(hits) - kept),
             )
@@ -218,7 +223,7 @@ def fit_page(
         compact,
         hits=[],
         next_cursor=cursor_after(0) if hits else result.next_cursor,
-        cut=_cut_message(budget.max_tokens, False, len(hits)) if hits else None,
+        cut=_cut_message(budget.max_tokens, False, len(hits), lean=False) if hits else None,
     )
     if not hits and not budget.fits(empty.text()) and result.hint:
         empty = replace(empty, hint={**result.hint, "suggested_filters": {}})

@@ -37,8 +37,21 @@ class SearchHit:
     filepath: str
     metadata: dict[str, str]
     score: float
+    # rendered without the fields other fields already carry (an answer fitted to a token budget):
+    # filepath (the chunk_id's path), heading (the breadcrumb's end), the breadcrumb's leading file
+    # path, and score (the order of the hits is the ranking)
+    lean: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        if self.lean:
+            prefix = f"{self.filepath} > "
+            crumb = self.breadcrumb[len(prefix) :] if self.breadcrumb.startswith(prefix) else self.breadcrumb
+            return {
+                "chunk_id": self.chunk_id,
+                "breadcrumb": crumb,
+                "snippet": self.snippet,
+                "metadata": dict(self.metadata),
+            }
         return {
             "chunk_id": self.chunk_id,
             "heading": self.heading,
