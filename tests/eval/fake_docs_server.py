@@ -196,6 +196,9 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(body, indent=2))])
 
     def get_doc(arguments: dict[str, Any]) -> CallToolResult:
+        for key in arguments:
+            if key not in get_doc_schema["properties"]:
+                return error(f"Unexpected field '{key}'")
         chunk_id = str(arguments.get("chunk_id", ""))
         if chunk_id not in CHUNKS:
             return error(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs.")

@@ -109,3 +109,51 @@ def test_examples_corpus_end_to_end(examples_docs: Path, tmp_path: Path) -> None
     assert expected <= built, sorted(expected - built)
     returned = {chunk_id for case in result["rankedCases"] for chunk_id in case["rankedChunkIds"]}
     assert returned <= built
+
+
+@pytest.mark.slow
+def test_budgets_and_sections_against_the_real_server(examples_docs: Path, tmp_path: Path) -> None:
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    index = tmp_path / "index"
+    built = subprocess.run(
+        [str(BIN / "docs-mcp"), "build", "--docs-dir", str(examples_docs), "--out", str(index)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr[-4000:]
+    server = shlex.join([str(BIN / "docs-mcp-server"), "--index-dir", str(index)])
+
+    def run(*extra: str) -> dict[str, Any]:
+        out = tmp_path / f"result{len(extra)}.json"
+        completed = subprocess.run(
+            [
+                *(str(BIN / "docs-mcp-eval"), "run", "--cases", str(EXAMPLE_CASES)),
+                *("--server-command", server, "--out", str(out), *extra),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr[-4000:]
+        return json.loads(out.read_text(encoding="utf-8"))
+
+    plain = run()
+    budgeted = run("--max-tokens", "250", "--scope", "section")
+    meta = budgeted["metadata"]
+    assert (meta["maxTokensSupported"], meta["scopeSupported"]) == (True, True)
+    assert budgeted["summary"]["mrrAt5"] == plain["summary"]["mrrAt5"]
+    assert budgeted["summary"]["tokensReadTotal"] < plain["summary"]["tokensReadTotal"]
+    found = [c for c in budgeted["rankedCases"] if c["expectedChunkId"] in c["rankedChunkIds"]]
+    assert found and all(isinstance(c["sectionWhole"], bool) for c in found)
+    assert all(c["sectionWhole"] is not c["docCut"] for c in found)
+    # a budget of 250 tokens per answer: no case read more than that per call it made
+    for case in budgeted["rankedCases"]:
+        calls = case["roundsToRightDoc"] + 1 if case in found else case["roundsToRightDoc"]
+        assert case["tokensRead"] <= 250 * calls, case
+    roomy = run("--max-tokens", "100000", "--scope", "section")
+    assert roomy["summary"]["sectionWholeRate"] == 1.0

@@ -114,6 +114,52 @@ def test_stats_latencies_and_memory(json_run: tuple[dict[str, Any], Path, str]) 
     assert data["metadata"]["deterministic"] is True
 
 
+def test_tokens_read_per_case_and_in_total(json_run: tuple[dict[str, Any], Path, str]) -> None:
+    data, _, _ = json_run
+    cases, summary = data["rankedCases"], data["summary"]
+    assert all(case["tokensRead"] > 0 for case in cases)
+    found = sorted(case["tokensRead"] for case in cases if case["expectedChunkId"] in case["rankedChunkIds"])
+    assert len(found) == 3
+    assert summary["tokensToRightDocP50"] == found[1]
+    assert summary["tokensReadTotal"] == sum(case["tokensRead"] for case in cases)
+    # the case that walked two pages read more than the same pages' first one would hold
+    assert cases[2]["tokensRead"] > cases[0]["tokensRead"]
+    assert [case.get("docCut") for case in cases] == [False, False, False, None]
+    assert "sectionWhole" not in cases[0] and "sectionWholeRate" not in summary
+    assert data["metadata"]["maxTokens"] is None and data["metadata"]["scope"] == "chunk"
+
+
+def test_budget_and_scope_are_not_sent_to_a_server_whose_schemas_lack_them(
+    json_run: tuple[dict[str, Any], Path, str],
+) -> None:
+    # the fake answers "Unexpected field" to any argument its schema does not declare
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "docs_mcp_eval",
+            *run_args("--format", "json", "--max-tokens", "300", "--scope", "section"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    data, plain = json.loads(completed.stdout), json_run[0]
+    assert data["rankedCases"] == plain["rankedCases"]  # the same calls, the same answers, the same tokens
+    assert data["summary"]["mrrAt5"] == plain["summary"]["mrrAt5"]
+    meta = data["metadata"]
+    assert (meta["maxTokens"], meta["scope"]) == (300, "section")
+    assert (meta["maxTokensSupported"], meta["scopeSupported"]) == (False, False)
+
+
+def test_an_unknown_scope_is_a_usage_error(run_cli: CliRunner) -> None:
+    result = run_cli(run_args("--scope", "page"))
+    assert result.code == 2
+    assert "must be one of: chunk, section, parent" in result.err
+
+
 def test_out_file_matches_stdout(json_run: tuple[dict[str, Any], Path, str]) -> None:
     data, out, err = json_run
     assert json.loads(out.read_text(encoding="utf-8")) == data

@@ -33,7 +33,14 @@ from docs_mcp_eval.delta import delta_input_from_result, load_baseline, render_d
 from docs_mcp_eval.errors import EvalError
 from docs_mcp_eval.progress import Progress
 from docs_mcp_eval.report import render_run_markdown
-from docs_mcp_eval.runner import DEFAULT_WARMUP_QUERIES, CommandSpec, ProgressCallback, RunConfig, run_eval
+from docs_mcp_eval.runner import (
+    DEFAULT_WARMUP_QUERIES,
+    SCOPES,
+    CommandSpec,
+    ProgressCallback,
+    RunConfig,
+    run_eval,
+)
 
 
 def _plain_flags(params: Sequence[Any]) -> list[Any]:
@@ -231,8 +238,27 @@ def run_command(
     startup_timeout: StartupTimeoutOpt = 60.0,
     request_timeout: RequestTimeoutOpt = 120.0,
     build_timeout: BuildTimeoutOpt = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            metavar="N",
+            min=1,
+            help="Send max_tokens N to search_docs and get_doc when their input schemas declare it.",
+        ),
+    ] = None,
+    scope: Annotated[
+        str,
+        typer.Option(
+            "--scope",
+            metavar="SCOPE",
+            help="get_doc scope: chunk, section or parent (sent when the get_doc schema declares it).",
+        ),
+    ] = "chunk",
 ) -> None:
-    """Run the eval cases against one MCP server and report MRR@5, NDCG@5, leaks, latency and memory."""
+    """Run the eval cases against one MCP server and report MRR@5, NDCG@5, leaks, tokens, latency and memory."""
+    if scope not in SCOPES:
+        raise typer.BadParameter(f"must be one of: {', '.join(SCOPES)}", param_hint="--scope")
     env = parse_env_pairs(server_env or [])
     try:
         loaded = load_cases(cases)
@@ -253,6 +279,8 @@ def run_command(
             startup_timeout_s=startup_timeout,
             request_timeout_s=request_timeout,
             build_timeout_s=build_timeout,
+            max_tokens=max_tokens,
+            scope=scope,
         )
         progress = Progress.for_stderr()
         try:

@@ -9,6 +9,10 @@ the server returned (over all rounds), or absent.
 * Avg rounds to right doc: mean of the rounds a case used, ``maxRounds + 1`` when never found.
 * Percentiles: nearest rank, ``sorted[min(n-1, max(0, ceil(n*p) - 1))]``, 0 for no samples.
 * Filter leak rate (ours): leaked hits / returned hits over the whole run, see :mod:`docs_mcp_eval.leaks`.
+* Tokens to right doc (ours): median over the cases that found their chunk of the ``o200k_base``
+  tokens read until it arrived (search pages and the ``get_doc`` answer); the run's total besides.
+* Get doc cut rate (ours): share of ``get_doc`` answers cut to the budget (they end with a cursor).
+* Section whole rate (ours, ``scope: "section"``): share of those cases whose section came in one call.
 
 Summary values are rounded to 6 decimals (``Number(x.toFixed(6))``).
 """
@@ -16,6 +20,7 @@ Summary values are rounded to 6 decimals (``Number(x.toFixed(6))``).
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 
 from docs_mcp_eval.formatting import round_metric
@@ -80,6 +85,11 @@ def rounds_to_right_doc(*, found: bool, rounds_executed: int, max_rounds: int) -
     return rounds_executed if found else max_rounds + 1
 
 
+def median(values: Sequence[float]) -> float:
+    """The median (the mean of the two middle values for an even count); 0 when there are none."""
+    return float(statistics.median(values)) if values else 0.0
+
+
 def percentile(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile (``p`` in 0..1); 0 when there are no values."""
     if not values:
@@ -96,6 +106,27 @@ def filter_leak_rate(cases: Sequence[RankedCase]) -> float:
     return leaked / returned if returned else 0.0
 
 
+def tokens_to_right_doc(cases: Sequence[RankedCase]) -> list[int]:
+    """Tokens read by each case that found its chunk (cases measured without tokens are left out)."""
+    return [
+        c.tokens_read
+        for c in cases
+        if c.tokens_read is not None and c.expected_chunk_id in c.ranked_chunk_ids
+    ]
+
+
+def get_doc_cut_rate(cases: Sequence[RankedCase]) -> float:
+    """Share of the ``get_doc`` answers that were cut to the budget (0 without any)."""
+    verdicts = [c.doc_cut for c in cases if c.doc_cut is not None]
+    return sum(verdicts) / len(verdicts) if verdicts else 0.0
+
+
+def section_whole_rate(cases: Sequence[RankedCase]) -> float | None:
+    """Share of the cases with a section verdict whose section came whole; ``None`` without any."""
+    verdicts = [c.section_whole for c in cases if c.section_whole is not None]
+    return sum(verdicts) / len(verdicts) if verdicts else None
+
+
 def summarize(cases: Sequence[RankedCase], stats: EvalStats) -> EvalSummary:
     """Compute the rounded headline numbers of a run."""
     return EvalSummary(
@@ -109,6 +140,10 @@ def summarize(cases: Sequence[RankedCase], stats: EvalStats) -> EvalSummary:
         build_time_ms=round_metric(stats.build_time_ms),
         peak_rss_mb=round_metric(stats.peak_rss_mb),
         filter_leak_rate=round_metric(filter_leak_rate(cases)),
+        tokens_to_right_doc_p50=round_metric(median(tokens_to_right_doc(cases))),
+        tokens_read_total=float(sum(c.tokens_read or 0 for c in cases)),
+        get_doc_cut_rate=round_metric(get_doc_cut_rate(cases)),
+        section_whole_rate=None if (rate := section_whole_rate(cases)) is None else round_metric(rate),
     )
 
 

@@ -52,6 +52,15 @@ def render_run_markdown(result: EvalResult, *, title: str = "docs-mcp eval") -> 
         f"| Build Time (ms) | {to_fixed(s.build_time_ms, 0)} |",
         f"| Peak RSS (MB) | {to_fixed(s.peak_rss_mb, LATENCY_DECIMALS)} |",
     ]
+    measured = [case for case in result.ranked_cases if case.tokens_read is not None]
+    if measured:
+        lines += [
+            f"| Tokens to Right Doc p50 | {to_fixed(s.tokens_to_right_doc_p50, 0)} |",
+            f"| Tokens Read (total) | {to_fixed(s.tokens_read_total, 0)} |",
+            f"| Get Doc Answers Cut | {to_fixed(s.get_doc_cut_rate, q)} |",
+        ]
+    if s.section_whole_rate is not None:
+        lines.append(f"| Whole Section in One Call | {to_fixed(s.section_whole_rate, q)} |")
 
     if result.category_breakdown:
         lines += [
@@ -95,6 +104,24 @@ def render_run_markdown(result: EvalResult, *, title: str = "docs-mcp eval") -> 
         for index, case in leaking:
             leaked = "<br>".join(code(chunk_id) for chunk_id in dict.fromkeys(case.leaked_chunk_ids))
             lines.append(f"| {cell(case.label(index))} | {cell(format_filters(case.filters))} | {leaked} |")
+
+    if measured:
+        lines += [
+            "",
+            "## Tokens Read per Case",
+            "",
+            "| Case | Found | Rounds | Tokens | Get doc cut | Whole section |",
+            "| --- | --- | ---: | ---: | --- | --- |",
+        ]
+        for index, case in enumerate(result.ranked_cases):
+            if case.tokens_read is None:
+                continue
+            verdict = {None: "-", True: "yes", False: "no"}
+            whole, cut = verdict[case.section_whole], verdict[case.doc_cut]
+            found = "yes" if case.expected_chunk_id in case.ranked_chunk_ids else "no"
+            lines.append(
+                f"| {cell(case.label(index))} | {found} | {case.rounds_to_right_doc} | {case.tokens_read} | {cut} | {whole} |"
+            )
 
     if result.delta_markdown:
         lines += ["", "## Delta vs Baseline", "", result.delta_markdown]

@@ -35,6 +35,15 @@ class RankedCase:
     """Hits returned over all rounds (duplicates included); the denominator of the leak rate."""
     leaked_chunk_ids: list[str] = field(default_factory=list)
     """Returned hits whose metadata violates the case's filters (one entry per leaking hit)."""
+    tokens_read: int | None = None
+    """``o200k_base`` tokens of every answer the case read: its search pages up to the one with the
+    expected chunk, and the ``get_doc`` answer (all its pages when the chunk never came)."""
+    doc_cut: bool | None = None
+    """Whether the ``get_doc`` answer was cut to the budget (it ends with the cursor of the rest);
+    ``None`` when the case never called ``get_doc``."""
+    section_whole: bool | None = None
+    """With ``scope: "section"``: whether ``get_doc`` returned the chunk's section in one call
+    (not cut to the budget); ``None`` otherwise."""
 
     def label(self, index: int) -> str:
         """The case's name, or ``case-<index>`` like the original."""
@@ -68,6 +77,12 @@ class RankedCase:
         data["filters"] = dict(self.filters)
         data["returnedHits"] = self.returned_hits
         data["leakedChunkIds"] = list(self.leaked_chunk_ids)
+        if self.tokens_read is not None:
+            data["tokensRead"] = self.tokens_read
+        if self.doc_cut is not None:
+            data["docCut"] = self.doc_cut
+        if self.section_whole is not None:
+            data["sectionWhole"] = self.section_whole
         return data
 
     @classmethod
@@ -86,6 +101,9 @@ class RankedCase:
         filters = data.get("filters")
         leaked = data.get("leakedChunkIds")
         returned = data.get("returnedHits", 0)
+        tokens = data.get("tokensRead")
+        whole = data.get("sectionWhole")
+        doc_cut = data.get("docCut")
         return cls(
             expected_chunk_id=expected,
             ranked_chunk_ids=list(ranked),
@@ -96,6 +114,9 @@ class RankedCase:
             filters={str(k): str(v) for k, v in filters.items()} if isinstance(filters, dict) else {},
             returned_hits=returned if isinstance(returned, int) else 0,
             leaked_chunk_ids=[str(item) for item in leaked] if isinstance(leaked, list) else [],
+            tokens_read=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+            doc_cut=doc_cut if isinstance(doc_cut, bool) else None,
+            section_whole=whole if isinstance(whole, bool) else None,
         )
 
 
@@ -115,9 +136,17 @@ class EvalSummary:
     peak_rss_mb: float
     filter_leak_rate: float = 0.0
     """Share of returned hits that violate their case's filters; a correct server scores 0."""
+    tokens_to_right_doc_p50: float = 0.0
+    """Median of the tokens read until the expected chunk arrived, over the cases that found it."""
+    tokens_read_total: float = 0.0
+    """Tokens of every answer read in the run."""
+    get_doc_cut_rate: float = 0.0
+    """Share of ``get_doc`` answers cut to the budget (0 without one)."""
+    section_whole_rate: float | None = None
+    """With ``scope: "section"``: share of found cases whose section came whole in one call."""
 
     def to_json(self) -> dict[str, float]:
-        return {
+        data = {
             "mrrAt5": self.mrr_at_5,
             "ndcgAt5": self.ndcg_at_5,
             "avgRoundsToRightDoc": self.avg_rounds_to_right_doc,
@@ -128,7 +157,13 @@ class EvalSummary:
             "buildTimeMs": self.build_time_ms,
             "peakRssMb": self.peak_rss_mb,
             "filterLeakRate": self.filter_leak_rate,
+            "tokensToRightDocP50": self.tokens_to_right_doc_p50,
+            "tokensReadTotal": self.tokens_read_total,
+            "getDocCutRate": self.get_doc_cut_rate,
         }
+        if self.section_whole_rate is not None:
+            data["sectionWholeRate"] = self.section_whole_rate
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EvalSummary:
@@ -151,6 +186,10 @@ class EvalSummary:
             build_time_ms=num("buildTimeMs"),
             peak_rss_mb=num("peakRssMb"),
             filter_leak_rate=num("filterLeakRate"),
+            tokens_to_right_doc_p50=num("tokensToRightDocP50"),
+            tokens_read_total=num("tokensReadTotal"),
+            get_doc_cut_rate=num("getDocCutRate"),
+            section_whole_rate=num("sectionWholeRate") if "sectionWholeRate" in data else None,
         )
 
 

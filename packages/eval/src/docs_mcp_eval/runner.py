@@ -3,7 +3,12 @@
 For every case the runner calls ``search_docs {query, limit, **filters, cursor?}`` round by round. When
 the expected chunk is on the current page it fetches it with ``get_doc {chunk_id, context: 0}`` (timed)
 and stops; otherwise it follows ``next_cursor`` until the case's round budget is spent or the server
-has no more pages. Latencies are wall-clock times around each tool call, measured in this process; the
+has no more pages. Every answer's text is counted in ``o200k_base`` tokens: what the agent read until
+the expected chunk arrived.
+
+With a token budget (``RunConfig.max_tokens``) or a ``get_doc`` scope other than ``chunk``, the runner
+sends ``max_tokens`` / ``scope`` only to tools whose input schema (from ``tools/list``) declares them,
+so a server that does not know them (the original among them) is driven exactly as without them. Latencies are wall-clock times around each tool call, measured in this process; the
 server's peak memory is sampled from outside (:mod:`docs_mcp_eval.rss`); an optional build command is
 run and timed before the server starts.
 
@@ -17,6 +22,7 @@ import json
 import logging
 import math
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -41,10 +47,14 @@ from docs_mcp_eval.leaks import hit_violates_filters
 from docs_mcp_eval.metrics import build_result, mrr_at_k, rounds_to_right_doc
 from docs_mcp_eval.results import EvalResult, EvalStats, RankedCase
 from docs_mcp_eval.rss import RssSampler, child_pids, find_new_child
+from docs_mcp_eval.tokens import count_tokens
 
 CLIENT_NAME = "docs-mcp-eval"
 STDERR_TAIL_LINES = 20
 _MAX_TOOL_PAGES = 100
+SCOPES = ("chunk", "section", "parent")
+# the line that ends a get_doc answer cut to a budget: it carries the cursor of the rest
+_CONTINUED_RE = re.compile(r'^---.*\bcursor "[^"]+".*---\s*\Z', re.M)
 
 ProgressCallback = Callable[[int, int, float], None]
 """Called after each case with (cases done, cases total, running MRR@5)."""
@@ -111,6 +121,36 @@ class RunConfig:
     """Bound on each MCP request (tools/list, search_docs, get_doc)."""
     build_timeout_s: float | None = None
     """Bound on the build command; ``None`` waits as long as it takes (embedding builds can be long)."""
+    max_tokens: int | None = None
+    """``max_tokens`` sent to ``search_docs`` and ``get_doc`` when their schemas declare it."""
+    scope: str = "chunk"
+    """``scope`` sent to ``get_doc`` when its schema declares that value (``chunk``: never sent)."""
+
+
+@dataclass(frozen=True)
+class ToolSupport:
+    """Which of the optional arguments the server's tools declare in their input schemas."""
+
+    search_max_tokens: bool = False
+    get_doc_max_tokens: bool = False
+    scopes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_schemas(cls, search: Mapping[str, Any], get_doc: Mapping[str, Any]) -> ToolSupport:
+        def properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+            found = schema.get("properties")
+            return found if isinstance(found, Mapping) else {}
+
+        def integer(spec: Any) -> bool:
+            return isinstance(spec, Mapping) and spec.get("type") == "integer"
+
+        scope = properties(get_doc).get("scope")
+        values = scope.get("enum") if isinstance(scope, Mapping) else None
+        return cls(
+            search_max_tokens=integer(properties(search).get("max_tokens")),
+            get_doc_max_tokens=integer(properties(get_doc).get("max_tokens")),
+            scopes=tuple(v for v in values if isinstance(v, str)) if isinstance(values, list) else (),
+        )
 
 
 def tool_names(prefix: str | None) -> tuple[str, str]:
@@ -283,6 +323,7 @@ async def _evaluate(
     try:
         session = _Session(client, config, errlog)
         await session.require_tools(search_tool, get_doc_tool)
+        support = session.support
         await session.warm_up(search_tool, cases, config.warmup_queries)
         for index, case in enumerate(cases):
             ranked.append(await session.execute_case(search_tool, get_doc_tool, case, index, stats))
@@ -301,6 +342,11 @@ async def _evaluate(
             "toolPrefix": config.tool_prefix,
             "warmupQueries": config.warmup_queries,
             "caseCount": len(cases),
+            "tokenEncoding": "o200k_base",
+            "maxTokens": config.max_tokens,
+            "scope": config.scope,
+            "maxTokensSupported": support.search_max_tokens and support.get_doc_max_tokens,
+            "scopeSupported": config.scope in support.scopes,
         }
     )
     return result
@@ -340,6 +386,7 @@ class _Session:
         self._client = client
         self._config = config
         self._errlog = errlog
+        self.support = ToolSupport()
 
     async def _call(self, name: str, arguments: dict[str, Any], what: str) -> tuple[CallToolResult, float]:
         started = time.perf_counter()
@@ -362,11 +409,13 @@ class _Session:
 
     async def require_tools(self, *required: str) -> None:
         names: list[str] = []
+        schemas: dict[str, Mapping[str, Any]] = {}
         cursor: str | None = None
         try:
             for _ in range(_MAX_TOOL_PAGES):
                 page = await self._client.list_tools(cursor=cursor)
                 names.extend(tool.name for tool in page.tools)
+                schemas.update((tool.name, dict(tool.input_schema or {})) for tool in page.tools)
                 cursor = page.next_cursor
                 if not cursor:
                     break
@@ -376,6 +425,8 @@ class _Session:
             ) from None
         missing = [name for name in required if name not in names]
         if not missing:
+            search, get_doc = required[0], required[-1]
+            self.support = ToolSupport.from_schemas(schemas.get(search, {}), schemas.get(get_doc, {}))
             return
         offered = ", ".join(sorted(names)) if names else "no tools at all"
         hint = ""
@@ -409,13 +460,19 @@ class _Session:
         leaked: list[str] = []
         returned = 0
         rounds = 0
+        tokens = 0
+        doc_cut: bool | None = None
+        section_whole: bool | None = None
         cursor: str | None = None
         while rounds < case.max_rounds:
             rounds += 1
             arguments: dict[str, Any] = {"query": case.query, "limit": case.limit, **case.filters}
             if cursor:
                 arguments["cursor"] = cursor
+            if self._config.max_tokens is not None and self.support.search_max_tokens:
+                arguments["max_tokens"] = self._config.max_tokens
             result, elapsed = await self._call(search_tool, arguments, what)
+            tokens += count_tokens(_text_content(result))
             stats.search_latencies_ms.append(elapsed)
             if result.is_error:
                 raise ServerProtocolError(
@@ -431,15 +488,18 @@ class _Session:
                     seen.add(hit.chunk_id)
                     ranked_ids.append(hit.chunk_id)
             if any(hit.chunk_id == case.expected_chunk_id for hit in page.hits):
-                doc, elapsed = await self._call(
-                    get_doc_tool, {"chunk_id": case.expected_chunk_id, "context": 0}, what
-                )
+                doc, elapsed = await self._call(get_doc_tool, self._get_doc_arguments(case), what)
                 stats.get_doc_latencies_ms.append(elapsed)
+                text = _text_content(doc)
                 if doc.is_error:
                     raise ServerProtocolError(
                         f"{get_doc_tool} returned an error for {what} (chunk {case.expected_chunk_id!r}): "
-                        f"{_text_content(doc) or 'no error message'}; stopping the run"
+                        f"{text or 'no error message'}; stopping the run"
                     )
+                tokens += count_tokens(text)
+                doc_cut = _CONTINUED_RE.search(text) is not None
+                if self._config.scope == "section" and self._config.scope in self.support.scopes:
+                    section_whole = not doc_cut
                 break
             cursor = page.next_cursor
             if not cursor:
@@ -457,7 +517,20 @@ class _Session:
             filters=dict(case.filters),
             returned_hits=returned,
             leaked_chunk_ids=leaked,
+            tokens_read=tokens,
+            doc_cut=doc_cut,
+            section_whole=section_whole,
         )
+
+    def _get_doc_arguments(self, case: EvalCase) -> dict[str, Any]:
+        """``{chunk_id, context: 0}``, or the chunk's ``scope`` instead of a context, and the budget,
+        as far as the tool declares them."""
+        arguments: dict[str, Any] = {"chunk_id": case.expected_chunk_id, "context": 0}
+        if self._config.scope != "chunk" and self._config.scope in self.support.scopes:
+            arguments = {"chunk_id": case.expected_chunk_id, "scope": self._config.scope}
+        if self._config.max_tokens is not None and self.support.get_doc_max_tokens:
+            arguments["max_tokens"] = self._config.max_tokens
+        return arguments
 
 
 def _text_content(result: CallToolResult) -> str:
