@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from docs_mcp_core.tokens import count_tokens
 from docs_mcp_server import CustomTool, DocsMcpApp, create_app
 from tests.support.protocol import text
 
@@ -276,3 +278,78 @@ async def test_prompt_errors(
         with pytest.raises(MCPError) as info:
             await client.get_prompt(name, arguments)
     assert info.value.message == message
+
+
+# ── the optional arguments: max_tokens, facets, scope, the get_doc cursor ─────────────────────
+
+
+async def test_budgeted_search_fits_and_says_so(built_app: DocsMcpApp) -> None:
+    async with Client(built_app.server) as client:
+        result = await client.call_tool("search_docs", {"query": "retry backoff", "max_tokens": 300})
+        plain = await search(client, query="retry backoff")
+    assert not result.is_error, text_of(result)
+    body = text_of(result)
+    assert count_tokens(body, "o200k_base") <= 300
+    data = json.loads(body)
+    assert data == result.structured_content
+    assert data["cut"].startswith("Fitted to max_tokens 300: ")
+    kept = [hit["chunk_id"] for hit in data["hits"]]
+    assert kept and kept == [hit["chunk_id"] for hit in plain["hits"]][: len(kept)]
+
+
+async def test_facets_only_when_asked(built_app: DocsMcpApp) -> None:
+    async with Client(built_app.server) as client:
+        plain = await search(client, query="payment")
+        faceted = await search(client, query="payment", facets=True, language="python")
+    assert "facets" not in plain
+    assert "language" not in faceted["facets"] and "scope" in faceted["facets"]
+    assert all(isinstance(n, int) and n > 0 for n in faceted["facets"]["scope"].values())
+
+
+async def test_get_doc_section_in_budgeted_parts_with_the_cursor(built_app: DocsMcpApp) -> None:
+    chunk_id = "guides/errors.md#errors/error-code-reference-part-2"
+    async with Client(built_app.server) as client:
+        whole = text_of(await client.call_tool("get_doc", {"chunk_id": chunk_id, "scope": "section"}))
+        assert whole.startswith("--- Section: guides/errors.md#errors/error-code-reference ")
+        parts: list[str] = []
+        arguments: dict[str, Any] = {"chunk_id": chunk_id, "scope": "section", "max_tokens": 200}
+        for _ in range(50):
+            result = await client.call_tool("get_doc", arguments)
+            assert not result.is_error, text_of(result)
+            parts.append(text_of(result))
+            found = re.search(r'cursor "([^"]+)" ---$', parts[-1])
+            if found is None:
+                break
+            arguments = {**arguments, "cursor": found.group(1)}
+        tampered = await client.call_tool("get_doc", {**arguments, "cursor": "x" + arguments["cursor"][1:]})
+        other_scope = await client.call_tool("get_doc", {**arguments, "scope": "parent"})
+    assert len(parts) > 1
+    assert parts[0].split("\n", 1)[0] == whole.split("\n", 1)[0]
+    header = whole.split("\n", 1)[0].removesuffix(" ---")
+    assert all(p.startswith(f"{header} (continued) ---\n") for p in parts[1:])
+    assert all(count_tokens(p, "o200k_base") <= 200 for p in parts)
+    assert tampered.is_error and other_scope.is_error
+    assert "Invalid cursor" in text_of(tampered)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            {"chunk_id": "guides/environments.md", "scope": "page"},
+            "scope must be one of: chunk, section, parent",
+        ),
+        (
+            {"chunk_id": "guides/environments.md", "max_tokens": 10},
+            "max_tokens must be between 200 and 1000000",
+        ),
+        ({"chunk_id": "guides/environments.md", "scope": "section", "context": 2}, "context applies only"),
+    ],
+)
+async def test_get_doc_argument_errors(
+    built_app: DocsMcpApp, arguments: dict[str, Any], message: str
+) -> None:
+    async with Client(built_app.server) as client:
+        result = await client.call_tool("get_doc", arguments)
+    assert result.is_error
+    assert message in text_of(result)
