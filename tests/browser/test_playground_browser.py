@@ -436,3 +436,54 @@ def test_token_prompt_on_a_stateless_server(
     page.locator("#results .hit").first.click()
     expect(page.locator("#doc-body .chunk.target")).to_have_count(1)
     snap(page, artifacts, "22-token-stateless")
+
+
+def test_budget_facets_and_whole_sections(
+    open_page: OpenPage, open_server: PlaygroundServer, artifacts: Path
+) -> None:
+    page = open_page(open_server)
+    expect(page.locator("#budget-options")).to_be_visible()
+    page.check("#facets")
+    search(page, "error code")
+    facet = page.locator("#facet-list .suggestion[data-key='language']").first
+    expect(facet).to_be_visible()
+    expect(page.locator("#cut")).to_be_hidden()
+    page.fill("#max-tokens", "250")
+    page.press("#max-tokens", "Enter")
+    expect(page.locator("#cut")).to_contain_text("Fitted to max_tokens 250")
+    expect(page.locator("#results .hit").first).to_be_visible()
+    snap(page, artifacts, "14-budget-facets")
+
+    value = facet.get_attribute("data-value")
+    facet.click()
+    expect(page.locator("#filter-language")).to_have_value(value or "")
+    expect(page.locator("#facet-list .suggestion[data-key='language']")).to_have_count(0)
+
+    page.fill("#max-tokens", "")
+    page.uncheck("#facets")
+    search(page, "error code reference")
+    page.locator("#results .hit").first.click()
+    expect(page.locator("#doc-scope")).to_be_visible()
+    page.select_option("#doc-scope", "section")
+    label = page.locator("#doc-body .chunk.target .chunk-label")
+    expect(label).to_contain_text("Section · ")
+    expect(page.locator("#doc-context")).to_be_disabled()
+    expect(page.locator("#doc-more")).to_be_hidden()
+    whole = page.locator("#doc-body").inner_text()
+    snap(page, artifacts, "15-doc-section")
+
+    page.fill("#max-tokens", "200")
+    page.press("#max-tokens", "Tab")  # a changed budget reads the open document again
+    more = page.locator("#doc-more")
+    expect(more).to_be_visible()
+    for _ in range(30):
+        if not more.is_visible():
+            break
+        count = page.locator("#doc-body .chunk").count()
+        more.click()
+        expect(page.locator("#doc-body .chunk")).to_have_count(count + 1)
+    expect(more).to_be_hidden()
+    expect(page.locator("#doc-body .chunk-label").nth(1)).to_contain_text("continued")
+    assert "repeat this call" not in page.locator("#doc-body").inner_text()
+    assert len(page.locator("#doc-body").inner_text()) >= len(whole) * 0.9
+    snap(page, artifacts, "16-doc-section-parts")

@@ -5,8 +5,11 @@
 import { McpClient, McpError } from "./mcp-client.js";
 import { renderMarkdown } from "./markdown.js";
 
-const RESERVED_SEARCH_ARGS = new Set(["query", "limit", "cursor"]);
-const CHUNK_DELIMITER = /^--- Chunk: (.+?) \(Chunk (\d+) of (\d+)\) \((Target|Context: [+-]?\d+)\) ---$/;
+const RESERVED_SEARCH_ARGS = new Set(["query", "limit", "cursor", "max_tokens", "facets"]);
+const CHUNK_DELIMITER = /^--- Chunk: (.+?) \(Chunk (\d+) of (\d+)\) \((Target|Context: [+-]?\d+)\)( \(continued\))? ---$/;
+const SECTION_DELIMITER = /^--- Section: (.+?) \((Chunks? [\d-]+ of \d+)\) \(Target: (.+?)\)( \(continued\))? ---$/;
+// the line that ends a get_doc answer cut to max_tokens, with the cursor of the rest
+const CONTINUATION = /^--- .*cursor "([^"]+)" ---$/;
 const TOKEN_KEY = "docs-mcp-playground-token";
 const HIGHLIGHT_TIMEOUT_MS = 10000;
 const AUTH_MODE = document.documentElement.dataset.auth || "none";
@@ -24,6 +27,7 @@ const state = {
   hits: [],
   cards: new Map(), // a card's text (heading and snippet) → the card showing it, for folding
   openHit: null,
+  docCursor: null,
   searchSeq: 0,
   docSeq: 0,
 };
@@ -149,6 +153,24 @@ function pickTools(tools) {
   state.tools = tools;
   state.searchTool = tools.find((t) => t.name === "search_docs") || tools.find((t) => t.name.endsWith("_search_docs"));
   state.getDocTool = tools.find((t) => t.name === "get_doc") || tools.find((t) => t.name.endsWith("_get_doc"));
+  // the optional arguments, offered only when the tools declare them
+  const searchProps = state.searchTool?.inputSchema?.properties || {};
+  const docProps = state.getDocTool?.inputSchema?.properties || {};
+  state.budgeted = searchProps.max_tokens?.type === "integer";
+  state.docBudgeted = docProps.max_tokens?.type === "integer";
+  state.faceted = searchProps.facets?.type === "boolean";
+  state.scoped = Array.isArray(docProps.scope?.enum);
+  show($("budget-options"), state.budgeted || state.faceted || state.docBudgeted);
+  show($("max-tokens").parentElement, state.budgeted || state.docBudgeted);
+  show($("facets").parentElement, state.faceted);
+  show($("doc-scope"), state.scoped);
+  show(document.querySelector('label[for="doc-scope"]'), state.scoped);
+}
+
+/** The max_tokens the page asks for, or null (none, or out of the tools' range). */
+function maxTokens() {
+  const value = Number($("max-tokens").value);
+  return Number.isInteger(value) && value >= 200 && value <= 1000000 ? value : null;
 }
 
 function buildFilters() {
@@ -213,6 +235,8 @@ async function runSearch({ append = false } = {}) {
   const seq = ++state.searchSeq;
   const args = { query: state.query, ...state.filters };
   if (append && state.cursor) args.cursor = state.cursor;
+  if (state.budgeted && maxTokens()) args.max_tokens = maxTokens();
+  if (state.faceted && $("facets").checked) args.facets = true;
   const started = performance.now();
   document.body.classList.add("busy");
   $("more").disabled = true;
@@ -282,7 +306,39 @@ function renderResults(payload, spans, append, elapsedMs) {
     (filtersText ? ` (${filtersText})` : "") +
     ` · ${Math.round(elapsedMs)} ms`;
   renderHint(payload.hint);
+  $("cut").textContent = payload.cut || "";
+  show($("cut"), Boolean(payload.cut));
+  renderFacets(payload.facets);
   if (append && firstNew) firstNew.focus();
+}
+
+/** Per unfiltered key, its values among the top candidates with their counts, each a button that
+ * searches again with that filter. */
+function renderFacets(facets) {
+  const box = $("facet-list");
+  box.replaceChildren();
+  for (const [key, counts] of Object.entries(facets || {})) {
+    const values = Object.entries(counts);
+    if (!values.length) continue;
+    box.append(
+      h(
+        "p",
+        { class: "facet" },
+        h("span", { class: "facet-key", text: key }),
+        values.map(([value, n]) =>
+          h("button", {
+            type: "button",
+            class: "suggestion",
+            dataset: { key, value },
+            text: `${value} ${n}`,
+            title: `Search again with ${key} = ${value}`,
+            onclick: () => applySuggestion(key, value),
+          }),
+        ),
+      ),
+    );
+  }
+  show(box, box.childElementCount > 0);
 }
 
 function hitItem(hit, position, headingSpans, snippetSpans) {
@@ -298,13 +354,14 @@ function hitItem(hit, position, headingSpans, snippetSpans) {
       onclick: () => openDoc(hit, button),
     },
     h("span", { class: "hit-heading" }, marked(hit.heading || hit.chunk_id, headingSpans)),
-    h("span", { class: "hit-breadcrumb", text: hit.breadcrumb || hit.filepath }),
+    h("span", { class: "hit-breadcrumb", text: hit.breadcrumb || hit.filepath || "" }),
     h("span", { class: "hit-snippet" }, marked(hit.snippet || "", snippetSpans)),
     h(
       "span",
       { class: "hit-meta" },
       meta,
-      h("span", { class: "score", title: "score", text: `score ${Number(hit.score).toFixed(3)}` }),
+      // a hit fitted to max_tokens has no score (its place is its rank)
+      hit.score === undefined ? [] : h("span", { class: "score", title: "score", text: `score ${Number(hit.score).toFixed(3)}` }),
     ),
   );
   return h("li", {}, button);
@@ -405,21 +462,38 @@ async function openDoc(hit, button) {
   $("doc-body").focus({ preventScroll: true });
 }
 
-async function loadDoc() {
+async function loadDoc({ more = false } = {}) {
   const open = state.openHit;
   if (!open) return;
-  const context = Number($("doc-context").value) || 0;
+  const scope = state.scoped ? $("doc-scope").value : "chunk";
+  const context = scope === "chunk" ? Number($("doc-context").value) || 0 : 0;
+  $("doc-context").disabled = scope !== "chunk";
+  const args = scope === "chunk" ? { chunk_id: open.hit.chunk_id, context } : { chunk_id: open.hit.chunk_id, scope };
+  if (state.docBudgeted && maxTokens()) args.max_tokens = maxTokens();
+  if (more && state.docCursor) args.cursor = state.docCursor;
   const seq = ++state.docSeq;
   const body = $("doc-body");
   show($("doc-error"), false);
   body.setAttribute("aria-busy", "true");
   try {
-    const text = toolText(await client.callTool(state.getDocTool.name, { chunk_id: open.hit.chunk_id, context }));
+    let text = toolText(await client.callTool(state.getDocTool.name, args));
     if (seq !== state.docSeq) return;
+    // a cut answer ends with the cursor of the rest: offered as "Read on"
+    const lines = text.replace(/\s+$/, "").split("\n");
+    const continuation = CONTINUATION.exec(lines[lines.length - 1]);
+    state.docCursor = continuation ? continuation[1] : null;
+    if (continuation) text = lines.slice(0, -1).join("\n");
+    show($("doc-more"), Boolean(state.docCursor));
+    $("doc-more").title = continuation ? lines[lines.length - 1].replace(/ "[^"]+" ---$/, " ---") : "";
     const chunks = renderChunks(text, open.hit.chunk_id);
     const targetText = chunks.find((chunk) => chunk.classList.contains("target"))?.querySelector(".markdown");
     if (targetText) await highlightTree(targetText, state.query);
     if (seq !== state.docSeq) return;
+    if (more) {
+      body.append(...chunks);
+      chunks[0]?.scrollIntoView({ block: "nearest" });
+      return;
+    }
     body.replaceChildren(...chunks);
     const target = body.querySelector(".chunk.target");
     // Scroll the document pane only (scrollIntoView would move the whole page too).
@@ -442,8 +516,13 @@ function renderChunks(text, targetId) {
   let current = null;
   for (const line of text.split("\n")) {
     const match = CHUNK_DELIMITER.exec(line);
+    const section = match ? null : SECTION_DELIMITER.exec(line);
     if (match) {
-      current = { id: match[1], index: match[2], total: match[3], role: match[4], lines: [] };
+      current = { id: match[1], index: match[2], total: match[3], role: match[4], continued: Boolean(match[5]), lines: [] };
+      blocks.push(current);
+    } else if (section) {
+      // a whole section (get_doc scope section or parent): one block, in the page's reading order
+      current = { id: section[1], section: section[2], role: "Target", continued: Boolean(section[4]), lines: [] };
       blocks.push(current);
     } else {
       if (!current) {
@@ -457,9 +536,12 @@ function renderChunks(text, targetId) {
     const isTarget = block.role === "Target";
     const content = h("div", { class: "markdown" });
     content.append(renderMarkdown(block.lines.join("\n")));
-    const label = block.index
-      ? `Chunk ${block.index} of ${block.total} · ${isTarget ? "target" : block.role.replace("Context: ", "context ")}`
-      : "Chunk";
+    const label =
+      (block.section
+        ? `Section · ${block.section}`
+        : block.index
+          ? `Chunk ${block.index} of ${block.total} · ${isTarget ? "target" : block.role.replace("Context: ", "context ")}`
+          : "Chunk") + (block.continued ? " · continued" : "");
     return h(
       "section",
       { class: `chunk ${isTarget ? "target" : "context"}`, dataset: { chunkId: block.id, role: block.role } },
@@ -880,6 +962,16 @@ function wire() {
   $("more").addEventListener("click", () => runSearch({ append: true }));
   $("doc-close").addEventListener("click", () => closeDoc());
   $("doc-context").addEventListener("change", () => loadDoc());
+  $("doc-scope").addEventListener("change", () => loadDoc());
+  $("doc-more").addEventListener("click", () => loadDoc({ more: true }));
+  $("max-tokens").addEventListener("change", () => {
+    // an open document is read again with the new budget; otherwise the search is run again
+    if (state.openHit) loadDoc();
+    else if ($("q").value.trim()) runSearch();
+  });
+  $("facets").addEventListener("change", () => {
+    if ($("q").value.trim()) runSearch();
+  });
   $("resource-close").addEventListener("click", () => show($("resource-view"), false));
   document.addEventListener("keydown", onKeyDown);
 
