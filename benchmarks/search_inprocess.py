@@ -9,6 +9,7 @@ Last, the cost of queries at and over the query limits: a query of :data:`MAX_QU
 words taken from the cases' queries (so that they match many chunks), and the refusal of a 3 MB
 query of 400,000 distinct words.
 ``--profile`` runs one more pass under cProfile and prints the functions where the time goes.
+``--max-tokens N`` times searches fitted to that budget (``search_docs`` ``max_tokens``).
 ``--facets`` also times every case with and without ``facets`` in alternation (the order swapped
 each pass) and prints both p50s and the median of the per-case differences: what counting facets
 costs a search.
@@ -37,11 +38,11 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(len(ordered) * p) - 1))]
 
 
-def timed_pass(engine: SearchEngine, cases: list[EvalCase]) -> list[float]:
+def timed_pass(engine: SearchEngine, cases: list[EvalCase], max_tokens: int | None = None) -> list[float]:
     samples: list[float] = []
     for case in cases:
         started = time.perf_counter()
-        engine.search(case.query, limit=case.limit, filters=dict(case.filters))
+        engine.search(case.query, limit=case.limit, filters=dict(case.filters), max_tokens=max_tokens)
         samples.append((time.perf_counter() - started) * 1000)
     return samples
 
@@ -104,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--profile", action="store_true", help="profile one extra pass with cProfile")
     parser.add_argument("--facets", action="store_true", help="also measure what counting facets costs")
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="time searches fitted to this token budget"
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -122,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     p50s: list[float] = []
     p95s: list[float] = []
     for n in range(1, args.passes + 1):
-        samples = timed_pass(engine, cases)
+        samples = timed_pass(engine, cases, args.max_tokens)
         p50s.append(percentile(samples, 0.5))
         p95s.append(percentile(samples, 0.95))
         print(f"pass {n}: search p50 {p50s[-1]:.2f} ms, p95 {p95s[-1]:.2f} ms, max {max(samples):.2f} ms")

@@ -196,15 +196,21 @@ def fit_page(
         return compact
     hits = [replace(h, lean=True) for h in result.hits]
     envelope = budget.count(replace(compact, hits=[], cut=_cut_message(budget.max_tokens, True, 99)).text())
-    costs: dict[tuple[int, int | None], int] = {}
+    # Each hit is tokenized once, and its snippet once; a shortened snippet's tokens are estimated
+    # in proportion to its length. Every candidate page is then counted exactly before it is chosen,
+    # so an estimate can only cost a snippet some characters, never the budget.
+    lean_costs = [budget.count(_compact_json(h.to_dict())) + 1 for h in hits]
+    snippet_costs = [budget.count(h.snippet) if h.snippet else 0 for h in hits]
 
     def shortened_hit(i: int, cap: int | None) -> Any:
         return hits[i] if cap is None else replace(hits[i], snippet=_shorten(hits[i].snippet, cap))
 
     def cost(i: int, cap: int | None) -> int:
-        if (i, cap) not in costs:
-            costs[i, cap] = budget.count(_compact_json(shortened_hit(i, cap).to_dict())) + 1
-        return costs[i, cap]
+        snippet = hits[i].snippet
+        if cap is None or len(snippet) <= cap:
+            return lean_costs[i]
+        kept = len(_shorten(snippet, cap))
+        return lean_costs[i] - snippet_costs[i] + -(-snippet_costs[i] * kept // len(snippet))
 
     for kept in range(len(hits), 0, -1):
         for cap in (None, *SNIPPET_CAPS):
