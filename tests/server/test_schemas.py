@@ -146,3 +146,16 @@ def test_without_readable_chunks_the_example_still_has_the_id_format(tmp_path: P
     described = get_doc_schema()["properties"]["chunk_id"]["description"]
     assert f"(e.g., '{DEFAULT_CHUNK_ID_EXAMPLE}')" in described
     assert "#" in DEFAULT_CHUNK_ID_EXAMPLE and "/" in DEFAULT_CHUNK_ID_EXAMPLE.partition("#")[2]
+
+
+def test_both_schemas_are_valid_json_schema_with_valid_defaults() -> None:
+    from jsonschema import Draft202012Validator
+
+    for schema in (search_docs_schema(view()), get_doc_schema("guides/a.md#a/b")):
+        Draft202012Validator.check_schema(schema)  # raises on an invalid schema
+        for name, spec in schema["properties"].items():
+            assert spec.get("type") in ("string", "integer", "boolean"), name
+            assert spec.get("description"), name
+            if "default" in spec:
+                Draft202012Validator(spec).validate(spec["default"])
+        assert set(schema["required"]) <= set(schema["properties"])
