@@ -47,9 +47,10 @@ SCOPE_DEFAULT = "chunk"
 FACET_DEPTH = 50  # docs_mcp_core.search.facets.FACET_DEPTH
 
 SEARCH_MAX_TOKENS_DESCRIPTION = (
-    "Optional. Most tokens ({encoding}) the answer may take. To fit, it comes as compact JSON, "
-    "snippets are shortened and, if need be, hits are left out from the end (next_cursor then starts "
-    "with them); a 'cut' field says so. Omit for the full page."
+    "Optional. Most tokens ({encoding}) the answer may take. To fit, it comes as compact JSON, hits "
+    "leave out filepath, heading and score (chunk_id and breadcrumb carry them), snippets are shortened "
+    "and, if need be, hits are left out from the end (next_cursor then starts with them); a 'cut' field "
+    "says so. Omit for the full page."
 )
 FACETS_DESCRIPTION = (
     "Optional. Also return 'facets': for every filter not set, how many of the top {depth} "
