@@ -124,12 +124,9 @@ class SearchEngine:
         self._hits = HitReader(
             atable=atable, catalog=self._catalog, columns=self._columns, taxonomy_keys=self._taxonomy_keys
         )
+        encoding = options.token_encoding
         self._documents = Documents(
-            table=table,
-            catalog=self._catalog,
-            columns=self._columns,
-            secret=secret,
-            token_encoding=options.token_encoding,
+            table=table, catalog=self._catalog, columns=self._columns, secret=secret, token_encoding=encoding
         )
         in_memory = options.match_retriever == "memory" and lexical_index_usable(self._columns, match_boosts)
         lexical = load_lexical_index(table, self._catalog, match_boosts, self._scoring) if in_memory else None
