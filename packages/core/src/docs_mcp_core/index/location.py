@@ -4,7 +4,8 @@
 ``s3://bucket/docs/acme``. The LanceDB table is written and read by LanceDB's own storage layer
 (``lancedb.connect(uri, storage_options=...)``); the two JSON files beside it (``metadata.json``,
 ``chunks.json``) go through the small :class:`IndexStorage` interface below, backed by the local
-file system or by ``pyarrow.fs.S3FileSystem`` (pyarrow already comes with LanceDB).
+file system or by an S3 client (``obstore``, on the same Rust object-store library as LanceDB's, which
+also gives the version tags and conditional writes that publishing and build locks rely on).
 
 Credentials and endpoint come from the usual AWS environment variables (``AWS_ENDPOINT_URL``,
 ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION`` /
@@ -22,11 +23,14 @@ atomic for readers). A reader therefore sees either the previous complete index 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
 import secrets
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -131,12 +135,14 @@ def new_build_id(now: datetime | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(4)}"
 
 
-def _pyarrow_fs() -> Any:
-    """``pyarrow.fs``, imported when an object store is used: the server checks ``--index-dir``
-    with this module before it answers ``initialize``, and pyarrow takes 0.1-0.3 s to import."""
-    from pyarrow import fs
+@dataclass(frozen=True)
+class ObjectInfo:
+    """One file of a location: its path (relative to what was listed), size and version tag."""
 
-    return fs
+    path: str
+    size: int
+    etag: str | None = None
+    modified: datetime | None = None
 
 
 class IndexStorage:
@@ -158,6 +164,15 @@ class IndexStorage:
         """The object's content; raises :class:`FileNotFoundError` when it does not exist."""
         raise NotImplementedError
 
+    def read_if_changed(self, name: str, etag: str | None) -> tuple[bytes, str | None] | None:
+        """``(content, version tag)`` of ``name``, or None when its tag is still ``etag``.
+
+        Raises :class:`FileNotFoundError` when it does not exist.
+        """
+        data = self.read_bytes(name)
+        tag = hashlib.sha256(data).hexdigest()
+        return None if tag == etag else (data, tag)
+
     def write_bytes(self, name: str, data: bytes) -> None:
         raise NotImplementedError
 
@@ -173,13 +188,17 @@ class IndexStorage:
         """Names of the entries directly inside this location (objects and prefixes)."""
         raise NotImplementedError
 
+    def list_files(self, name: str) -> list[ObjectInfo]:
+        """Every file below ``name`` (paths relative to ``name``), in path order."""
+        raise NotImplementedError
+
     def remove_tree(self, name: str) -> None:
         """Delete ``name`` and everything below it (no error if absent)."""
         raise NotImplementedError
 
     def size(self, name: str) -> int:
         """Total bytes of ``name`` and everything below it (0 when absent)."""
-        raise NotImplementedError
+        return sum(info.size for info in self.list_files(name))
 
     def bucket_exists(self) -> bool:
         """Whether the location's bucket (an object store) or parent folder (local) exists."""
@@ -214,6 +233,21 @@ class LocalStorage(IndexStorage):
         except OSError:
             return []
 
+    def list_files(self, name: str) -> list[ObjectInfo]:
+        top = self.root / name
+        if top.is_file():
+            return [ObjectInfo("", top.stat().st_size)]
+        found: list[ObjectInfo] = []
+        for dirpath, _dirs, files in os.walk(top):
+            for file in files:
+                path = os.path.join(dirpath, file)
+                try:
+                    size = os.path.getsize(path)
+                except OSError:
+                    continue
+                found.append(ObjectInfo(os.path.relpath(path, top).replace(os.sep, "/"), size))
+        return sorted(found, key=lambda info: info.path)
+
     def remove_tree(self, name: str) -> None:
         path = self.root / name
         if path.is_dir() and not path.is_symlink():
@@ -224,22 +258,79 @@ class LocalStorage(IndexStorage):
     def bucket_exists(self) -> bool:
         return self.root.parent.exists()
 
-    def size(self, name: str) -> int:
-        path = self.root / name
-        if path.is_file():
-            return path.stat().st_size
-        total = 0
-        for dirpath, _dirs, files in os.walk(path):
-            for file in files:
-                try:
-                    total += os.path.getsize(os.path.join(dirpath, file))
-                except OSError:
-                    pass
-        return total
+
+# Storage options that configure the HTTP client rather than the store (LanceDB takes both kinds).
+_CLIENT_KEYS = frozenset(
+    {
+        "allow_http",
+        "allow_invalid_certificates",
+        "connect_timeout",
+        "timeout",
+        "proxy_url",
+        "proxy_ca_certificate",
+        "proxy_excludes",
+        "pool_idle_timeout",
+        "pool_max_idle_per_host",
+        "user_agent",
+    }
+)
+# What the object-store client accepts (with or without the ``aws_`` prefix); LanceDB-only keys
+# such as ``aws_virtual_hosted_style_request`` spelled differently are passed as they are.
+_STORE_KEYS = frozenset(
+    {
+        "access_key_id",
+        "secret_access_key",
+        "session_token",
+        "token",
+        "region",
+        "default_region",
+        "endpoint",
+        "endpoint_url",
+        "bucket",
+        "checksum_algorithm",
+        "conditional_put",
+        "container_credentials_relative_uri",
+        "container_credentials_full_uri",
+        "copy_if_not_exists",
+        "disable_tagging",
+        "imdsv1_fallback",
+        "metadata_endpoint",
+        "request_payer",
+        "role_arn",
+        "role_session_name",
+        "server_side_encryption",
+        "skip_signature",
+        "sse_bucket_key_enabled",
+        "sse_kms_key_id",
+        "sts_endpoint",
+        "unsigned_payload",
+        "virtual_hosted_style_request",
+        "web_identity_token_file",
+    }
+)
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _store_errors() -> Any:
+    from obstore import exceptions
+
+    return exceptions
+
+
+def _short(exc: BaseException) -> str:
+    """An object-store error in one line (the client's messages carry a multi-line debug dump)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 class S3Storage(IndexStorage):
-    """An index under ``s3://bucket/prefix`` (any S3-compatible store: AWS, MinIO, R2, ...)."""
+    """An index under ``s3://bucket/prefix`` (any S3-compatible store: AWS, MinIO, R2, ...).
+
+    Besides plain reads and writes it offers what object stores have instead of locks and renames:
+    version tags (ETags), conditional reads (:meth:`read_if_changed`) and conditional writes
+    (:meth:`create` fails when the object exists, :meth:`replace` when it changed meanwhile), which
+    AWS S3, MinIO and R2 support.
+    """
 
     remote = True
 
@@ -250,7 +341,8 @@ class S3Storage(IndexStorage):
         self.bucket, _, prefix = path.partition("/")
         self.prefix = prefix.strip("/")
         self.options = dict(options)
-        self._fs: Any = None
+        self._store: Any = None
+        self._bucket_store: Any = None
 
     @property
     def lance_options(self) -> dict[str, str]:
@@ -259,90 +351,198 @@ class S3Storage(IndexStorage):
     def uri(self, name: str) -> str:
         return f"{self.location}/{name}"
 
-    def _key(self, name: str) -> str:
-        return "/".join(p for p in (self.bucket, self.prefix, name) if p)
+    def _make_store(self, prefix: str | None) -> Any:
+        from datetime import timedelta
 
-    def _filesystem(self) -> Any:
-        if self._fs is None:
-            fs = _pyarrow_fs()
-            opts = self.options
-            endpoint = opts.get("aws_endpoint") or None
-            scheme = "https"
-            if endpoint and endpoint.startswith("http://"):
-                scheme = "http"
-            if (
-                opts.get("allow_http", "").lower() in ("1", "true", "yes")
-                and endpoint
-                and "://" not in endpoint
-            ):
-                scheme = "http"
-            kwargs: dict[str, Any] = {"scheme": scheme, "region": opts.get("aws_region") or "us-east-1"}
-            if endpoint:
-                kwargs["endpoint_override"] = endpoint
-            if opts.get("aws_access_key_id"):
-                kwargs["access_key"] = opts["aws_access_key_id"]
-                kwargs["secret_key"] = opts.get("aws_secret_access_key", "")
-                if opts.get("aws_session_token"):
-                    kwargs["session_token"] = opts["aws_session_token"]
-            self._fs = fs.S3FileSystem(**kwargs)
-        return self._fs
+        from obstore.store import S3Store
+
+        config: dict[str, str] = {}
+        client: dict[str, Any] = {}
+        for key, value in self.options.items():
+            short = key[4:] if key.startswith("aws_") else key
+            if key in _CLIENT_KEYS:
+                client[key] = value.lower() in _TRUE if key.startswith("allow_") else value
+            elif short in _STORE_KEYS:
+                config[f"aws_{short}" if short != "token" else "aws_session_token"] = value
+        if config.get("aws_endpoint_url"):
+            config["aws_endpoint"] = config.pop("aws_endpoint_url")
+        endpoint = config.get("aws_endpoint", "")
+        if endpoint.startswith("http://"):
+            client.setdefault("allow_http", True)
+        retry: Any = {"max_retries": 3, "retry_timeout": timedelta(seconds=30)}
+        store: Any = S3Store  # the options are plain dicts here; the client checks the keys
+        return store(
+            self.bucket, prefix=prefix or None, config=config, client_options=client, retry_config=retry
+        )
+
+    def _objects(self) -> Any:
+        if self._store is None:
+            self._store = self._make_store(self.prefix)
+        return self._store
+
+    def _call(self, action: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run an object-store operation; its failures become :class:`OSError` (missing objects
+        :class:`FileNotFoundError`), so callers handle local and remote errors alike."""
+        errors = _store_errors()
+        try:
+            return action(*args, **kwargs)
+        except FileNotFoundError:
+            raise
+        except errors.NotFoundError as exc:
+            raise FileNotFoundError(_short(exc)) from None
+        except errors.BaseError as exc:
+            raise OSError(_short(exc)) from None
 
     def read_bytes(self, name: str) -> bytes:
-        fs = _pyarrow_fs()
-        filesystem = self._filesystem()
-        key = self._key(name)
-        if filesystem.get_file_info(key).type != fs.FileType.File:
-            raise FileNotFoundError(f"{self.uri(name)} does not exist")
-        with filesystem.open_input_stream(key) as stream:
-            return stream.read()
+        import obstore
+
+        result = self._call(obstore.get, self._objects(), name)
+        return bytes(self._call(result.bytes))
+
+    def read_if_changed(self, name: str, etag: str | None) -> tuple[bytes, str | None] | None:
+        import obstore
+
+        errors = _store_errors()
+        options: Any = {"if_none_match": etag} if etag else None
+        try:
+            result = obstore.get(self._objects(), name, options=options)
+        except errors.NotModifiedError:
+            return None
+        except errors.NotFoundError as exc:
+            raise FileNotFoundError(_short(exc)) from None
+        except errors.BaseError as exc:
+            raise OSError(_short(exc)) from None
+        return bytes(self._call(result.bytes)), result.meta.get("e_tag")
 
     def write_bytes(self, name: str, data: bytes) -> None:
-        with self._filesystem().open_output_stream(self._key(name)) as out:
-            out.write(data)
+        import obstore
+
+        self._call(obstore.put, self._objects(), name, data)
+
+    def create(self, name: str, data: bytes) -> str | None:
+        """Write ``name`` only if it does not exist: its version tag, or None when it existed."""
+        import obstore
+
+        errors = _store_errors()
+        try:
+            result = obstore.put(self._objects(), name, data, mode="create")
+        except errors.AlreadyExistsError:
+            return None
+        except errors.PreconditionError:
+            return None
+        except errors.BaseError as exc:
+            raise OSError(_short(exc)) from None
+        return result.get("e_tag")
+
+    def replace(self, name: str, data: bytes, etag: str) -> str | None:
+        """Overwrite ``name`` only if its version tag is still ``etag``: the new tag, else None."""
+        import obstore
+
+        errors = _store_errors()
+        try:
+            result = obstore.put(self._objects(), name, data, mode={"e_tag": etag})
+        except (errors.PreconditionError, errors.NotFoundError):
+            return None
+        except errors.BaseError as exc:
+            raise OSError(_short(exc)) from None
+        return result.get("e_tag")
+
+    def head(self, name: str) -> ObjectInfo | None:
+        """Size, version tag and modification time of the object ``name`` (None when absent)."""
+        import obstore
+
+        try:
+            meta = self._call(obstore.head, self._objects(), name)
+        except FileNotFoundError:
+            return None
+        return ObjectInfo(name, int(meta["size"]), meta.get("e_tag"), meta.get("last_modified"))
 
     def upload(self, local: Path, name: str) -> None:
-        with open(local, "rb") as src, self._filesystem().open_output_stream(self._key(name)) as out:
-            shutil.copyfileobj(src, out, 8 * 1024 * 1024)
+        import obstore
+
+        self._call(obstore.put, self._objects(), name, local)
+
+    def download(self, name: str, local: Path) -> int:
+        """Copy the object ``name`` to the local file ``local``; returns the bytes written."""
+        import obstore
+
+        result = self._call(obstore.get, self._objects(), name)
+        written = 0
+        with open(local, "wb") as out:
+            for chunk in self._call(result.stream, min_chunk_size=1024 * 1024):
+                out.write(chunk)
+                written += len(chunk)
+        return written
 
     def exists(self, name: str) -> bool:
-        fs = _pyarrow_fs()
-        info = self._filesystem().get_file_info(self._key(name))
-        return info.type != fs.FileType.NotFound
+        return self.head(name) is not None or bool(self._list(name, limit_one=True))
+
+    def _list(self, name: str, *, limit_one: bool = False) -> list[ObjectInfo]:
+        import obstore
+
+        base = name.strip("/")
+        prefix = f"{base}/" if base else None
+        found: list[ObjectInfo] = []
+        stream = self._call(obstore.list, self._objects(), prefix=prefix, chunk_size=1000)
+        for batch in self._call(iter, stream):
+            for meta in batch:
+                path = str(meta["path"])
+                relative = path[len(prefix) :] if prefix else path
+                found.append(
+                    ObjectInfo(relative, int(meta["size"]), meta.get("e_tag"), meta.get("last_modified"))
+                )
+            if limit_one and found:
+                break
+        return found
 
     def list_names(self) -> list[str]:
-        fs = _pyarrow_fs()
-        base = "/".join(p for p in (self.bucket, self.prefix) if p)
+        import obstore
+
         try:
-            infos = self._filesystem().get_file_info(fs.FileSelector(base, allow_not_found=True))
+            listing = self._call(obstore.list_with_delimiter, self._objects())
         except OSError:
             return []
-        return sorted(info.base_name for info in infos)
+        names = [str(meta["path"]).rstrip("/").rsplit("/", 1)[-1] for meta in listing["objects"]]
+        names += [str(p).rstrip("/").rsplit("/", 1)[-1] for p in listing["common_prefixes"]]
+        return sorted(set(names))
+
+    def list_files(self, name: str) -> list[ObjectInfo]:
+        info = self.head(name) if name else None
+        if info is not None:
+            return [ObjectInfo("", info.size, info.etag, info.modified)]
+        return sorted(self._list(name), key=lambda item: item.path)
 
     def remove_tree(self, name: str) -> None:
-        fs = _pyarrow_fs()
-        filesystem = self._filesystem()
-        key = self._key(name)
-        info = filesystem.get_file_info(key)
-        if info.type == fs.FileType.Directory:
-            filesystem.delete_dir(key)
-        elif info.type == fs.FileType.File:
-            filesystem.delete_file(key)
+        import obstore
+
+        paths = [f"{name.strip('/')}/{info.path}" for info in self._list(name)]
+        if self.head(name) is not None:
+            paths.append(name)
+        for start in range(0, len(paths), 1000):
+            self._call(obstore.delete, self._objects(), paths[start : start + 1000])
+
+    def delete(self, name: str) -> None:
+        """Delete the object ``name`` (no error if absent)."""
+        import obstore
+
+        with contextlib.suppress(FileNotFoundError):
+            self._call(obstore.delete, self._objects(), name)
 
     def bucket_exists(self) -> bool:
-        fs = _pyarrow_fs()
-        return self._filesystem().get_file_info(self.bucket).type == fs.FileType.Directory
+        import obstore
 
-    def size(self, name: str) -> int:
-        fs = _pyarrow_fs()
-        filesystem = self._filesystem()
-        key = self._key(name)
-        info = filesystem.get_file_info(key)
-        if info.type == fs.FileType.File:
-            return int(info.size or 0)
-        if info.type != fs.FileType.Directory:
-            return 0
-        infos = filesystem.get_file_info(fs.FileSelector(key, recursive=True))
-        return sum(int(i.size or 0) for i in infos if i.type == fs.FileType.File)
+        if self._bucket_store is None:
+            self._bucket_store = self._make_store(None)
+        errors = _store_errors()
+        try:
+            obstore.list_with_delimiter(self._bucket_store)
+        except (errors.NotFoundError, FileNotFoundError):
+            return False
+        except errors.BaseError as exc:
+            if "NoSuchBucket" in str(exc):
+                return False
+            raise OSError(_short(exc)) from None
+        return True
 
 
 def open_storage(location: str | os.PathLike[str], options: Mapping[str, str] | None = None) -> IndexStorage:
@@ -366,6 +566,7 @@ __all__ = [
     "SUPPORTED_SCHEMES",
     "IndexStorage",
     "LocalStorage",
+    "ObjectInfo",
     "S3Storage",
     "check_uri",
     "describe",
