@@ -19,6 +19,7 @@ from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.errors import CorpusInvalidError, IndexNotFoundError, MetadataNotFoundError, StorageError
 from docs_mcp_core.index.location import (
     GENERATION_PREFIX,
+    S3Storage,
     index_location,
     open_storage,
     parse_storage_option,
@@ -39,9 +40,17 @@ def s3() -> Iterator[S3Endpoint]:
         yield endpoint
 
 
-def _build(docs: Path, out: Path | str, s3: S3Endpoint | None = None) -> None:
+def _build(docs: Path, out: Path | str, s3: S3Endpoint | None = None, retention: float = 600.0) -> None:
     options = s3.storage_options() if s3 is not None else None
-    build_index(BuildOptions(docs_dir=docs, out_dir=out, indexed_at=INDEXED_AT, storage_options=options))
+    build_index(
+        BuildOptions(
+            docs_dir=docs,
+            out_dir=out,
+            indexed_at=INDEXED_AT,
+            storage_options=options,
+            generation_retention_seconds=retention,
+        )
+    )
 
 
 def _ids(engine: SearchEngine, query: str) -> list[str]:
@@ -189,9 +198,12 @@ def test_rebuild_switches_generation_and_keeps_the_previous_one_readable(
     finally:
         fresh.close()
 
-    _build(docs, uri, s3)  # a third build drops the first generation, keeps the second
+    _build(docs, uri, s3)  # replaced a moment ago: the first generation is kept for its retention time
     third = read_metadata(uri, storage_options=s3.storage_options()).index.path
-    assert sorted(_generations(s3, uri)) == sorted([second, third])
+    assert sorted(_generations(s3, uri)) == sorted([first, second, third])
+    _build(docs, uri, s3, retention=0)  # without retention, only the previous generation stays
+    fourth = read_metadata(uri, storage_options=s3.storage_options()).index.path
+    assert sorted(_generations(s3, uri)) == sorted([third, fourth])
 
 
 @pytest.mark.integration
@@ -249,3 +261,94 @@ def test_build_to_a_missing_bucket_fails_before_any_work(examples_docs: Path, s3
     with pytest.raises(BuildError, match=r"--out 's3://no-such-bucket/docs': the bucket does not exist"):
         build_index(options, Steps())
     assert reporter_steps == []  # refused before chunking anything
+
+
+# ── the build lock and the conditional publish ─────────────────────────────────────────────────
+
+
+@pytest.mark.integration
+def test_a_live_object_store_lock_refuses_and_a_stale_one_is_taken_over(
+    s3: S3Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docs_mcp_core.errors import BuildError, BuildLockedError
+    from docs_mcp_core.index import lock as build_lock
+
+    storage = open_storage(f"s3://{BUCKET}/locks/one", s3.storage_options())
+    assert isinstance(storage, S3Storage)
+    record = json.dumps({"pid": 4242, "host": "ci-runner-7", "started_at": "2026-01-01T00:00:00Z"})
+    storage.write_bytes(build_lock.LOCK_FILENAME, record.encode())
+    with pytest.raises(
+        BuildLockedError, match=r"another build \(pid 4242 on host ci-runner-7, started"
+    ) as info:
+        build_lock.acquire_build_lock(storage)
+    assert "--wait" in str(info.value)
+
+    notes: list[str] = []
+    monkeypatch.setattr(build_lock, "STALE_SECONDS", 0.0)  # the holder has not renewed it "for long"
+    held = build_lock.acquire_build_lock(storage, notify=notes.append)
+    try:
+        assert notes and "took over the build lock" in notes[0] and "pid 4242" in notes[0]
+        mine = json.loads(storage.read_bytes(build_lock.LOCK_FILENAME))
+        assert mine["took_over_from"].startswith("pid 4242")
+        held.check()  # still ours: renewed
+        # another build takes it from us (as if this one had stalled): publishing must stop
+        storage.write_bytes(build_lock.LOCK_FILENAME, record.encode())
+        with pytest.raises(BuildError, match="taken over by another build"):
+            held.check()
+    finally:
+        held.release()
+    assert storage.exists(build_lock.LOCK_FILENAME)  # not ours any more: left to its holder
+    storage.delete(build_lock.LOCK_FILENAME)
+
+
+@pytest.mark.integration
+def test_metadata_json_is_published_only_over_the_version_the_build_started_from(s3: S3Endpoint) -> None:
+    from docs_mcp_core.build.output import _publish_metadata
+    from docs_mcp_core.errors import BuildError
+
+    storage = open_storage(f"s3://{BUCKET}/locks/publish", s3.storage_options())
+    assert isinstance(storage, S3Storage)
+    _publish_metadata(storage, b'{"n": 1}', None)
+    with pytest.raises(BuildError, match="another build published to"):
+        _publish_metadata(storage, b'{"n": 2}', None)  # it expected no index, but one appeared
+    found = storage.read_if_changed("metadata.json", None)
+    assert found is not None
+    data, etag = found
+    assert data == b'{"n": 1}' and etag
+    assert storage.read_if_changed("metadata.json", etag) is None  # unchanged: nothing fetched
+    _publish_metadata(storage, b'{"n": 3}', etag)
+    with pytest.raises(BuildError, match="another build published to"):
+        _publish_metadata(storage, b'{"n": 4}', etag)  # someone else's version is live now
+    assert storage.read_bytes("metadata.json") == b'{"n": 3}'
+
+
+def test_verify_table_refuses_a_table_that_does_not_hold_the_chunks_written(tmp_path: Path) -> None:
+    from docs_mcp_core.build.verify import verify_table
+    from docs_mcp_core.errors import BuildError
+    from docs_mcp_core.index.table import chunks_to_arrow, write_table
+
+    chunks = [
+        Chunk(
+            f"f.md#h{i}",
+            "f.md",
+            f"Heading {i}",
+            2,
+            f"## Heading {i}\n\nlighthouse {i}",
+            f"lighthouse {i}",
+            f"f.md > Heading {i}",
+            i,
+            {},
+        )
+        for i in range(3)
+    ]
+    db = tmp_path / ".lancedb"
+    write_table(
+        db, [chunks_to_arrow(chunks, [], {"f.md": "x"}, None, None)], metadata_keys=[], vector_dimensions=None
+    )
+    verify_table(db, 3)
+    with pytest.raises(BuildError, match=r"holds 3 rows where 4 chunks were written"):
+        verify_table(db, 4)
+    for data_file in (db / "chunks.lance" / "data").iterdir():
+        data_file.unlink()
+    with pytest.raises(BuildError, match=r"cannot be (read back|searched)"):
+        verify_table(db, 3)

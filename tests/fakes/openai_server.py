@@ -236,6 +236,17 @@ class FakeOpenAI:
             self._gate_timeout = timeout
             self._gate_open = False
 
+    def hold(self, timeout: float = 120.0) -> None:
+        """Make embeddings requests wait until :meth:`release` (at most ``timeout`` s), e.g. to keep a
+        build busy at a known point while a test looks at what it holds."""
+        self.hold_until_in_flight(1 << 30, timeout)
+
+    def release(self) -> None:
+        """Let held requests (and all later ones) through."""
+        with self._lock:
+            self._gate_open = True
+            self._lock.notify_all()
+
     def add_batch(
         self,
         *,

@@ -13,11 +13,10 @@ from typing import Annotated
 
 import typer
 
-from docs_mcp_cli.errors import fail, reporting, sigterm_stops_like_ctrl_c, usage_error
-from docs_mcp_cli.params import docs_dir_option
+from docs_mcp_cli.errors import fail, reporting, sigterm_stops_like_ctrl_c
+from docs_mcp_cli.params import docs_dir_option, location, storage_option_option
 from docs_mcp_cli.progress import ConsoleReporter, human_bytes
-from docs_mcp_core.errors import CorpusInvalidError, StorageError
-from docs_mcp_core.index.location import index_location, parse_storage_option
+from docs_mcp_core.errors import CorpusInvalidError
 
 UNTOUCHED = " (the previous index, if any, is untouched)"
 
@@ -37,15 +36,7 @@ ProviderOption = Annotated[
         "hash (deterministic, for tests) or openai.",
     ),
 ]
-StorageOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--storage-option",
-        metavar="KEY=VALUE",
-        help="Object-store setting for an s3:// --out (endpoint, region, access_key_id, secret_access_key, "
-        "session_token, allow_http); repeatable. Default: the AWS_* environment variables.",
-    ),
-]
+StorageOption = Annotated[list[str] | None, storage_option_option()]
 
 
 def build(
@@ -108,17 +99,29 @@ def build(
         ),
     ] = False,
     storage_option: StorageOption = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="If another build is writing to --out, wait for it to finish instead of failing at once.",
+        ),
+    ] = False,
+    generation_retention: Annotated[
+        float,
+        typer.Option(
+            "--generation-retention",
+            min=0,
+            metavar="SECONDS",
+            help="Object stores: keep a replaced generation this long for replicas still fetching or "
+            "reading it (the previous one is always kept).",
+        ),
+    ] = 600.0,
 ) -> None:
     """Build the search index (LanceDB table, chunks.json, metadata.json) for a docs folder."""
     # imported when the command runs: the other commands and --help do not load NumPy and pyarrow
     from docs_mcp_core.build import BuildOptions, EmbeddingOptions, ToolTexts, build_index
 
-    try:
-        out_location = index_location(out)
-        storage_options = dict(parse_storage_option(item) for item in storage_option or [])
-    except StorageError as exc:
-        option = "--storage-option" if "--storage-option" in str(exc) else "--out"
-        raise usage_error(str(exc), option) from None
+    out_location, storage_options = location(out, storage_option, "--out")
     embedding = EmbeddingOptions(
         provider=embedding_provider,
         model=embedding_model,
@@ -139,8 +142,10 @@ def build(
         tools=tools,
         rebuild_cache=rebuild_cache,
         workers=workers,
-        storage_options=storage_options or None,
+        storage_options=storage_options,
         follow_external_symlinks=follow_external_symlinks,
+        wait_for_lock=wait,
+        generation_retention_seconds=generation_retention,
     )
     reporter = ConsoleReporter()
     with reporting("build", note=UNTOUCHED, before=reporter.close):

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import typer
 
 from docs_mcp_cli.errors import usage_error
 
-__all__ = ["docs_dir_option", "index_dir_option", "key_value_pairs"]
+__all__ = [
+    "STORAGE_OPTION_HELP",
+    "docs_dir_option",
+    "index_dir_option",
+    "key_value_pairs",
+    "location",
+    "storage_option_option",
+]
+
+STORAGE_OPTION_HELP = (
+    "Object-store setting for an s3:// location (endpoint, region, access_key_id, secret_access_key, "
+    "session_token, allow_http); repeatable. Default: the AWS_* environment variables."
+)
 
 
 def docs_dir_option(help: str) -> Any:
@@ -17,7 +30,28 @@ def docs_dir_option(help: str) -> Any:
 
 
 def index_dir_option() -> Any:
-    return typer.Option("--index-dir", help="Folder written by `docs-mcp build`.")
+    return typer.Option(
+        "--index-dir",
+        help="Folder written by `docs-mcp build`, or an object-store URI (s3://bucket/prefix).",
+    )
+
+
+def storage_option_option() -> Any:
+    """``--storage-option KEY=VALUE`` (repeatable), for an ``s3://`` ``--out`` or ``--index-dir``."""
+    return typer.Option("--storage-option", metavar="KEY=VALUE", help=STORAGE_OPTION_HELP)
+
+
+def location(
+    value: str, storage_option: list[str] | None, flag: str
+) -> tuple[Path | str, dict[str, str] | None]:
+    """``flag``'s value and the ``--storage-option`` items as an index location; usage error otherwise."""
+    from docs_mcp_core.errors import StorageError
+    from docs_mcp_core.index.location import parse_location
+
+    try:
+        return parse_location(value, storage_option)
+    except StorageError as exc:
+        raise usage_error(str(exc), "--storage-option" if "--storage-option" in str(exc) else flag) from None
 
 
 def key_value_pairs(values: list[str] | None, option: str) -> dict[str, str]:

@@ -15,22 +15,27 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from docs_mcp_cli.errors import reporting, usage_error
-from docs_mcp_cli.params import index_dir_option, key_value_pairs
+from docs_mcp_cli.params import index_dir_option, key_value_pairs, location, storage_option_option
 from docs_mcp_core.errors import SearchError
 
 if TYPE_CHECKING:
     from docs_mcp_core.search import SearchEngine, SearchResult
 
 SCOPES = ("chunk", "section", "parent")  # docs_mcp_core.search.sections.SCOPES, without importing search
-IndexDir = Annotated[Path, index_dir_option()]
+IndexDir = Annotated[str, index_dir_option()]
+StorageOption = Annotated[list[str] | None, storage_option_option()]
 
 
-def _open_engine(index_dir: Path) -> SearchEngine:
+def _open_engine(where: Path | str, storage_options: dict[str, str] | None) -> SearchEngine:
     os.environ.setdefault("LANCEDB_LOG", "error")
     # imported when a command runs: the other commands and --help do not load NumPy and pyarrow
     from docs_mcp_core.search import SearchEngine
 
-    return SearchEngine.open(index_dir, on_warning=lambda m: typer.echo(f"warning: {m}", err=True))
+    return SearchEngine.open(
+        where,
+        on_warning=lambda m: typer.echo(f"warning: {m}", err=True),
+        storage_options=storage_options,
+    )
 
 
 def search(
@@ -54,6 +59,7 @@ def search(
         bool, typer.Option("--facets", help="Also count the top candidates per value of unfiltered keys.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly what search_docs returns.")] = False,
+    storage_option: StorageOption = None,
 ) -> None:
     """Search an index the way the search_docs tool does."""
     if not query.strip():
@@ -65,9 +71,10 @@ def search(
         check_query(query)
     except SearchError as exc:
         raise usage_error(str(exc), "QUERY") from None
+    where, storage_options = location(index_dir, storage_option, "--index-dir")
     filters = key_value_pairs(filter_, "--filter")
     with reporting("search"):
-        engine = _open_engine(index_dir)
+        engine = _open_engine(where, storage_options)
         try:
             engine.check_filters(filters, values=True)
         except SearchError as exc:
@@ -129,6 +136,7 @@ def get(
     cursor: Annotated[
         str | None, typer.Option("--cursor", help="The cursor a cut answer ended with: the rest of it.")
     ] = None,
+    storage_option: StorageOption = None,
 ) -> None:
     """Print a chunk, its neighbours or its whole section the way the get_doc tool does."""
     if not chunk_id.strip():
@@ -137,8 +145,9 @@ def get(
         raise usage_error(f"scope must be one of: {', '.join(SCOPES)}", "--scope")
     if scope != "chunk" and context:
         raise usage_error("--context applies only to --scope chunk", "--context")
+    where, storage_options = location(index_dir, storage_option, "--index-dir")
     with reporting("get"):
-        text = _open_engine(index_dir).get_doc(
+        text = _open_engine(where, storage_options).get_doc(
             chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor
         )
     typer.echo(text)

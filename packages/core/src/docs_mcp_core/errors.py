@@ -78,6 +78,14 @@ class BuildError(DocsMcpError):
     """A build that cannot proceed (invalid corpus, empty corpus, embedding failure)."""
 
 
+class BuildLockedError(BuildError):
+    """Another build holds the lock on the output location (``holder`` describes it)."""
+
+    def __init__(self, message: str, holder: str) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
 class CorpusInvalidError(BuildError):
     """The corpus has errors; ``findings`` lists them (the build wrote nothing)."""
 

@@ -54,6 +54,8 @@ class BuildOptions:
     indexed_at: str | None = None  # fixed timestamp, for reproducible builds in tests
     storage_options: dict[str, str] | None = None  # object-store settings over the AWS_* variables
     follow_external_symlinks: bool = False  # index files that links lead to outside docs_dir
+    wait_for_lock: bool = False  # another build holds the output's lock: wait for it instead of failing
+    generation_retention_seconds: float = 600.0  # object stores: keep replaced generations this long
 
 
 class BuildReporter(Protocol):

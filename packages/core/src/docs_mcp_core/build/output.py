@@ -1,25 +1,43 @@
 """Where a build writes, and how the new index replaces the live one without a gap.
 
-A folder is written beside the live index (``.lancedb.tmp``, ``.lancedb.work/``, ``*.json.tmp``)
-and swapped in by renames when complete, so a failed or interrupted build leaves the previous index
-intact and servable (:func:`recover_interrupted_swap` finishes or undoes a swap a crash cut short).
-An object store has no rename: the table goes under a fresh ``.lancedb-<build-id>`` prefix and
-``metadata.json``, written last, switches readers to it (:class:`Output`).
+Before anything else a build takes the output location's lock (:mod:`docs_mcp_core.index.lock`), so
+two builds never write into one place at once. A folder is written beside the live index
+(``.lancedb.tmp``, ``.lancedb.work/``, ``*.json.tmp``) and swapped in by renames when complete, so a
+failed or interrupted build leaves the previous index intact and servable
+(:func:`recover_interrupted_swap` finishes or undoes a swap a crash cut short). An object store has
+no rename: the table goes under a fresh ``.lancedb-<build-id>`` prefix and ``metadata.json``, written
+last and only if nobody else published meanwhile, switches readers to it (:class:`Output`). Either
+way the new table is opened and checked before it is published (:mod:`.verify`).
+
+Retention: an object store keeps the generation just replaced, and any other replaced generation
+until it has been replaced for ``generation_retention_seconds``, for replicas and readers still
+fetching or reading it.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from docs_mcp_core.build.options import BuildOptions, BuildReporter
+from docs_mcp_core.build.verify import verify_table
 from docs_mcp_core.errors import BuildError
-from docs_mcp_core.index.location import GENERATION_PREFIX, IndexStorage, is_uri, new_build_id, open_storage
+from docs_mcp_core.index.location import (
+    GENERATION_PREFIX,
+    IndexStorage,
+    S3Storage,
+    is_uri,
+    new_build_id,
+    open_storage,
+)
+from docs_mcp_core.index.lock import BuildLock, acquire_build_lock
 from docs_mcp_core.index.table import LANCEDB_DIRNAME, directory_size, write_table
 from docs_mcp_core.metadata import METADATA_FILENAME
 
@@ -63,15 +81,19 @@ class Output:
 
     def __init__(self, options: BuildOptions) -> None:
         self.options = options
-        self.storage: IndexStorage | None = None
+        self.storage: S3Storage | None = None
         self.out_dir: Path | None = None
         if is_uri(options.out_dir):
-            self.storage = open_storage(options.out_dir, options.storage_options)
+            storage = open_storage(options.out_dir, options.storage_options)
+            assert isinstance(storage, S3Storage)
+            self.storage = storage
             self.index_path = GENERATION_PREFIX + new_build_id()
         else:
             self.out_dir = Path(options.out_dir).resolve()
             self.index_path = LANCEDB_DIRNAME
         self.previous_path: str | None = None
+        self._previous_etag: str | None = None  # metadata.json's version when the lock was taken
+        self._lock: BuildLock | None = None
         self._created = False
         self._publishing = False  # the swap or the uploads have started: leave the rest to recovery
         self._published = False  # metadata.json names the new table
@@ -87,20 +109,22 @@ class Output:
         """The local folder the build writes into (the output folder, or the scratch folder)."""
         return str(self.out_dir if self.out_dir is not None else self._work or tempfile.gettempdir())
 
-    def prepare(self) -> None:
-        """Check the destination and repair what an interrupted build left behind."""
+    def prepare(self, rep: BuildReporter) -> None:
+        """Take the output's lock, check the destination and repair what an interrupted build left."""
         if self.out_dir is not None:
             if self.out_dir.exists() and not self.out_dir.is_dir():
                 raise BuildError(f"--out '{self.options.out_dir}' exists and is not a directory")
-            if self.out_dir.is_dir():
-                recover_interrupted_swap(self.out_dir)
+            self._created = not self.out_dir.exists()
+            self._lock = acquire_build_lock(self.out_dir, wait=self.options.wait_for_lock, notify=rep.step)
+            recover_interrupted_swap(self.out_dir)
         elif self.storage is not None:
-            self.previous_path = _previous_index_path(self.storage)
+            _previous_index(self.storage)  # unreachable store, bad credentials, no bucket: fail here
+            self._lock = acquire_build_lock(self.storage, wait=self.options.wait_for_lock, notify=rep.step)
+            self.previous_path, self._previous_etag = _previous_index(self.storage)
 
     def open_work(self) -> Path:
         """The local folder for scratch files (the output folder itself, or a temporary folder)."""
         if self.out_dir is not None:
-            self._created = not self.out_dir.exists()
             self._work = self.out_dir / WORK_DIRNAME
             _remove(self._work)
             self._work.mkdir(parents=True)
@@ -144,6 +168,15 @@ class Output:
             after_rows=after_rows,
         )
 
+    def verify(self, rows: int, rep: BuildReporter) -> None:
+        """Open the table just written and check it (rows, a read, the indexes) before publishing it."""
+        rep.step("index: checking the new table")
+        if self.storage is None:
+            assert self.out_dir is not None
+            verify_table(self.out_dir / f"{LANCEDB_DIRNAME}.tmp", rows)
+        else:
+            verify_table(self.storage.uri(self.index_path), rows, storage_options=self.storage.lance_options)
+
     def publish(self, metadata_text: str, rep: BuildReporter) -> int:
         """Make the new index the live one; returns its size in bytes."""
         assert self._work is not None
@@ -161,13 +194,14 @@ class Output:
         storage = self.storage
         chunks_file = self._work / f"{CHUNKS_FILENAME}.tmp"
         rep.step(f"publishing {storage.location}")
+        if self._lock is not None:
+            self._lock.check()
         storage.upload(chunks_file, CHUNKS_FILENAME)
-        storage.write_bytes(METADATA_FILENAME, metadata_text.encode("utf-8"))
+        _publish_metadata(storage, metadata_text.encode("utf-8"), self._previous_etag)
         self._published = True
-        # Keep the previous generation (replicas that opened it keep working until they restart).
-        for name in storage.list_names():
-            if name.startswith(GENERATION_PREFIX) and name not in (self.index_path, self.previous_path):
-                _quietly(lambda name=name: storage.remove_tree(name))
+        keep = {self.index_path, self.previous_path}
+        retention = self.options.generation_retention_seconds
+        _quietly(lambda: _prune_generations(storage, keep, retention))
         return storage.size(self.index_path) + len(metadata_text.encode("utf-8")) + chunks_file.stat().st_size
 
     def abort(self) -> None:
@@ -187,6 +221,9 @@ class Output:
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -218,29 +255,64 @@ def _quietly(action: Callable[[], None]) -> None:
         pass
 
 
-def _previous_index_path(storage: IndexStorage) -> str | None:
-    """``index.path`` of the index currently published at ``storage`` (``None`` when there is none).
+def _previous_index(storage: IndexStorage) -> tuple[str | None, str | None]:
+    """``index.path`` and version tag of the ``metadata.json`` published at ``storage`` (``None``s
+    when there is none).
 
     Also the build's first request to the store: unreachable endpoints, bad credentials and missing
     buckets fail here, before any work, with a message that says what to check.
     """
     try:
-        data = storage.read_bytes(METADATA_FILENAME)
+        found = storage.read_if_changed(METADATA_FILENAME, None)
     except FileNotFoundError:
         if not storage.bucket_exists():
             raise BuildError(
                 f"--out '{storage.location}': the bucket does not exist (create it first)"
             ) from None
-        return None
+        return None, None
     except OSError as exc:
         raise BuildError(
             f"cannot access --out '{storage.location}': {exc} (check the endpoint and credentials: "
             "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION or --storage-option)"
         ) from None
+    assert found is not None
+    data, etag = found
     try:
         raw = json.loads(data.decode("utf-8-sig"))
     except ValueError:
-        return None
+        return None, etag
     index = raw.get("index") if isinstance(raw, dict) else None
     path = index.get("path") if isinstance(index, dict) else None
-    return path if isinstance(path, str) and path else None
+    return (path if isinstance(path, str) and path else None), etag
+
+
+def _publish_metadata(storage: S3Storage, data: bytes, previous_etag: str | None) -> None:
+    """Write ``metadata.json`` (the switch) only if it is still the version this build started from."""
+    if previous_etag is None:
+        written = storage.create(METADATA_FILENAME, data)
+    else:
+        written = storage.replace(METADATA_FILENAME, data, previous_etag)
+    if written is None:
+        raise BuildError(
+            f"another build published to '{storage.location}' while this one ran; this build's index was "
+            "not published (the other one is live)"
+        )
+
+
+def _prune_generations(storage: IndexStorage, keep: set[str | None], retention_seconds: float) -> None:
+    """Delete the generations replaced more than ``retention_seconds`` ago, except those in ``keep``.
+
+    A generation counts as replaced when the next one (in build-id order, which is time order) was
+    last written.
+    """
+    names = sorted(n for n in storage.list_names() if n.startswith(GENERATION_PREFIX))
+    now = datetime.now(UTC)
+    for older, newer in itertools.pairwise(names):
+        if older in keep:
+            continue
+        if retention_seconds > 0:
+            stamps = [info.modified for info in storage.list_files(newer) if info.modified is not None]
+            replaced_at = max(stamps) if stamps else now
+            if (now - replaced_at).total_seconds() < retention_seconds:
+                continue
+        _quietly(lambda name=older: storage.remove_tree(name))

@@ -2,14 +2,15 @@
 
 The steps, in order (:func:`build_index`):
 
-1. the docs folder is checked and walked once (:class:`~docs_mcp_core.corpus.Corpus`), the embedding
-   provider created and checked (:mod:`.embedding_step`), the destination prepared (:mod:`.output`);
+1. the docs folder is checked and walked once (:class:`~docs_mcp_core.corpus.Corpus`), the
+   destination locked and prepared (:mod:`.output`), the embedding provider created and checked
+   (:mod:`.embedding_step`);
 2. every file is validated and chunked in one pass, the same checks as ``docs-mcp validate``, and a
    corpus with errors is refused; unchanged files reuse the previous index's chunks (:mod:`.reuse`);
 3. ``metadata.json`` is assembled (:mod:`.metadata`);
 4. the chunks are embedded (through the embedding cache) and written to the table, batch by batch;
-5. the new index is published: swapped in beside the live one, or uploaded with ``metadata.json``
-   last.
+5. the new table is opened and checked (:mod:`.verify`), then the new index is published: swapped
+   in beside the live one, or uploaded with ``metadata.json`` last.
 
 Memory: chunks stream from the chunker to a scratch file and to ``chunks.json``, then back in
 batches to the embedder and the table, so a build's memory does not grow with the corpus.
@@ -78,12 +79,17 @@ class _Build:
 
     def run(self) -> BuildSummary:
         options, output = self.options, self.output
-        # 1. Embedding provider preflight, before anything is written.
-        provider, preflight_pending = create_build_provider(
-            options.embedding, self.cache_parent, options.rebuild_cache, self.rep, self.warn
-        )
-        output.prepare()
+        # 1. The output's lock, before anything there is read or written (another build is refused).
         try:
+            output.prepare(self.rep)
+        except BaseException:
+            output.close()  # releases the lock if it was taken
+            raise
+        try:
+            # Embedding provider preflight, before anything is written.
+            provider, preflight_pending = create_build_provider(
+                options.embedding, self.cache_parent, options.rebuild_cache, self.rep, self.warn
+            )
             work = output.open_work()
             spill = ChunkSpill(work / SPILL_FILENAME)
             chunks_json = ChunksJsonWriter(work / f"{CHUNKS_FILENAME}.tmp")
@@ -103,7 +109,9 @@ class _Build:
                 hits, misses = self._write_table(spill, stream, report.results, metadata, provider, embedder)
             finally:
                 spill.discard()
-            # 5. Publish: swap the folder's files in, or upload chunks.json and then metadata.json.
+            # 5. Check the new table, then publish: swap the folder's files in, or upload chunks.json
+            # and then metadata.json.
+            output.verify(stream.chunks, self.rep)
             index_bytes = output.publish(metadata_to_json(metadata), self.rep)
         except BaseException as exc:
             output.abort()

@@ -19,6 +19,9 @@ Object stores have no atomic rename of a folder, so a remote index is published 
 every build writes its table under a fresh ``.lancedb-<build-id>`` prefix, then ``chunks.json``,
 then ``metadata.json`` last, whose ``index.path`` points at the new prefix (a single object PUT,
 atomic for readers). A reader therefore sees either the previous complete index or the new one.
+
+This module runs past 500 lines because the location rules, the storage interface and its two back
+ends (folder, object store) are one concept: every caller needs all of them together.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,6 +95,20 @@ def check_uri(uri: str) -> None:
     rest = uri[len(scheme) + 3 :]
     if not rest.split("/", 1)[0]:
         raise StorageError(f"index location '{uri}' has no bucket name: use {scheme}://bucket/prefix")
+
+
+def parse_location(
+    value: str | os.PathLike[str], storage_option: Iterable[str] | None = None
+) -> tuple[Path | str, dict[str, str] | None]:
+    """A command line's index location and its ``--storage-option KEY=VALUE`` items, checked.
+
+    Every command that takes ``--out`` or ``--index-dir`` resolves it here, so they all accept the same
+    locations (a folder, ``s3://bucket/prefix``) and settings. Returns the location (a URI string or a
+    Path) and the explicit storage options (None when there are none); raises :class:`StorageError`.
+    """
+    location = index_location(value)
+    options = dict(parse_storage_option(item) for item in storage_option or [])
+    return location, options or None
 
 
 def parse_storage_option(text: str) -> tuple[str, str]:
@@ -574,6 +591,7 @@ __all__ = [
     "is_uri",
     "new_build_id",
     "open_storage",
+    "parse_location",
     "parse_storage_option",
     "resolve_storage_options",
     "storage_options_from_env",
