@@ -352,3 +352,73 @@ def test_verify_table_refuses_a_table_that_does_not_hold_the_chunks_written(tmp_
         data_file.unlink()
     with pytest.raises(BuildError, match=r"cannot be (read back|searched)"):
         verify_table(db, 3)
+
+
+# ── a local copy of the published generation (what a server on s3:// serves from) ──────────────
+
+
+@pytest.mark.integration
+def test_the_published_generation_is_fetched_verified_and_reused(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint
+) -> None:
+    from docs_mcp_core.index.replica import FETCHED_MARKER, fetch_generation
+
+    uri = f"s3://{BUCKET}/replica/examples"
+    _build(examples_docs, uri, s3)
+    storage = open_storage(uri, s3.storage_options())
+    assert isinstance(storage, S3Storage)
+    cache = tmp_path / "cache"
+    fetched = fetch_generation(storage, cache)
+    assert fetched is not None
+    generation = read_metadata(uri, storage_options=s3.storage_options()).index.path
+    assert fetched.generation == generation
+    assert fetched.folder == cache / generation.removeprefix(GENERATION_PREFIX)
+    remote = {info.path: info.size for info in storage.list_files(generation)}
+    local = {
+        str(p.relative_to(fetched.folder / generation)): p.stat().st_size
+        for p in (fetched.folder / generation).rglob("*")
+        if p.is_file()
+    }
+    assert local == remote and fetched.bytes == sum(remote.values())
+    assert (fetched.folder / "metadata.json").read_bytes() == storage.read_bytes("metadata.json")
+    assert [p.name for p in cache.iterdir()] == [fetched.folder.name]  # no partial folder left
+
+    # the copy is an index folder: it answers exactly as the object store does
+    here, there = (
+        SearchEngine.open(fetched.folder),
+        SearchEngine.open(uri, storage_options=s3.storage_options()),
+    )
+    try:
+        assert _ids(here, "retry configuration") == _ids(there, "retry configuration")
+    finally:
+        here.close()
+        there.close()
+
+    assert fetch_generation(storage, cache, known_etag=fetched.etag) is None  # unchanged: nothing fetched
+    marker_time = (fetched.folder / FETCHED_MARKER).stat().st_mtime_ns
+    again = fetch_generation(storage, cache)  # a restart on the same cache reuses the verified copy
+    assert again is not None and again.folder == fetched.folder
+    assert (fetched.folder / FETCHED_MARKER).stat().st_mtime_ns == marker_time
+
+    # a damaged copy (a file of the wrong size) is fetched again
+    victim = next(p for p in (fetched.folder / generation).rglob("*") if p.is_file())
+    victim.write_bytes(b"x")
+    repaired = fetch_generation(storage, cache)
+    assert repaired is not None
+    assert victim.stat().st_size == remote[str(victim.relative_to(fetched.folder / generation))]
+
+
+@pytest.mark.integration
+def test_a_generation_that_was_removed_is_reported_not_half_fetched(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint
+) -> None:
+    from docs_mcp_core.index.replica import fetch_generation
+
+    uri = f"s3://{BUCKET}/replica/removed"
+    _build(examples_docs, uri, s3)
+    storage = open_storage(uri, s3.storage_options())
+    assert isinstance(storage, S3Storage)
+    storage.remove_tree(read_metadata(uri, storage_options=s3.storage_options()).index.path)
+    with pytest.raises(IndexNotFoundError, match=r"holds no files .*--generation-retention"):
+        fetch_generation(storage, tmp_path / "cache")
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ import pytest
 
 from tests.fakes.s3_server import S3Endpoint, s3_server
 from tests.support.programs import BUILD_COMMAND, server_env
-from tests.support.server_process import ServerProcess, run_server
+from tests.support.server_process import PROTOCOL, ServerProcess, post_mcp, request, run_server
 
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
@@ -179,3 +181,201 @@ def test_server_rejects_an_unsupported_scheme() -> None:
     result = run_server(["--index-dir", "ftp://host/index"], env=_clean_env(), timeout=60)
     assert result.returncode == 2
     assert "unsupported index location 'ftp://host/index'" in result.stderr
+
+
+# ── replicas follow new publishes ───────────────────────────────────────────────────────────────
+
+FOLLOW_URI = f"s3://{BUCKET}/replicas/following"
+INTERVAL = 2.0  # --reload-interval of the replicas in these tests
+STABLE_CHUNK = "guides/retries.md"  # a file every generation keeps (get_doc target)
+
+
+def _publish(docs: Path, s3: S3Endpoint, uri: str = FOLLOW_URI) -> str:
+    """Build ``docs`` into ``uri`` with the command line; returns the generation it published."""
+    result = subprocess.run(
+        [BUILD_COMMAND, "build", "--docs-dir", str(docs), "--out", uri],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_clean_env(**s3.environment()),
+    )
+    assert result.returncode == 0, result.stderr
+    from docs_mcp_core.metadata import read_metadata
+
+    return read_metadata(uri, storage_options=s3.storage_options()).index.path
+
+
+def _new_guide(docs: Path, n: int) -> str:
+    word = f"quokkafeeding{n}"
+    (docs / "guides" / f"quokkas-{n}.md").write_text(
+        f"# Quokkas {n}\n\n## Feeding round {n}\n\nThe {word} schedule starts at dawn.\n", encoding="utf-8"
+    )
+    return word
+
+
+def test_a_server_serves_a_local_copy_and_switches_to_a_new_publish(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint
+) -> None:
+    """In process: the engine reads the generation from its cache folder, keeps the old one for a
+    call that holds it across the switch, and deletes the old copy once that call is done."""
+    import time
+
+    from docs_mcp_server.engine import LazyEngine
+
+    docs = tmp_path / "docs"
+    shutil.copytree(examples_docs, docs)
+    uri = f"s3://{BUCKET}/replicas/in-process"
+    first = _publish(docs, s3, uri)
+    cache = tmp_path / "cache"
+    lazy = LazyEngine(uri, storage_options=s3.storage_options(), reload_interval=0.2, cache_dir=cache)
+    try:
+        held = lazy.lease()
+        assert lazy.served_generation == {"number": 1, "path": first, "etag": ANY_ETAG}
+        old_copy = cache / first.removeprefix(".lancedb-")
+        assert (old_copy / first).is_dir()
+        hit = held.engine.search("retry configuration", limit=1).hits[0]
+
+        word = _new_guide(docs, 1)
+        second = _publish(docs, s3, uri)
+        deadline = time.monotonic() + 30
+        while (lazy.served_generation or {}).get("path") != second:
+            assert time.monotonic() < deadline, f"still serving {lazy.served_generation} after 30 s"
+            time.sleep(0.05)
+        with lazy.lease() as engine:
+            assert engine.search(word, limit=1).hits[0].chunk_id.startswith("guides/quokkas-1.md")
+        # the call that held the first generation across the switch still reads it
+        assert held.engine.get_doc(hit.chunk_id).startswith("--- Chunk:")
+        assert old_copy.is_dir()
+        held.release()
+        assert not old_copy.exists()  # freed with its last call
+        assert (cache / second.removeprefix(".lancedb-")).is_dir()
+    finally:
+        lazy.close()
+
+
+class _AnyEtag:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and bool(other)
+
+
+ANY_ETAG: Any = _AnyEtag()
+
+
+def _call(port: int, tool: str, arguments: dict[str, Any], request_id: int) -> dict[str, Any]:
+    """A tools/call over stateless HTTP; returns the result (raises on any failure)."""
+    status, _, messages = post_mcp(
+        port,
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        },
+        PROTOCOL,
+    )
+    if status != 200 or not messages or "result" not in messages[-1]:
+        raise AssertionError(f"{tool} answered {status}: {messages}")
+    result = messages[-1]["result"]
+    if result.get("isError"):
+        raise AssertionError(f"{tool} failed: {result}")
+    return result
+
+
+def _served(port: int) -> str | None:
+    status, _, body = request(port, "GET", "/healthz")
+    assert status == 200, body
+    generation = json.loads(body)["index"].get("generation")
+    return generation["path"] if generation else None
+
+
+class _Load:
+    """Steady search_docs and get_doc calls against every replica until stopped; counts failures."""
+
+    def __init__(self, ports: list[int], chunk_id: str) -> None:
+        self.ports, self.chunk_id = ports, chunk_id
+        self.calls = 0
+        self.failures: list[str] = []
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, args=(port,), daemon=True) for port in ports]
+
+    def _run(self, port: int) -> None:
+        n = 0
+        while not self._stop.is_set():
+            n += 1
+            try:
+                if n % 2:
+                    result = _call(port, "search_docs", {"query": "retry configuration"}, n)
+                    assert json.loads(result["content"][0]["text"])["hits"]
+                else:
+                    result = _call(port, "get_doc", {"chunk_id": self.chunk_id, "context": 1}, n)
+                    assert "--- Chunk:" in result["content"][0]["text"]
+            except Exception as exc:  # noqa: BLE001 - every failed call is counted and shown
+                self.failures.append(f"port {port}: {type(exc).__name__}: {exc}")
+            self.calls += 1
+            self._stop.wait(0.02)  # pacing, so the builds get the CPU too
+
+    def __enter__(self) -> _Load:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=90)
+
+
+def test_two_replicas_follow_three_publishes_under_load_without_a_failed_call(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint
+) -> None:
+    import time
+
+    docs = tmp_path / "docs"
+    shutil.copytree(examples_docs, docs)
+    generation = _publish(docs, s3)
+    common = ["--index-dir", FOLLOW_URI, "--transport", "http", "--port", "0", "--stateless"]
+    common += ["--reload-interval", str(INTERVAL), "--log-level", "info"]
+    servers: list[ServerProcess] = []
+    ports: list[int] = []
+    try:
+        for n in range(2):
+            server, port = _start(
+                [*common, "--index-cache-dir", str(tmp_path / f"cache-{n}")], _clean_env(**s3.environment())
+            )
+            servers.append(server)
+            ports.append(port)
+        first = [_call(port, "search_docs", {"query": "retry configuration"}, 1) for port in ports]
+        chunk_id = json.loads(first[0]["content"][0]["text"])["hits"][0]["chunk_id"]
+        assert [_served(port) for port in ports] == [generation, generation]
+        lags: list[float] = []
+        with _Load(ports, chunk_id) as load:
+            for n in range(1, 4):
+                word = _new_guide(docs, n)
+                generation = _publish(docs, s3)
+                published = time.monotonic()  # the build has exited: metadata.json switched before this
+                for server, port in zip(servers, ports, strict=True):
+                    server.wait_for_log(
+                        lambda r, g=generation: (
+                            r.get("message") == "search index reloaded"
+                            and r.get("properties", {}).get("generation") == g
+                        ),
+                        timeout=60,
+                    )
+                    lag = time.monotonic() - published
+                    lags.append(lag)
+                    assert lag < 2 * INTERVAL, f"replica on {port} switched to {generation} after {lag:.1f} s"
+                    assert _served(port) == generation
+                    found = _call(port, "search_docs", {"query": word}, 1000 + n)
+                    hits = json.loads(found["content"][0]["text"])["hits"]
+                    assert hits and hits[0]["chunk_id"].startswith(f"guides/quokkas-{n}.md")
+            assert load.calls > 20
+        assert load.failures == [], load.failures[:5]
+        print(f"calls={load.calls} failures=0 switch lags (s): {', '.join(f'{x:.2f}' for x in lags)}")
+    finally:
+        for server in servers:
+            if server.proc.poll() is None:
+                server.proc.send_signal(signal.SIGTERM)
+                server.wait(timeout=30)
+            server.stop()
+    for n in range(2):  # a cache folder given by flag keeps the served copy for the next start
+        assert (tmp_path / f"cache-{n}" / generation.removeprefix(".lancedb-")).is_dir()

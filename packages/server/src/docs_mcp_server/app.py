@@ -98,6 +98,8 @@ class DocsMcpApp:
                 "query_embedding_base_url": options.query_embedding_base_url,
             },
             storage_options=options.storage_options,
+            reload_interval=options.reload_interval,
+            cache_dir=options.index_cache_dir,
         )
         self.search_tool = options.search_tool_name
         self.get_doc_tool = options.get_doc_tool_name

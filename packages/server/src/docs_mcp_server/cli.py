@@ -70,6 +70,13 @@ def _port(value: str) -> int:
     return int(port)
 
 
+def _seconds(value: str) -> float:
+    seconds = _number(float)(value)
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {value!r}")
+    return float(seconds)
+
+
 def _index_location(value: str) -> Path | str:
     from docs_mcp_core.errors import StorageError
     from docs_mcp_core.index.location import index_location
@@ -132,6 +139,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="object-store setting for an s3:// index (endpoint, region, access_key_id, secret_access_key, "
         "session_token, allow_http; default: the AWS_* environment variables); repeatable",
+    )
+    parser.add_argument(
+        "--reload-interval",
+        type=_seconds,
+        metavar="SECONDS",
+        help="s3:// index: check metadata.json for a newly published build this often, and switch to it "
+        "once fetched (default 30; 0: never). A local folder is checked every second.",
+    )
+    parser.add_argument(
+        "--index-cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="s3:// index: the local folder the served generation is copied to (default: a temporary "
+        "folder, removed at exit); a copy left there by an earlier run is reused when it still matches",
     )
     parser.add_argument(
         "--version", "--about", action=_PrintVersion, help="print the program version and exit"
@@ -372,6 +393,8 @@ def _serve(args: argparse.Namespace) -> int:
             git_commit=args.git_commit,
             build_date=args.build_date,
             storage_options=dict(args.storage_option) or None,
+            reload_interval=args.reload_interval,
+            index_cache_dir=args.index_cache_dir,
         )
         limits = _http_limits(args)
     except OptionsError as exc:

@@ -12,6 +12,14 @@ being served by the old one, then swaps it in. Each generation is opened from a 
 (:mod:`docs_mcp_server.snapshot`) and calls hold a :class:`Lease` on the generation they use, so the
 old generation's files stay readable until the last call using them has finished, however the build
 moves or deletes its copies. If the new index cannot be opened the old one keeps serving.
+
+An object-store index (``s3://bucket/prefix``) is served from a local copy of the generation its
+``metadata.json`` names (:mod:`docs_mcp_core.index.replica`), fetched when the index is opened, so no
+call waits on the store. A background thread then asks the store every ``reload_interval`` seconds
+whether ``metadata.json`` changed (one conditional request); when a new build was published it fetches
+the new generation, opens and primes it, and switches to it the same way as a local rebuild: calls
+keep being served by the previous generation until the new one is ready, and the previous copy is
+deleted once the last call holding it has finished.
 """
 
 from __future__ import annotations
@@ -33,11 +41,14 @@ from docs_mcp_server.logs import log
 from docs_mcp_server.snapshot import Snapshot, remove_snapshot, remove_stale_snapshots, take_snapshot
 
 if TYPE_CHECKING:
+    from docs_mcp_core.index.location import S3Storage
+    from docs_mcp_core.index.replica import FetchedGeneration
     from docs_mcp_core.metadata import IndexMetadata
     from docs_mcp_core.search import SearchEngine
 
 
 RELOAD_CHECK_SECONDS = 1.0  # how often a call looks at metadata.json (DOCS_MCP_RELOAD_CHECK_SECONDS)
+REMOTE_RELOAD_SECONDS = 30.0  # how often an object store's metadata.json is checked, by default
 
 
 def _reload_check_seconds() -> float:
@@ -50,19 +61,42 @@ def _reload_check_seconds() -> float:
 
 class _Generation:
     """One opened index: its engine, the ``metadata.json`` identity it was opened at, its snapshot
-    (None when opened in place) and how many calls hold it."""
+    (None when opened in place) or local copy of an object-store generation, and how many calls
+    hold it."""
 
     def __init__(
-        self, number: int, engine: SearchEngine, stamp: tuple[int, int, int] | None, snapshot: Snapshot | None
+        self,
+        number: int,
+        engine: SearchEngine,
+        stamp: tuple[int, int, int] | None,
+        snapshot: Snapshot | None,
+        *,
+        copy: FetchedGeneration | None = None,
     ) -> None:
         self.number = number
         self.engine = engine
         self.stamp = stamp
         self.snapshot = snapshot
+        self.copy = copy
         self.users = 0
         self.retired = False
         # a process that ends without close() still removes the snapshot (atexit); close() is prompter
         self._cleanup = weakref.finalize(self, remove_snapshot, snapshot.path) if snapshot else None
+        if copy is not None:
+            from docs_mcp_core.index.replica import remove_fetched
+
+            self._cleanup = weakref.finalize(self, remove_fetched, copy.folder)
+
+    @property
+    def etag(self) -> str | None:
+        """Version tag of the object store's ``metadata.json`` this generation was fetched for."""
+        return self.copy.etag if self.copy is not None else None
+
+    def keep_files(self) -> None:
+        """Leave this generation's local copy in place when it is freed (a cache folder given by flag)."""
+        if self._cleanup is not None and self.copy is not None:
+            self._cleanup.detach()
+            self._cleanup = None
 
     def free(self) -> None:
         self.engine.close()
@@ -106,7 +140,13 @@ class LazyEngine:
         search_options: dict[str, Any] | None = None,
         on_warning: Callable[[str], None] | None = None,
         storage_options: Mapping[str, str] | None = None,
+        reload_interval: float | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
+        """``reload_interval``: seconds between checks of an object store's ``metadata.json`` for a
+        new build (0: never; default :data:`REMOTE_RELOAD_SECONDS`; a folder is checked by calls, at
+        most every ``DOCS_MCP_RELOAD_CHECK_SECONDS``). ``cache_dir``: where an object-store index's
+        generations are copied (default: a temporary folder removed at exit)."""
         self.index_dir = index_dir  # a folder or an object-store URI
         self._storage_options = dict(storage_options) if storage_options else None
         self._search_options = {k: v for k, v in (search_options or {}).items() if v is not None}
@@ -120,8 +160,18 @@ class LazyEngine:
         self._failed_stamp: tuple[int, int, int] | None = None
         self._reload_due = False  # a change was seen; the next get() reloads (opened() defers to it)
         self._next_check = 0.0
-        self._check_every = _reload_check_seconds()
         self._local = self._local_folder()
+        if self._local is not None:
+            self._check_every = _reload_check_seconds()  # a stat() per call at most this often
+        else:
+            self._check_every = (
+                REMOTE_RELOAD_SECONDS if reload_interval is None else max(0.0, reload_interval)
+            )
+        self._cache_dir = cache_dir
+        self._user_cache = cache_dir is not None
+        self._storage: S3Storage | None = None
+        self._follower: threading.Thread | None = None
+        self._stop = threading.Event()
 
     def _local_folder(self) -> Path | None:
         from docs_mcp_core.index.location import is_uri
@@ -136,6 +186,19 @@ class LazyEngine:
         if self._error is not None:
             return "failed"
         return "loading" if self._warm_up is not None and self._warm_up.is_alive() else "idle"
+
+    @property
+    def served_generation(self) -> dict[str, Any] | None:
+        """What ``/healthz`` reports of the generation served: its number in this process (1 at
+        start, one more per switch), the table it reads (``index.path``) and, for an object store,
+        the ``metadata.json`` version it was fetched for. None before the index is open."""
+        current = self._current
+        if current is None:
+            return None
+        info: dict[str, Any] = {"number": current.number, "path": current.engine.metadata.index.path}
+        if current.copy is not None:
+            info["etag"] = current.copy.etag
+        return info
 
     @property
     def served_metadata(self) -> IndexMetadata | None:
@@ -182,9 +245,15 @@ class LazyEngine:
 
     def close(self) -> None:
         """Stop serving: the current generation is released once no call holds it."""
+        self._stop.set()
+        follower = self._follower
+        if follower is not None and follower is not threading.current_thread():
+            follower.join(timeout=30)
         with self._lock:
             current, self._current = self._current, None
         if current is not None:
+            if self._user_cache:
+                current.keep_files()  # the next start on this cache folder reuses it
             self._retire(current)
 
     def _generation(self) -> _Generation:
@@ -267,29 +336,104 @@ class LazyEngine:
                     error=f"{type(exc).__name__}: {exc}",
                 )
                 return current
-            try:
-                fresh.engine.warm()  # the first query on it is as fast as the rest
-            except Exception as exc:  # noqa: BLE001 - a failed priming query is reported by real ones
-                log(logging.DEBUG, "warm-up query failed", error=str(exc))
-            if fresh.engine.metadata.taxonomy != current.engine.metadata.taxonomy:
-                log(
-                    logging.WARNING,
-                    "the rebuilt index has a different taxonomy; restart the server to update the "
-                    "tools' filter enums",
-                    index_dir=str(self.index_dir),
-                )
+            _prime(fresh, current, str(self.index_dir))
             self._current, self._failed_stamp = fresh, None
         finally:
             self._lock.release()
+        self._switched(fresh, current)
+        return fresh
+
+    def _switched(self, fresh: _Generation, previous: _Generation) -> None:
         log(
             logging.INFO,
             "search index reloaded",
             index_dir=str(self.index_dir),
             chunks=fresh.engine.metadata.stats.total_chunks,
             indexed_at=fresh.engine.metadata.stats.indexed_at,
+            generation=fresh.engine.metadata.index.path,
         )
-        self._retire(current)  # freed now, or by the last call still holding it
-        return fresh
+        self._retire(previous)  # freed now, or by the last call still holding it
+
+    # -- following an object store's publishes --------------------------------------------------
+
+    def _remote_storage(self) -> S3Storage:
+        if self._storage is None:
+            from docs_mcp_core.index.location import S3Storage, open_storage
+
+            storage = open_storage(str(self.index_dir), self._storage_options)
+            assert isinstance(storage, S3Storage)
+            self._storage = storage
+        return self._storage
+
+    def _remote_cache(self) -> Path:
+        if self._cache_dir is None:
+            import shutil
+            import tempfile
+
+            self._cache_dir = Path(tempfile.mkdtemp(prefix="docs-mcp-index-"))
+            weakref.finalize(self, shutil.rmtree, str(self._cache_dir), True)
+        else:
+            from docs_mcp_core.index.replica import PARTIAL_PREFIX, remove_fetched
+
+            self._cache_dir.mkdir(parents=True, exist_ok=True)
+            for stale in self._cache_dir.glob(f"{PARTIAL_PREFIX}*"):  # a fetch cut short by a kill
+                remove_fetched(stale)
+        return self._cache_dir
+
+    def _fetch(self, known_etag: str | None) -> FetchedGeneration | None:
+        from docs_mcp_core.index.replica import fetch_generation
+
+        started = time.monotonic()
+        fetched = fetch_generation(self._remote_storage(), self._remote_cache(), known_etag=known_etag)
+        if fetched is not None:
+            log(
+                logging.INFO,
+                "index generation fetched",
+                index_dir=str(self.index_dir),
+                generation=fetched.generation,
+                bytes=fetched.bytes,
+                seconds=round(time.monotonic() - started, 3),
+            )
+        return fetched
+
+    def _start_following(self) -> None:
+        if self._local is not None or self._check_every <= 0 or self._follower is not None:
+            return
+        self._follower = threading.Thread(target=self._follow, name="docs-mcp-index-follower", daemon=True)
+        self._follower.start()
+
+    def _follow(self) -> None:
+        """Every ``reload_interval`` seconds: switch to the generation a new build published."""
+        while not self._stop.wait(self._check_every):
+            current = self._current
+            if current is None:
+                return
+            try:
+                self._follow_once(current)
+            except Exception as exc:  # noqa: BLE001 - keep serving; the next check tries again
+                log(
+                    logging.ERROR,
+                    "a new index was published but cannot be fetched or opened; still serving the "
+                    "previous one",
+                    index_dir=str(self.index_dir),
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+
+    def _follow_once(self, current: _Generation) -> None:
+        fetched = self._fetch(current.etag)
+        if fetched is None:
+            return  # metadata.json unchanged
+        if current.copy is not None and fetched.folder == current.copy.folder:
+            current.copy = fetched  # same table (metadata.json rewritten): nothing to switch
+            return
+        fresh = self._open_copy(fetched)
+        _prime(fresh, current, str(self.index_dir))
+        with self._lock:
+            if self._current is not current or self._stop.is_set():
+                fresh.free()
+                return
+            self._current = fresh
+        self._switched(fresh, current)
 
     def _open_generation(self) -> _Generation:
         """Open the index as it is now: from a fresh snapshot when possible, else in place."""
@@ -303,7 +447,11 @@ class LazyEngine:
                 storage_options=self._storage_options,
             )
 
-        snapshot = take_snapshot(self._local) if self._local is not None else None
+        if self._local is None:
+            fetched = self._fetch(None)
+            assert fetched is not None
+            return self._open_copy(fetched)
+        snapshot = take_snapshot(self._local)
         if snapshot is not None:
             try:
                 stamp = snapshot.stamp()
@@ -312,6 +460,20 @@ class LazyEngine:
                 snapshot.remove()
         stamp = self._metadata_stamp()  # taken first: a build finishing meanwhile is seen next time
         return _Generation(next(self._numbers), open_at(self.index_dir), stamp, None)
+
+    def _open_copy(self, fetched: FetchedGeneration) -> _Generation:
+        """Open the local copy of an object-store generation (removed again if it cannot be opened)."""
+        from docs_mcp_core.index.replica import remove_fetched
+        from docs_mcp_core.search import SearchEngine, SearchOptions
+
+        try:
+            engine = SearchEngine.open(
+                fetched.folder, options=SearchOptions(**self._search_options), on_warning=self._on_warning
+            )
+        except BaseException:
+            remove_fetched(fetched.folder)
+            raise
+        return _Generation(next(self._numbers), engine, None, None, copy=fetched)
 
     def _open(self) -> None:
         os.environ.setdefault("LANCEDB_LOG", "error")
@@ -338,6 +500,7 @@ class LazyEngine:
             return
         assert self._current is not None
         self._next_check = time.monotonic() + self._check_every
+        self._start_following()
         engine = self._current.engine
         embedding = engine.metadata.embedding
         log(
@@ -374,3 +537,18 @@ class LazyEngine:
         if thread is not None:
             thread.join(timeout)
         return self._current is not None
+
+
+def _prime(fresh: _Generation, current: _Generation, index_dir: str) -> None:
+    """Run a first query on a generation about to replace ``current``, and warn of a new taxonomy."""
+    try:
+        fresh.engine.warm()  # the first query on it is as fast as the rest
+    except Exception as exc:  # noqa: BLE001 - a failed priming query is reported by real ones
+        log(logging.DEBUG, "warm-up query failed", error=str(exc))
+    if fresh.engine.metadata.taxonomy != current.engine.metadata.taxonomy:
+        log(
+            logging.WARNING,
+            "the rebuilt index has a different taxonomy; restart the server to update the "
+            "tools' filter enums",
+            index_dir=index_dir,
+        )

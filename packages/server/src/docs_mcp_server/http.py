@@ -212,10 +212,11 @@ class DocsHttpMiddleware:
         reload, the rebuilt one's; before the index is open, those of ``metadata.json`` at start)."""
         served = self.app.engine.served_metadata
         stats = served.stats.model_dump(mode="json") if served is not None else self.app.metadata.stats
-        return {
-            "build": self.app.build_info.to_dict(),
-            "index": {"status": self.app.engine.state, "stats": stats},
-        }
+        index: dict[str, Any] = {"status": self.app.engine.state, "stats": stats}
+        generation = self.app.engine.served_generation
+        if generation is not None:
+            index["generation"] = generation
+        return {"build": self.app.build_info.to_dict(), "index": index}
 
     async def _admit_mcp(self, scope: Scope, send: Send) -> bool:
         """Whether the request may use ``/mcp``; when not, it has been answered (401 or 429).

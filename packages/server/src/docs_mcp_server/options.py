@@ -115,6 +115,8 @@ class ServerOptions:
     git_commit: str | None = None
     build_date: str | None = None
     storage_options: Mapping[str, str] | None = None  # object-store settings over the AWS_* variables
+    reload_interval: float | None = None  # object stores: seconds between checks for a new build (0: off)
+    index_cache_dir: Path | None = None  # object stores: where generations are copied (default: temporary)
 
     def __post_init__(self) -> None:
         if isinstance(self.index_dir, str) and _URI_RE.match(self.index_dir):

@@ -1,0 +1,155 @@
+"""A local copy of the generation an object-store index publishes, so queries never wait on the store.
+
+A server on ``s3://bucket/prefix`` does not query the table through the network: at start, and
+whenever ``metadata.json`` changes, it fetches the generation that file names (``.lancedb-<build-id>``)
+into a local cache folder, and opens that copy as it would open an index folder. The copy is laid out
+like a published folder (``metadata.json`` with the exact bytes read, and the generation's table under
+the same name), so the reader and the cursor secret are the same as on the store.
+
+A copy is written into a hidden ``.partial-*`` folder, each file checked against the size the store
+listed, the generation named by ``metadata.json`` checked to be the one fetched (its build id), and
+only then renamed into place as ``<cache>/<generation>``; a copy already there (a restart with the
+same cache folder) is reused when every file's size still matches the store's listing. A fetch that
+fails or is cut short leaves no usable-looking folder behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from docs_mcp_core.errors import IndexNotFoundError
+from docs_mcp_core.index.location import GENERATION_PREFIX, ObjectInfo, S3Storage
+from docs_mcp_core.metadata import METADATA_FILENAME, parse_metadata_bytes
+
+__all__ = ["FETCHED_MARKER", "FetchedGeneration", "fetch_generation", "remove_fetched"]
+
+FETCHED_MARKER = ".fetched.json"
+"""Written last into a complete copy: the generation, the ``metadata.json`` version and the files."""
+PARTIAL_PREFIX = ".partial-"
+
+
+@dataclass(frozen=True)
+class FetchedGeneration:
+    """A complete local copy of one published generation."""
+
+    folder: Path  # open it like an index folder
+    generation: str  # ``index.path`` of its metadata.json, e.g. ``.lancedb-20260821T101500Z-1a2b3c4d``
+    etag: str | None  # version tag of the metadata.json it was fetched for
+    bytes: int  # size of the table's files
+
+
+def fetch_generation(
+    storage: S3Storage, cache_dir: Path, *, known_etag: str | None = None
+) -> FetchedGeneration | None:
+    """Fetch the generation ``metadata.json`` at ``storage`` names into ``cache_dir``.
+
+    Returns None when ``metadata.json`` is still the version ``known_etag`` (nothing is fetched: one
+    conditional request). Raises :class:`IndexNotFoundError` naming the location when there is no
+    published index or its files cannot be fetched completely.
+    """
+    where = storage.uri(METADATA_FILENAME)
+    try:
+        found = storage.read_if_changed(METADATA_FILENAME, known_etag)
+    except FileNotFoundError:
+        raise IndexNotFoundError(
+            f"metadata.json not found at '{where}'. Run `docs-mcp build --out {storage.location}` to publish "
+            "the index there."
+        ) from None
+    except OSError as exc:
+        raise IndexNotFoundError(f"cannot read '{where}': {exc}") from None
+    if found is None:
+        return None
+    data, etag = found
+    generation = parse_metadata_bytes(data, where).index.path.strip("/")
+    if not generation or "/" in generation or generation in (".", ".."):
+        raise IndexNotFoundError(f"'{where}' names an unusable index.path '{generation}'")
+    try:
+        files = storage.list_files(generation)
+    except OSError as exc:
+        raise IndexNotFoundError(f"cannot list '{storage.uri(generation)}': {exc}") from None
+    if not files:
+        raise IndexNotFoundError(
+            f"'{where}' names the table '{storage.uri(generation)}', which holds no files (it was removed; "
+            "publish the index again, or keep replaced generations longer with --generation-retention)"
+        )
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    target = cache_dir / _folder_name(generation)
+    if _complete_copy(target, generation, files):
+        _write_metadata(target, data)
+        return FetchedGeneration(target, generation, etag, sum(f.size for f in files))
+    partial = cache_dir / f"{PARTIAL_PREFIX}{_folder_name(generation)}-{secrets.token_hex(4)}"
+    try:
+        _download(storage, generation, files, partial)
+        (partial / METADATA_FILENAME).write_bytes(data)
+        marker = {"generation": generation, "files": {f.path: f.size for f in files}}
+        (partial / FETCHED_MARKER).write_text(json.dumps(marker), encoding="utf-8")
+        remove_fetched(target)  # an incomplete or outdated copy under that name
+        try:
+            os.replace(partial, target)
+        except OSError:
+            if not _complete_copy(target, generation, files):  # else another server sharing the cache won
+                raise
+    finally:
+        remove_fetched(partial)
+    return FetchedGeneration(target, generation, etag, sum(f.size for f in files))
+
+
+def remove_fetched(folder: Path) -> None:
+    """Delete a local copy (no error when it is already gone)."""
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(folder)
+
+
+def _folder_name(generation: str) -> str:
+    """The cache folder of a generation: its build id, visible (``20260821T101500Z-1a2b3c4d``)."""
+    name = (
+        generation.removeprefix(GENERATION_PREFIX) if generation.startswith(GENERATION_PREFIX) else generation
+    )
+    return name.lstrip(".") or "index"
+
+
+def _download(storage: S3Storage, generation: str, files: list[ObjectInfo], into: Path) -> None:
+    for info in files:
+        local = into / generation / info.path
+        local.parent.mkdir(parents=True, exist_ok=True)
+        name = f"{generation}/{info.path}"
+        try:
+            written = storage.download(name, local)
+        except FileNotFoundError:
+            raise IndexNotFoundError(
+                f"'{storage.uri(name)}' disappeared while it was fetched (the generation was removed); the "
+                "next check fetches the newest one"
+            ) from None
+        except OSError as exc:
+            raise IndexNotFoundError(f"cannot fetch '{storage.uri(name)}': {exc}") from None
+        if written != info.size:
+            raise IndexNotFoundError(
+                f"fetched {written:,} bytes of '{storage.uri(name)}' where the store lists {info.size:,}"
+            )
+
+
+def _complete_copy(folder: Path, generation: str, files: list[ObjectInfo]) -> bool:
+    """Whether ``folder`` holds a finished copy of ``generation`` whose files have the listed sizes."""
+    try:
+        marker = json.loads((folder / FETCHED_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(marker, dict) or marker.get("generation") != generation:
+        return False
+    try:
+        return all((folder / generation / f.path).stat().st_size == f.size for f in files)
+    except OSError:
+        return False
+
+
+def _write_metadata(folder: Path, data: bytes) -> None:
+    """Put the ``metadata.json`` just read beside a reused copy (it may differ in fields, not table)."""
+    tmp = folder / f"{METADATA_FILENAME}.tmp"
+    tmp.write_bytes(data)
+    os.replace(tmp, folder / METADATA_FILENAME)
