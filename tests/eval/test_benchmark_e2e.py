@@ -138,3 +138,51 @@ def test_missing_docs_dir(run_cli: CliRunner, tmp_path: Path) -> None:
     result = run_cli(bench_args(tmp_path / "nope", tmp_path / "work", "none"))
     assert result.code == 1
     assert "is not a directory" in result.err
+
+
+@pytest.mark.integration
+def test_benchmark_builds_into_and_serves_from_an_object_store(
+    run_cli: CliRunner, examples_docs: Path, tmp_path: Path
+) -> None:
+    """The real build and server, publishing to and reading ``s3://`` (moto on 127.0.0.1), configured
+    by ``--storage-option`` flags alone."""
+    from docs_mcp_core.metadata import read_metadata
+    from tests.fakes.s3_server import s3_server
+    from tests.support.paths import REPO_ROOT
+
+    with s3_server() as s3:
+        s3.create_bucket("docs-mcp-eval-tests")
+        flags = [x for k, v in s3.storage_options().items() for x in ("--storage-option", f"{k}={v}")]
+        out = tmp_path / "bench.json"
+        result = run_cli(
+            [
+                "benchmark",
+                "--cases",
+                str(REPO_ROOT / "tests" / "eval" / "cases" / "examples-cases.json"),
+                "--docs-dir",
+                str(examples_docs),
+                "--work-dir",
+                "s3://docs-mcp-eval-tests/bench/",
+                "--embeddings",
+                "none",
+                "--warmup-queries",
+                "1",
+                "--out",
+                str(out),
+                *flags,
+            ]
+        )
+        assert result.code == 0, result.err
+        published = read_metadata("s3://docs-mcp-eval-tests/bench/none", storage_options=s3.storage_options())
+        assert published.stats.total_chunks > 0
+    entry = json.loads(out.read_text(encoding="utf-8"))["embeddings"][0]
+    assert entry["indexSizeBytes"] > 0
+    assert entry["output"]["summary"]["mrrAt5"] > 0.5
+
+
+def test_benchmark_refuses_a_work_dir_of_another_scheme(run_cli: CliRunner, docs: Path) -> None:
+    result = run_cli([*bench_args(docs, Path("x"), "none")[:6], "ftp://host/x", "--embeddings", "none"])
+    assert result.code == 1
+    assert (
+        "--work-dir 'ftp://host/x': use a folder or an object-store prefix s3://bucket/prefix" in result.err
+    )

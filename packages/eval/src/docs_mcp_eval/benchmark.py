@@ -10,6 +10,10 @@ queries), and records the corpus size (``*.md`` bytes), the index size (the whol
 the provider's price per million tokens, from which the report estimates embedding and query costs.
 An ``openai`` spec without ``OPENAI_API_KEY`` is skipped with a message; a provider whose build or run
 fails is reported and the others still run.
+
+``--work-dir`` may also be an object-store prefix (``s3://bucket/prefix``): each index is then
+published to ``s3://bucket/prefix/<label>`` and served from there, with the same ``--storage-option``
+flags given to the build and the server (and the index size is that of the published generation).
 """
 
 from __future__ import annotations
@@ -91,10 +95,37 @@ def default_command(name: str) -> str:
     return found or name
 
 
+def is_remote(work_dir: Path | str) -> bool:
+    """Whether ``work_dir`` is an object-store URI (``s3://bucket/prefix``) rather than a folder."""
+    return isinstance(work_dir, str) and "://" in work_dir
+
+
+def index_location(work_dir: Path | str, label: str) -> str:
+    """Where the index of ``label`` is built and served: ``<work-dir>/<label>``."""
+    if is_remote(work_dir):
+        return f"{str(work_dir).rstrip('/')}/{label}"
+    return str(Path(work_dir) / label)
+
+
+def remote_index_size(uri: str, storage_options: Sequence[str]) -> int:
+    """Bytes of the generation published at ``uri`` (0 when docs-mcp-core is not installed here)."""
+    try:
+        from docs_mcp_core.index.location import open_storage, parse_storage_option
+        from docs_mcp_core.metadata import read_metadata
+    except ImportError:
+        return 0
+    options = dict(parse_storage_option(item) for item in storage_options) or None
+    try:
+        path = read_metadata(uri, storage_options=options).index.path
+        return open_storage(uri, options).size(path)
+    except Exception:  # noqa: BLE001 - the size is informative; the run itself succeeded
+        return 0
+
+
 @dataclass(frozen=True, kw_only=True)
 class BenchmarkConfig:
     docs_dir: Path
-    work_dir: Path
+    work_dir: Path | str  # a folder, or an object-store prefix such as s3://bucket/prefix
     embeddings: Sequence[EmbeddingSpec]
     build_command: CommandSpec
     """The build program without per-provider flags, e.g. ``docs-mcp build``."""
@@ -105,6 +136,9 @@ class BenchmarkConfig:
     startup_timeout_s: float = 60.0
     request_timeout_s: float = 120.0
     build_timeout_s: float | None = None
+    storage_options: Sequence[
+        str
+    ] = ()  # KEY=VALUE items given to the build and the server as --storage-option
 
 
 @dataclass(kw_only=True)
@@ -177,20 +211,22 @@ def run_benchmark(
             result.skipped.append({"label": spec.label, "reason": f"{OPENAI_KEY_ENV} not set"})
             continue
         log(f"--- Running benchmark: {spec.label} ---")
-        out_dir = config.work_dir / spec.label
+        out = index_location(config.work_dir, spec.label)
+        storage_flags = [flag for item in config.storage_options for flag in ("--storage-option", item)]
         build_args = [
             "--docs-dir",
             str(config.docs_dir),
             "--out",
-            str(out_dir),
+            out,
             "--embedding-provider",
             spec.provider,
+            *storage_flags,
         ]
         if spec.model:
             build_args += ["--embedding-model", spec.model]
         run_config = RunConfig(
             server=replace(
-                config.server_command, args=(*config.server_command.args, "--index-dir", str(out_dir))
+                config.server_command, args=(*config.server_command.args, "--index-dir", out, *storage_flags)
             ),
             build=replace(config.build_command, args=(*config.build_command.args, *build_args)),
             tool_prefix=config.tool_prefix,
@@ -207,7 +243,10 @@ def run_benchmark(
             continue
         output.metadata["provider"] = spec.provider
         output.metadata["model"] = spec.model
-        index_bytes = measure_dir_size(out_dir)
+        if is_remote(config.work_dir):
+            index_bytes = remote_index_size(out, config.storage_options)
+        else:
+            index_bytes = measure_dir_size(Path(out))
         result.embeddings.append(
             BenchmarkEntry(
                 embedding=spec,

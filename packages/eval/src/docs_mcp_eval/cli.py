@@ -311,9 +311,12 @@ def benchmark_command(
         Path, typer.Option("--docs-dir", metavar="DIR", help="The markdown corpus to index.")
     ],
     work_dir: Annotated[
-        Path,
+        str,
         typer.Option(
-            "--work-dir", metavar="DIR", help="Where each provider's index is built (<work-dir>/<label>)."
+            "--work-dir",
+            metavar="DIR",
+            help="Where each provider's index is built (<work-dir>/<label>): a folder, or an object-store "
+            "prefix such as s3://bucket/prefix.",
         ),
     ],
     embeddings: Annotated[
@@ -350,6 +353,16 @@ def benchmark_command(
     startup_timeout: StartupTimeoutOpt = 60.0,
     request_timeout: RequestTimeoutOpt = 120.0,
     build_timeout: BuildTimeoutOpt = None,
+    storage_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--storage-option",
+            metavar="KEY=VALUE",
+            help="Object-store setting for an s3:// --work-dir, given to the build and the server (endpoint, "
+            "region, access_key_id, secret_access_key, session_token, allow_http); repeatable. Default: "
+            "the AWS_* environment variables.",
+        ),
+    ] = None,
 ) -> None:
     """Build one index per embedding provider, run the cases on each, and print a comparison report."""
     env = parse_env_pairs(server_env or [])
@@ -362,7 +375,7 @@ def benchmark_command(
         server = CommandSpec.parse(server_command or shlex.quote(default_command("docs-mcp-server")), env=env)
         config = BenchmarkConfig(
             docs_dir=docs_dir.resolve(),
-            work_dir=work_dir.resolve(),
+            work_dir=_work_dir(work_dir),
             embeddings=specs,
             build_command=build,
             server_command=server,
@@ -371,6 +384,7 @@ def benchmark_command(
             startup_timeout_s=startup_timeout,
             request_timeout_s=request_timeout,
             build_timeout_s=build_timeout,
+            storage_options=tuple(storage_option or []),
         )
 
         def log(message: str) -> None:
@@ -388,6 +402,15 @@ def benchmark_command(
 
 
 app.command("agent-eval", cls=_Command)(agent_eval_command)
+
+
+def _work_dir(value: str) -> Path | str:
+    """``--work-dir`` as a folder (absolute) or an ``s3://`` prefix (kept as given)."""
+    if "://" not in value:
+        return Path(value).resolve()
+    if not value.startswith("s3://") or not value[5:].strip("/"):
+        raise EvalError(f"--work-dir {value!r}: use a folder or an object-store prefix s3://bucket/prefix")
+    return value.rstrip("/")
 
 
 def _benchmark_progress(label: str) -> ProgressCallback | None:
