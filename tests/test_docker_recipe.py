@@ -355,6 +355,114 @@ def test_compose_serves_the_image_on_20310(dockerfile: Dockerfile) -> None:
     assert server["read_only"] is True and server["tmpfs"] == ["/tmp"]
 
 
+def _help(program: str, *args: str) -> str:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / program), *args, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, "COLUMNS": "400"},
+    ).stdout
+
+
+@pytest.mark.integration
+def test_compose_object_store_example_is_consistent(dockerfile: Dockerfile) -> None:
+    """The ``objstore`` profile: MinIO, a bucket, a publish job from the build stage and a replica
+    of the image, agreeing on the bucket, the prefix and the credentials; off by default."""
+    compose = yaml.safe_load(COMPOSE.read_text("utf-8"))
+    services = compose["services"]
+    example = {"minio", "bucket", "publish", "replica"}
+    assert example <= set(services)
+    for name in example:
+        assert services[name]["profiles"] == ["objstore"], name  # `docker compose up` runs the server alone
+    assert "profiles" not in services["server"]
+    for name in ("minio", "bucket"):
+        assert not services[name]["image"].endswith(":latest") and ":" in services[name]["image"]
+    assert services["minio"]["healthcheck"]["test"]
+    assert services["bucket"]["depends_on"] == {"minio": {"condition": "service_healthy"}}
+    assert services["publish"]["depends_on"] == {"bucket": {"condition": "service_completed_successfully"}}
+    assert services["replica"]["depends_on"] == {"publish": {"condition": "service_completed_successfully"}}
+
+    # the publish job runs the Dockerfile's build stage, where the indexer and the corpus are
+    publish = services["publish"]
+    assert publish["build"]["target"] in {stage.name for stage in dockerfile.stages}
+    program, command, *flags = publish["command"]
+    assert program == "/opt/indexer/bin/docs-mcp" and command == "build"
+    build_stage = "\n".join(i.args for i in dockerfile.stage(publish["build"]["target"]).instructions)
+    assert "/opt/indexer" in build_stage and "/corpus" in build_stage
+    build_help = _help("docs-mcp", "build")
+    for flag in flags[::2]:
+        assert flag in build_help, f"docs-mcp build has no {flag}"
+    out = flags[flags.index("--out") + 1]
+
+    replica = services["replica"]
+    assert replica["image"] == services["server"]["image"]
+    server_program, *server_flags = replica["command"]
+    assert server_program == "docs-mcp-server"
+    server_help = _help("docs-mcp-server")
+    for flag in (f for f in server_flags if f.startswith("--")):
+        assert flag in server_help, f"docs-mcp-server has no {flag}"
+    assert server_flags[server_flags.index("--index-dir") + 1] == out  # serves what the job publishes
+    assert replica["environment"]["STATELESS"] == "true"
+    assert server_flags[server_flags.index("--index-cache-dir") + 1].startswith("/tmp/")  # the tmpfs
+    assert replica["read_only"] is True and replica["tmpfs"] == ["/tmp"]
+
+    # one bucket, one endpoint, one set of credentials
+    bucket = out.removeprefix("s3://").split("/", 1)[0]
+    assert services["bucket"]["command"][-1] == f"local/{bucket}"
+    minio_env = services["minio"]["environment"]
+    for env in (publish["environment"], replica["environment"]):
+        assert env["AWS_ENDPOINT_URL"] == "http://minio:9000"
+        assert env["AWS_ACCESS_KEY_ID"] == minio_env["MINIO_ROOT_USER"]
+        assert env["AWS_SECRET_ACCESS_KEY"] == minio_env["MINIO_ROOT_PASSWORD"]
+        for name in env:
+            assert name in server_help or name == "STATELESS" or name in build_help or name.startswith("AWS_")
+    mc_host = services["bucket"]["environment"]["MC_HOST_local"]
+    assert mc_host.endswith("@minio:9000")
+    assert "${MINIO_ROOT_USER:-docs-mcp}" in mc_host and "${MINIO_ROOT_PASSWORD:-change-me-please}" in mc_host
+
+
+@pytest.mark.integration
+def test_compose_object_store_commands_publish_and_serve(tmp_path: Path) -> None:
+    """The publish job's and the replica's commands, run as written against an S3 server on
+    127.0.0.1 (moto standing in for MinIO; container paths mapped, port and host made local)."""
+    from tests.fakes.s3_server import s3_server
+    from tests.support.server_process import PROTOCOL, ServerProcess, post_mcp, request
+
+    services = yaml.safe_load(COMPOSE.read_text("utf-8"))["services"]
+    bin_dir = Path(sys.executable).parent
+    with s3_server() as s3:
+        bucket = services["bucket"]["command"][-1].removeprefix("local/")
+        s3.create_bucket(bucket)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env |= s3.environment() | {"LANCEDB_LOG": "error"}
+        _, command, *flags = services["publish"]["command"]
+        flags = [str(REPO_ROOT / "examples" / "docs") if f == "/corpus" else f for f in flags]
+        done = subprocess.run(
+            [str(bin_dir / "docs-mcp"), command, *flags], capture_output=True, text=True, env=env, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        _, *server_flags = services["replica"]["command"]
+        local = {"0.0.0.0": "127.0.0.1", "20310": "0", "/tmp/index-cache": str(tmp_path / "cache")}
+        server_flags = [local[f] if f in local else str(f) for f in server_flags]
+        server = ServerProcess([*server_flags, "--log-level", "info"], env={**env, "STATELESS": "true"})
+        try:
+            started = server.wait_for_log(lambda r: r.get("message") == "started mcp server", timeout=60)
+            port = int(started["properties"]["port"])
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "search_docs", "arguments": {"query": "retry configuration"}}}  # fmt: skip
+            status, _, messages = post_mcp(port, call, PROTOCOL)
+            assert status == 200 and messages[-1]["result"]["isError"] is False, messages
+            status, _, body = request(port, "GET", "/healthz")
+            assert status == 200
+            generation = json.loads(body)["index"]["generation"]
+            assert generation["path"].startswith(".lancedb-")
+            assert (tmp_path / "cache" / generation["path"].removeprefix(".lancedb-")).is_dir()
+        finally:
+            server.stop()
+
+
 # --- the recipe, carried out ------------------------------------------------------------------------
 
 
