@@ -201,3 +201,21 @@ def test_a_refused_first_build_into_a_new_folder_leaves_nothing_behind(
     assert code == 0, stderr
     assert (out / "metadata.json").is_file()
     assert not (out / LOCK_FILE).exists()
+
+
+def test_search_and_get_on_a_table_without_its_data_files_say_how_to_rebuild(
+    tmp_path: Path, examples_docs: Path
+) -> None:
+    """What the clobbered index of two racing builds looked like: a table whose data files are gone."""
+    out = tmp_path / "idx"
+    done = run_docs_mcp("build", "--docs-dir", examples_docs, "--out", out)
+    assert done.returncode == 0, done.stderr
+    for data_file in (out / ".lancedb" / "chunks.lance" / "data").iterdir():
+        data_file.unlink()
+    for args in (("search", "retry configuration"), ("get", "guides/retries.md#retries")):
+        result = run_docs_mcp(*args, "--index-dir", out)
+        assert result.returncode == 1, result.stderr
+        assert f"error: the index at '{out}' cannot be read (lance error: Not found" in result.stderr
+        assert f"rebuild it with docs-mcp build --out {out}" in result.stderr
+        assert "unexpectedly" not in result.stderr and "Traceback" not in result.stderr
+        assert ".rs:" not in result.stderr  # the library's source location is left out

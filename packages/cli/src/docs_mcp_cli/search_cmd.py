@@ -2,13 +2,16 @@
 
 Both open the index with :class:`docs_mcp_core.search.SearchEngine`, the engine the server uses, so
 results, cursors and errors are the tools'. Exit status: 0 on success, 1 when the index cannot be
-opened or the chunk is not found, 2 on usage errors (an empty query or chunk id, a query over the
-length or word limit, an unknown filter key or value, a malformed ``--filter``).
+opened or read (a damaged table is reported with how to rebuild it) or the chunk is not found, 2 on
+usage errors (an empty query or chunk id, a query over the length or word limit, an unknown filter
+key or value, a malformed ``--filter``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,7 +19,7 @@ import typer
 
 from docs_mcp_cli.errors import reporting, usage_error
 from docs_mcp_cli.params import index_dir_option, key_value_pairs, location, storage_option_option
-from docs_mcp_core.errors import SearchError
+from docs_mcp_core.errors import IndexNotFoundError, SearchError
 
 if TYPE_CHECKING:
     from docs_mcp_core.search import SearchEngine, SearchResult
@@ -36,6 +39,22 @@ def _open_engine(where: Path | str, storage_options: dict[str, str] | None) -> S
         on_warning=lambda m: typer.echo(f"warning: {m}", err=True),
         storage_options=storage_options,
     )
+
+
+@contextmanager
+def _readable(where: Path | str) -> Iterator[None]:
+    """A table whose files are missing or damaged fails inside LanceDB (when the engine reads it at
+    open, or mid-query): report it as an unreadable index with what to do, not as an unexpected failure."""
+    try:
+        yield
+    except (RuntimeError, OSError, ValueError) as exc:
+        text = str(exc)
+        if "lance error" not in text.lower():
+            raise
+        detail = text.split(", /", 1)[0].strip()  # drop the library's source location
+        raise IndexNotFoundError(
+            f"the index at '{where}' cannot be read ({detail}); rebuild it with docs-mcp build --out {where}"
+        ) from None
 
 
 def search(
@@ -73,7 +92,7 @@ def search(
         raise usage_error(str(exc), "QUERY") from None
     where, storage_options = location(index_dir, storage_option, "--index-dir")
     filters = key_value_pairs(filter_, "--filter")
-    with reporting("search"):
+    with reporting("search"), _readable(where):
         engine = _open_engine(where, storage_options)
         try:
             engine.check_filters(filters, values=True)
@@ -146,7 +165,7 @@ def get(
     if scope != "chunk" and context:
         raise usage_error("--context applies only to --scope chunk", "--context")
     where, storage_options = location(index_dir, storage_option, "--index-dir")
-    with reporting("get"):
+    with reporting("get"), _readable(where):
         text = _open_engine(where, storage_options).get_doc(
             chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor
         )
