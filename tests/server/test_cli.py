@@ -60,6 +60,11 @@ def test_help_documents_version_and_environment(flag: str) -> None:
         (["--port", "70000"], "port must be between 0 and 65535"),
         (["--phrase-slop", "9"], "phrase slop must be an integer from 0 to 5"),
         (["--vector-cooldown", "-5"], "vector cooldown must be a number of seconds >= 0"),
+        (
+            ["--reload-interval", "-1"],
+            "argument --reload-interval: must be a number of seconds >= 0, got '-1'",
+        ),
+        (["--reload-interval", "soon"], "argument --reload-interval: invalid numeric value 'soon'"),
         (["--tool-prefix", "a b"], "tool prefix 'a b' is invalid"),
         (["--custom-tools-json", "[{]"], "--custom-tools-json is not valid JSON"),
     ],
