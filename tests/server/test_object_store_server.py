@@ -235,6 +235,15 @@ def test_a_server_serves_a_local_copy_and_switches_to_a_new_publish(
         assert (old_copy / first).is_dir()
         hit = held.engine.search("retry configuration", limit=1).hits[0]
 
+        # a second server given the same cache folder copies to a private one: neither deletes the
+        # other's files
+        other = LazyEngine(uri, storage_options=s3.storage_options(), reload_interval=0, cache_dir=cache)
+        with other.lease() as engine:
+            assert engine.search("retry configuration", limit=1).hits[0].chunk_id == hit.chunk_id
+        other.close()
+        assert sorted(p.name for p in cache.iterdir()) == sorted([old_copy.name, ".docs-mcp-cache.lock"])
+        assert (old_copy / first).is_dir()
+
         word = _new_guide(docs, 1)
         second = _publish(docs, s3, uri)
         deadline = time.monotonic() + 30

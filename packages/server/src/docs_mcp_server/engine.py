@@ -169,6 +169,10 @@ class LazyEngine:
             )
         self._cache_dir = cache_dir
         self._user_cache = cache_dir is not None
+        self._cache_ready: Path | None = None
+        self._cache_lock: int | None = (
+            None  # descriptor holding the lock on cache_dir, for the process's life
+        )
         self._storage: S3Storage | None = None
         self._follower: threading.Thread | None = None
         self._stop = threading.Event()
@@ -366,19 +370,33 @@ class LazyEngine:
         return self._storage
 
     def _remote_cache(self) -> Path:
-        if self._cache_dir is None:
-            import shutil
-            import tempfile
-
-            self._cache_dir = Path(tempfile.mkdtemp(prefix="docs-mcp-index-"))
-            weakref.finalize(self, shutil.rmtree, str(self._cache_dir), True)
-        else:
+        """The folder generations are copied to: ``cache_dir`` when this process can own it (a lock
+        on it, so two servers never delete each other's copies), else a private temporary folder."""
+        if self._cache_ready is not None:
+            return self._cache_ready
+        if self._cache_dir is not None:
             from docs_mcp_core.index.replica import PARTIAL_PREFIX, remove_fetched
 
             self._cache_dir.mkdir(parents=True, exist_ok=True)
-            for stale in self._cache_dir.glob(f"{PARTIAL_PREFIX}*"):  # a fetch cut short by a kill
-                remove_fetched(stale)
-        return self._cache_dir
+            self._cache_lock = _lock_folder(self._cache_dir)
+            if self._cache_lock is not None:
+                for stale in self._cache_dir.glob(f"{PARTIAL_PREFIX}*"):  # a fetch cut short by a kill
+                    remove_fetched(stale)
+                self._cache_ready = self._cache_dir
+                return self._cache_ready
+            log(
+                logging.WARNING,
+                "another server process uses this index cache folder; this one copies the index to a "
+                "private temporary folder instead",
+                cache_dir=str(self._cache_dir),
+            )
+            self._user_cache = False
+        import shutil
+        import tempfile
+
+        self._cache_ready = Path(tempfile.mkdtemp(prefix="docs-mcp-index-"))
+        weakref.finalize(self, shutil.rmtree, str(self._cache_ready), True)
+        return self._cache_ready
 
     def _fetch(self, known_etag: str | None) -> FetchedGeneration | None:
         from docs_mcp_core.index.replica import fetch_generation
@@ -552,3 +570,20 @@ def _prime(fresh: _Generation, current: _Generation, index_dir: str) -> None:
             "tools' filter enums",
             index_dir=index_dir,
         )
+
+
+CACHE_LOCK_FILENAME = ".docs-mcp-cache.lock"
+
+
+def _lock_folder(folder: Path) -> int | None:
+    """An open descriptor holding an exclusive ``flock`` on ``folder``'s cache lock file, or None when
+    another process holds it (released by the kernel when this process ends)."""
+    import fcntl
+
+    fd = os.open(folder / CACHE_LOCK_FILENAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
