@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -218,8 +219,6 @@ def test_a_server_serves_a_local_copy_and_switches_to_a_new_publish(
 ) -> None:
     """In process: the engine reads the generation from its cache folder, keeps the old one for a
     call that holds it across the switch, and deletes the old copy once that call is done."""
-    import time
-
     from docs_mcp_server.engine import LazyEngine
 
     docs = tmp_path / "docs"
@@ -334,11 +333,49 @@ class _Load:
             thread.join(timeout=90)
 
 
+class _Publishes:
+    """When each generation became live: polls ``metadata.json`` (a conditional GET every 50 ms) and
+    records the wall-clock time it first named each generation."""
+
+    def __init__(self, s3: S3Endpoint, uri: str) -> None:
+        from docs_mcp_core.index.location import S3Storage, open_storage
+
+        storage = open_storage(uri, s3.storage_options())
+        assert isinstance(storage, S3Storage)
+        self._storage = storage
+        self.seen: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        etag: str | None = None
+        while not self._stop.wait(0.05):
+            try:
+                found = self._storage.read_if_changed("metadata.json", etag)
+            except OSError:
+                continue
+            if found is not None:
+                data, etag = found
+                self.seen.setdefault(json.loads(data)["index"]["path"], time.time())
+
+    def __enter__(self) -> _Publishes:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
+def _log_time(record: dict[str, Any]) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(record["@timestamp"].replace("Z", "+00:00")).timestamp()
+
+
 def test_two_replicas_follow_three_publishes_under_load_without_a_failed_call(
     tmp_path: Path, examples_docs: Path, s3: S3Endpoint
 ) -> None:
-    import time
-
     docs = tmp_path / "docs"
     shutil.copytree(examples_docs, docs)
     generation = _publish(docs, s3)
@@ -357,20 +394,21 @@ def test_two_replicas_follow_three_publishes_under_load_without_a_failed_call(
         chunk_id = json.loads(first[0]["content"][0]["text"])["hits"][0]["chunk_id"]
         assert [_served(port) for port in ports] == [generation, generation]
         lags: list[float] = []
-        with _Load(ports, chunk_id) as load:
+        with _Load(ports, chunk_id) as load, _Publishes(s3, FOLLOW_URI) as publishes:
             for n in range(1, 4):
                 word = _new_guide(docs, n)
                 generation = _publish(docs, s3)
-                published = time.monotonic()  # the build has exited: metadata.json switched before this
                 for server, port in zip(servers, ports, strict=True):
-                    server.wait_for_log(
+                    switched = server.wait_for_log(
                         lambda r, g=generation: (
                             r.get("message") == "search index reloaded"
                             and r.get("properties", {}).get("generation") == g
                         ),
                         timeout=60,
                     )
-                    lag = time.monotonic() - published
+                    assert generation in publishes.seen, "the publish was not seen in metadata.json"
+                    # from metadata.json naming the generation (seen within 50 ms) to the switch
+                    lag = _log_time(switched) - publishes.seen[generation]
                     lags.append(lag)
                     assert lag < 2 * INTERVAL, f"replica on {port} switched to {generation} after {lag:.1f} s"
                     assert _served(port) == generation
