@@ -323,10 +323,12 @@ def test_a_signal_to_the_build_alone_stops_its_workers_too(
     else:
         assert proc.returncode == -signal.SIGKILL
         # a killed build leaves its lock file (the lock itself dies with the process): not index data
-    left = {
-        k: v for k, v in _snapshot(old_index).items() if not k.startswith(".lancedb.") and k != LOCK_FILENAME
-    }
-    assert left == before
+        kept = {
+            k: v
+            for k, v in _snapshot(old_index).items()
+            if not k.startswith(".lancedb.") and k != LOCK_FILENAME
+        }
+        assert kept == before
     assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
 
 
