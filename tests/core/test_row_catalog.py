@@ -106,21 +106,27 @@ def test_warm_up_primes_the_full_text_indexes_without_changing_answers(built_ind
         warmed.close()
 
 
-def test_locate_finds_a_chunk_and_every_chunk_of_its_file(built_index: Path) -> None:
+def test_positions_find_a_chunk_and_every_chunk_of_its_file_in_order(built_index: Path) -> None:
     import json
 
     engine = SearchEngine.open(built_index)
+    catalog = engine._catalog
     chunks = json.loads((built_index / "chunks.json").read_text(encoding="utf-8"))
-    by_file: dict[str, dict[int, str]] = {}
+    by_file: dict[str, list[tuple[int, str]]] = {}
     for c in chunks:
-        by_file.setdefault(c["filepath"], {})[c["chunk_index"]] = c["chunk_id"]
-    for c in chunks[:: max(1, len(chunks) // 25)]:
-        found = engine._catalog.locate(c["chunk_id"])
-        assert found is not None
-        siblings, index = found
-        assert index == c["chunk_index"]
-        assert {i: cid for i, (_, cid) in siblings.items()} == by_file[c["filepath"]]
-        row_ids = [row for row, _ in siblings.values()]
-        assert set(row_ids) <= set(engine._catalog.row_ids.tolist())
-    assert engine._catalog.locate("no/such/file.md#nothing") is None
-    assert engine._catalog.locate("") is None
+        by_file.setdefault(c["filepath"], []).append((c["chunk_index"], c["chunk_id"]))
+    try:
+        for c in chunks[:: max(1, len(chunks) // 25)]:
+            position = catalog.position(c["chunk_id"])
+            assert position is not None
+            assert catalog.chunk_ids[position] == c["chunk_id"]
+            expected = [cid for _, cid in sorted(by_file[c["filepath"]])]
+            siblings = catalog.file_positions(position).tolist()
+            assert [catalog.chunk_ids[p] for p in siblings] == expected
+            of_file = catalog.positions_of_file(c["filepath"])
+            assert of_file is not None and of_file.tolist() == siblings
+        assert catalog.position("no/such/file.md#nothing") is None
+        assert catalog.position("") is None
+        assert catalog.positions_of_file("no/such/file.md") is None
+    finally:
+        engine.close()

@@ -8,8 +8,13 @@ With ``scope: "section"`` or ``"parent"`` it answers with one section instead (s
 its chunks' markdown joined as the file has it. With ``max_tokens`` the answer is fitted to the
 budget (:mod:`.budget`) and, when cut, ends with a cursor that fetches the rest.
 
-The chunk and its file's other chunks are found in the row catalog; only their contents (and, for
-sections, breadcrumbs) are read from the table, by row id.
+The chunk and its file's other chunks are found in the row catalog; their markdown comes from the
+:class:`~docs_mcp_core.search.content_store.ContentStore` when the engine holds it (no I/O), else
+from the table by row id, as sections' breadcrumbs do.
+
+What other features build on: :meth:`Documents.position` (a chunk id's catalog position),
+:meth:`Documents.file_positions` (the positions of a file's chunks in order) and
+:meth:`Documents.contents` (the markdown at positions).
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from docs_mcp_core.chunking import slugify
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.index.table import quote_identifier, quote_string
 from docs_mcp_core.markdown import parse_markdown
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.search.budget import DELIMITER, Piece, TokenBudget, check_max_tokens, fit, markdown_pieces
+from docs_mcp_core.search.content_store import ContentStore
 from docs_mcp_core.search.cursor import DocRequest, decode_doc_cursor, encode_doc_cursor
 from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.search.sections import SCOPES, FileChunk, Section, find_section
@@ -52,6 +60,7 @@ class Documents:
         columns: Collection[str],
         secret: bytes = b"",
         token_encoding: str = BUDGET_ENCODING,
+        contents: ContentStore | None = None,
     ) -> None:
         self._table = table
         self._atable = table._table  # the AsyncTable behind LanceDB's synchronous table
@@ -59,6 +68,34 @@ class Documents:
         self._columns = columns
         self._secret = secret
         self._token_encoding = token_encoding
+        self._contents = contents
+
+    def configure(self, *, token_encoding: str, contents: ContentStore | None) -> None:
+        """Set what the engine decides after construction: the budget's token encoding and the
+        chunk contents held in memory."""
+        self._token_encoding = token_encoding
+        self._contents = contents
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether chunk contents are held in memory (no read of the table for them)."""
+        return self._contents is not None
+
+    def position(self, chunk_id: str) -> int | None:
+        """The catalog position of ``chunk_id`` (None when the index has no such chunk)."""
+        return self._catalog.position(chunk_id)
+
+    def file_positions(self, filepath: str) -> np.ndarray | None:
+        """Positions of every chunk of ``filepath`` in chunk order (None when it is not indexed)."""
+        return self._catalog.positions_of_file(filepath)
+
+    async def contents(self, positions: Sequence[int] | np.ndarray) -> list[str]:
+        """The markdown of the chunks at ``positions``, in that order."""
+        if self._contents is not None:
+            return self._contents.texts(positions)
+        row_ids = [int(r) for r in self._catalog.row_ids[np.asarray(positions, dtype=np.int64)]]
+        by_row = await self._read(row_ids, "content")
+        return [by_row.get(r) or "" for r in row_ids]
 
     async def get_doc(
         self,
@@ -175,14 +212,20 @@ class Documents:
         return pieces
 
     async def _read(self, row_ids: Sequence[int], column: str) -> dict[int, Any]:
-        """One column of the rows with these ids, by row id."""
+        """One column of the rows with these ids, by row id (``content`` from memory when held)."""
         if not row_ids:
             return {}
+        if column == "content" and self._contents is not None:
+            positions = self._catalog.positions(np.asarray(row_ids, dtype=np.uint64))
+            return dict(zip(row_ids, self._contents.texts(positions), strict=True))
         found = await self._atable.take_row_ids(list(row_ids)).with_row_id().select([column]).to_arrow()
         return dict(zip(found.column("_rowid").to_pylist(), found.column(column).to_pylist(), strict=True))
 
     async def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
+        positions = self._catalog.positions_of_file(filepath)
+        if self._contents is not None and positions is not None:
+            return "\n\n".join(self._contents.texts(positions))
         found = await (
             self._atable.query()
             .where(f"filepath = {quote_string(filepath)}")

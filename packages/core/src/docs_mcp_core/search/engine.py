@@ -10,7 +10,9 @@ Usage::
 The engine opens the index read-only and never writes to it. ``search`` and ``get_doc`` are
 synchronous and thread-safe; code on an asyncio loop awaits ``search_async`` / ``get_doc_async``
 instead, with no thread hop. Every row's ranking attributes (and, within a memory budget, its
-display text) are read once at open into a :class:`~docs_mcp_core.search.row_catalog.RowCatalog`,
+display text) are read once at open into a :class:`~docs_mcp_core.search.row_catalog.RowCatalog`
+(and, within their budget, every chunk's markdown into a
+:class:`~docs_mcp_core.search.content_store.ContentStore`, which ``get_doc`` answers from),
 so the legs return row positions and scores, and fusion and the page of hits are array operations.
 Failures a caller can cause raise :class:`~docs_mcp_core.errors.SearchError`, whose message is the
 text MCP clients receive.
@@ -50,6 +52,7 @@ from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.ranking import COVERAGE_DEPTH, RankingWeights, coverage_factor, query_cues
 from docs_mcp_core.search import fusion, row_catalog
 from docs_mcp_core.search.budget import TokenBudget, check_max_tokens, fit_page
+from docs_mcp_core.search.content_store import ContentStore, content_cache_bytes
 from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
@@ -124,10 +127,9 @@ class SearchEngine:
         self._hits = HitReader(
             atable=atable, catalog=self._catalog, columns=self._columns, taxonomy_keys=self._taxonomy_keys
         )
-        encoding = options.token_encoding
-        self._documents = Documents(
-            table=table, catalog=self._catalog, columns=self._columns, secret=secret, token_encoding=encoding
-        )
+        held = ContentStore.load(table, self._catalog.row_ids, content_cache_bytes())
+        self._documents = Documents(table=table, catalog=self._catalog, columns=self._columns, secret=secret)
+        self._documents.configure(token_encoding=options.token_encoding, contents=held)
         in_memory = options.match_retriever == "memory" and lexical_index_usable(self._columns, match_boosts)
         lexical = load_lexical_index(table, self._catalog, match_boosts, self._scoring) if in_memory else None
         vector = None
@@ -388,9 +390,18 @@ class SearchEngine:
             chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor
         )
 
+    @property
+    def documents(self) -> Documents:
+        """Chunks and files by id, position and path (see :mod:`docs_mcp_core.search.documents`)."""
+        return self._documents
+
     def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
         return self._loop.run(self._documents.file_content(filepath))
+
+    async def file_content_async(self, filepath: str) -> str:
+        """:meth:`file_content` from a running asyncio loop."""
+        return await self._documents.file_content(filepath)
 
     def list_filepaths(self, filters: Mapping[str, str]) -> list[str]:
         """Files that have a chunk matching every ``key = value`` in ``filters`` (no auto-include)."""

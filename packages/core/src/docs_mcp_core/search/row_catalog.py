@@ -54,8 +54,22 @@ class RowCatalog:
     chunk_ids: list[str] = field(default_factory=list)
     chunk_index: np.ndarray | None = None  # int64 position of each chunk in its file
     file_codes: np.ndarray | None = None  # int32: rows of the same file share a code
+    filepaths: list[str] = field(default_factory=list)  # file path of each code
     _collapse_groups: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
     _by_chunk_id: dict[str, int] = field(default_factory=dict)
+    _by_filepath: dict[str, int] = field(default_factory=dict)
+    _file_order: np.ndarray | None = None  # int64: positions by file code, then chunk index
+    _file_start: np.ndarray | None = None  # int64: where each file code's positions begin
+
+    def __post_init__(self) -> None:
+        """Index the rows by chunk id (the first row of an id wins) and by file, in chunk order."""
+        self._by_chunk_id = {cid: i for i, cid in reversed(list(enumerate(self.chunk_ids)))}
+        if self.file_codes is None or self.chunk_index is None:
+            return
+        self._by_filepath = {path: code for code, path in enumerate(self.filepaths)}
+        self._file_order = np.lexsort((self.chunk_index, self.file_codes)).astype(np.int64)
+        counts = np.bincount(self.file_codes, minlength=len(self.filepaths))
+        self._file_start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
     @classmethod
     def load(
@@ -82,7 +96,7 @@ class RowCatalog:
             cols.append(prior_column)
         if dedup_column in names:
             cols.append(dedup_column)
-        data = _in_row_order(_scan(table, cols))
+        data = in_row_order(_scan(table, cols))
         row_ids = data.column("_rowid").to_numpy().astype(np.uint64)
         n = data.num_rows
 
@@ -114,7 +128,17 @@ class RowCatalog:
         )
         chunk_index = data.column("chunk_index").fill_null(0).to_numpy().astype(np.int64)
         catalog = cls(
-            row_ids, prior, depth, sort_rank, dedup_group, taxonomy, shown, chunk_ids, chunk_index, file_codes
+            row_ids,
+            prior,
+            depth,
+            sort_rank,
+            dedup_group,
+            taxonomy,
+            shown,
+            chunk_ids,
+            chunk_index,
+            file_codes,
+            list(files),
         )
         live = [k for k in collapse_keys if k in names]
         if live:
@@ -171,21 +195,35 @@ class RowCatalog:
         except ValueError:
             return np.zeros(len(self), dtype=bool)
 
+    def position(self, chunk_id: str) -> int | None:
+        """The position of the row with ``chunk_id`` (None when no row has it)."""
+        return self._by_chunk_id.get(chunk_id)
+
+    def file_positions(self, position: int) -> np.ndarray:
+        """Positions of every chunk of the file the row at ``position`` belongs to, in chunk order."""
+        if self.file_codes is None or self._file_order is None or self._file_start is None:
+            return np.array([position], dtype=np.int64)
+        code = int(self.file_codes[position])
+        return self._file_order[self._file_start[code] : self._file_start[code + 1]]
+
     def locate(self, chunk_id: str) -> tuple[dict[int, tuple[int, str]], int] | None:
         """The chunks of ``chunk_id``'s file (``chunk_index -> (row id, chunk id)``) and its own
         chunk index, or None when no row has that id."""
-        if self.chunk_index is None or self.file_codes is None:
+        position = self.position(chunk_id)
+        if position is None or self.chunk_index is None:
             return None
-        if not self._by_chunk_id and self.chunk_ids:
-            self._by_chunk_id = {cid: i for i, cid in reversed(list(enumerate(self.chunk_ids)))}
-        position = self._by_chunk_id.get(chunk_id)
-        if position is None:
-            return None
-        rows = np.flatnonzero(self.file_codes == self.file_codes[position])
         siblings = {
-            int(self.chunk_index[r]): (int(self.row_ids[r]), self.chunk_ids[r]) for r in rows.tolist()
+            int(self.chunk_index[p]): (int(self.row_ids[p]), self.chunk_ids[p])
+            for p in self.file_positions(position).tolist()
         }
         return siblings, int(self.chunk_index[position])
+
+    def positions_of_file(self, filepath: str) -> np.ndarray | None:
+        """Positions of every chunk of ``filepath``, in chunk order (None when no row has that path)."""
+        code = self._by_filepath.get(filepath)
+        if code is None or self._file_order is None or self._file_start is None:
+            return None
+        return self._file_order[self._file_start[code] : self._file_start[code + 1]]
 
     def collapse_groups(self, keys: Sequence[str]) -> np.ndarray:
         """Collapse group of every row for the live collapse ``keys`` (-1: the row never collapses).
@@ -210,10 +248,10 @@ def _dedup_groups(digests: Sequence[str | None]) -> np.ndarray:
 def _display_table(table: Any, columns: Sequence[str], budget: int, row_ids: np.ndarray) -> pa.Table | None:
     """The ``columns`` of every row in catalog order, or ``None`` when they exceed ``budget`` bytes
     (or the table changed since the catalog's scan)."""
-    shown = _scan_within(table, columns, budget) if columns and budget > 0 else None
+    shown = scan_within(table, columns, budget) if columns and budget > 0 else None
     if shown is None:
         return None
-    shown = _in_row_order(shown)
+    shown = in_row_order(shown)
     if not np.array_equal(shown.column("_rowid").to_numpy().astype(np.uint64), row_ids):
         return None  # the table changed between the scans: do without
     return shown.select(columns).combine_chunks()
@@ -277,7 +315,7 @@ def smallest_first(values: np.ndarray, candidates: np.ndarray, limit: int) -> np
     return candidates[np.lexsort((candidates, values))].astype(np.int64)
 
 
-def _scan_within(table: Any, columns: Sequence[str], budget: int) -> pa.Table | None:
+def scan_within(table: Any, columns: Sequence[str], budget: int) -> pa.Table | None:
     """``columns`` of every row (with ``_rowid``), read a batch at a time; ``None`` as soon as they
     pass ``budget`` bytes, so a large corpus costs at most the budget while it is looked at."""
     total = table.count_rows()
@@ -296,10 +334,11 @@ def _scan_within(table: Any, columns: Sequence[str], budget: int) -> pa.Table | 
 
 def scan_in_row_order(table: Any, columns: Sequence[str]) -> pa.Table:
     """``columns`` (and ``_rowid``) of every row of a LanceDB ``table``, in row id order."""
-    return _in_row_order(_scan(table, columns))
+    return in_row_order(_scan(table, columns))
 
 
-def _in_row_order(data: pa.Table) -> pa.Table:
+def in_row_order(data: pa.Table) -> pa.Table:
+    """``data`` (a scan with ``_rowid``) sorted by row id."""
     ids = data.column("_rowid").to_numpy()
     if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
         return data.take(pa.array(np.argsort(ids, kind="stable")))  # scans are usually in order
