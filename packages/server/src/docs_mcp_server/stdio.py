@@ -271,17 +271,15 @@ class StdioWire:
     async def serve(self, server: Any, *, grace_seconds: float = 10.0, handle_signals: bool = True) -> None:
         """Run ``server`` (an MCP ``Server``) on the wire until end of input or a signal."""
         import anyio
-        from mcp.server.stdio import stdio_server
 
         self.start()
         self.grace_seconds = grace_seconds
-        lines = _QueueLines(self)
-        writer = _WireWriter(self)
+        messages = _WireMessages(self)
+        sink = _WireSink(self)
         async with anyio.create_task_group() as tg:
             if handle_signals and threading.current_thread() is threading.main_thread():
                 tg.start_soon(self._watch_signals, tg.cancel_scope, grace_seconds)
-            async with stdio_server(stdin=cast(Any, lines), stdout=cast(Any, writer)) as (read, write):
-                await server.run(read, write, server.create_initialization_options())
+            await server.run(cast(Any, messages), cast(Any, sink), server.create_initialization_options())
             tg.cancel_scope.cancel()
 
     async def _watch_signals(self, scope: Any, grace_seconds: float) -> None:
@@ -304,8 +302,12 @@ class StdioWire:
         scope.cancel()
 
 
-class _QueueLines:
-    """Async iterator of input lines for the SDK's stdio transport: only lines it will accept."""
+class _WireMessages:
+    """The MCP SDK's read stream: the messages it will accept, each parsed once.
+
+    The SDK's own stdio transport would parse every line a second time and hand it over through a
+    task of its own; the wire gives the dispatcher the parsed message directly.
+    """
 
     def __init__(self, wire: StdioWire) -> None:
         from mcp.types import jsonrpc_message_adapter
@@ -314,14 +316,24 @@ class _QueueLines:
         self._adapter = jsonrpc_message_adapter  # what the SDK's transport parses lines with
         self._done = False
 
-    def __aiter__(self) -> _QueueLines:
+    def __aiter__(self) -> _WireMessages:
         return self
 
-    async def __anext__(self) -> str:
+    async def __anext__(self) -> Any:
         import anyio
 
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def receive(self) -> Any:
+        """The next accepted message as the SDK's ``SessionMessage``; ``anyio.EndOfStream`` at the end."""
+        import anyio
+        from mcp.shared.message import SessionMessage
+
         if self._done:
-            raise StopAsyncIteration
+            raise anyio.EndOfStream
         while True:
             raw = await self._next_line()
             if raw is None:
@@ -335,24 +347,35 @@ class _QueueLines:
                         grace_seconds=self._wire.grace_seconds,
                     )
                 self._done = True
-                raise StopAsyncIteration
+                raise anyio.EndOfStream
             text = raw.decode("utf-8", errors="replace")
-            if self._accepted(text):
-                return text
+            message = self._accepted(text)
+            if message is not None:
+                return SessionMessage(message)
 
-    def _accepted(self, text: str) -> bool:
-        """Whether the SDK gets ``text``; a line it would drop is answered and rejected here."""
+    async def aclose(self) -> None:
+        self._done = True
+
+    async def __aenter__(self) -> _WireMessages:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _accepted(self, text: str) -> Any:
+        """The parsed message when the SDK gets ``text``; a line it would drop is answered and
+        rejected here (``None``)."""
         from pydantic import ValidationError
 
         try:
-            message = self._adapter.validate_json(text)
+            message = self._adapter.validate_json(text, by_name=False)
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_input=False)
             json_problem = next((e["msg"] for e in errors if e["type"] == "json_invalid"), None)
             detail = "; ".join(sorted({e["msg"] for e in errors})) or None
             self._wire.reject(text, jsonrpc.reject(text, json_problem, detail))
-            return False
-        return self._wire.admit(text, message)
+            return None
+        return message if self._wire.admit(text, message) else None
 
     async def _next_line(self) -> bytes | None:
         """The next line, awaited on the event loop: the reader thread wakes it directly."""
@@ -372,23 +395,34 @@ class _QueueLines:
                 self._wire.cancel_wake()
 
 
-class _WireWriter:
-    """Async text sink for the SDK's stdio transport (one JSON message per ``write``)."""
+class _WireSink:
+    """The MCP SDK's write stream: each message serialised and written as the SDK hands it over
+    (no writer task in between)."""
 
     def __init__(self, wire: StdioWire) -> None:
         self._wire = wire
+        self._closed = False
 
-    async def write(self, text: str) -> None:
+    async def send(self, item: Any) -> None:
         import anyio
 
+        if self._closed:
+            raise anyio.ClosedResourceError
+        text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
         if len(text) <= INLINE_WRITE_CHARS:
             # well under a pipe's buffer: the write returns at once unless the client stops reading
-            self._wire.send(text.rstrip("\n"))
+            self._wire.send(text)
             return
-        await anyio.to_thread.run_sync(self._wire.send, text.rstrip("\n"))
+        await anyio.to_thread.run_sync(self._wire.send, text)
 
-    async def flush(self) -> None:
-        return None
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> _WireSink:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 def run_stdio(app: DocsMcpApp, *, warm_up: bool = True) -> None:
