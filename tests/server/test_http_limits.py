@@ -194,3 +194,23 @@ def test_a_stateless_server_answers_get_with_405(built_index: Path) -> None:
         assert post_mcp(port, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, PROTOCOL)[0] == 200
     finally:
         server.stop()
+
+
+@pytest.mark.anyio
+async def test_every_connection_sends_without_waiting_for_acknowledgements(built_index: Path) -> None:
+    # Nagle's algorithm would hold a response's body until the client acknowledged its headers
+    import anyio
+    import httpx2
+
+    from docs_mcp_server import create_app, serve_http
+
+    app = create_app(built_index)
+    with anyio.fail_after(60):
+        async with serve_http(app, warm_up=False) as http, httpx2.AsyncClient() as client:
+            for _ in range(2):  # the same kept-alive connection
+                assert (await client.get(f"http://127.0.0.1:{http.port}/healthz")).status_code == 200
+            connections = list(http.uvicorn_server.server_state.connections)
+            assert connections
+            for protocol in connections:
+                sock = protocol.transport.get_extra_info("socket")
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

@@ -11,6 +11,11 @@ are. :func:`guarded_protocol` returns uvicorn's HTTP/1.1 protocol (h11) with wha
   is closed;
 - beyond ``max_connections`` open connections, a new one is answered ``503`` and closed at once.
 
+It also turns Nagle's algorithm off on every connection. asyncio does that only for sockets created
+with ``IPPROTO_TCP`` as their protocol, which ``socket.create_server`` does not pass; with Nagle on,
+a response written in two parts (headers, then body) waits for the client's delayed ACK of the
+first, which costs every request after the first on a kept-alive connection about 40 ms.
+
 (An MCP event stream is unaffected: its request is complete, only the response is long.)
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 from typing import Any
 
@@ -66,6 +72,7 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        _no_delay(transport)
         if len(self.connections) > self.limits.max_connections:
             self._warn_refused()
             self._answer_and_close(_BUSY_RESPONSE)
@@ -145,6 +152,15 @@ class _GuardedH11Protocol(H11Protocol):
                 "refusing connections: too many are open",
                 max_connections=cls.limits.max_connections,
             )
+
+
+def _no_delay(transport: asyncio.Transport) -> None:
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:  # the connection is already gone
+            pass
 
 
 def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
