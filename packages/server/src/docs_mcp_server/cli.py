@@ -37,6 +37,7 @@ EPILOG = """\
 environment variables:
   SERVER_NAME, SERVER_VERSION  defaults for --name / --server-version
   STATELESS=true               same as --stateless
+  DOCS_MCP_WORKERS             default for --workers
   LOG_LEVEL, LOG_PRETTY=true   defaults for --log-level / --log-pretty
   GIT_COMMIT, BUILD_DATE       defaults for --git-commit / --build-date
   DOCS_MCP_AUTH_TOKEN          default for --auth-token
@@ -45,6 +46,7 @@ environment variables:
   DOCS_MCP_RELOAD_CHECK_SECONDS  how often a rebuilt local index is looked for (default 1)
   DOCS_MCP_DISPLAY_CACHE_MB    memory for hit text (default 128; 0 reads every page from the index)
   DOCS_MCP_VECTOR_CACHE_MB     memory for vectors searched in process (default 48; 0 leaves them in the index)
+  DOCS_MCP_CONTENT_CACHE_MB    memory for chunk text served by get_doc (default 256; 0 reads it from the index)
   OPENAI_API_KEY               default for --query-embedding-api-key
   AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION,
   AWS_ALLOW_HTTP               object-store settings for an s3:// --index-dir (see --storage-option)
@@ -173,6 +175,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=env.get("STATELESS", "").strip().lower() == "true",
         help="HTTP without sessions: every POST is served on its own (for load-balanced replicas)",
+    )
+    transport.add_argument(
+        "--workers",
+        type=_number(int),
+        default=env.get("DOCS_MCP_WORKERS") or 1,
+        metavar="N",
+        help="HTTP: serve the port from N processes, each with its own copy of the index in memory "
+        "(default 1; more than 1 needs --stateless)",
     )
     transport.add_argument(
         "--auth-token",
@@ -328,6 +338,32 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _workers_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--workers`` cannot be used as given (None when it can)."""
+    try:
+        workers = int(args.workers)
+    except ValueError:
+        return f"--workers must be a whole number, got {args.workers!r} (DOCS_MCP_WORKERS?)"
+    args.workers = workers
+    if workers < 1:
+        return f"--workers must be 1 or more, got {workers}"
+    if workers == 1:
+        return None
+    if args.transport != "http":
+        return "--workers only applies to --transport http; a stdio server has one client"
+    if not args.stateless:
+        return (
+            f"--workers {workers} needs --stateless: a session lives in the memory of one worker and "
+            "the client's next connection may reach another; add --stateless, or use --workers 1"
+        )
+    if args.playground_password:
+        return (
+            f"--workers {workers} cannot keep a playground login: each worker would accept only its "
+            "own cookies; use --auth-token, or --workers 1"
+        )
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("LANCEDB_LOG", "error")
     from docs_mcp_core.memory import return_freed_memory_by_default
@@ -357,13 +393,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     try:
-        return _serve(args)
+        return _serve(args, words)
     except Interrupted as exc:
         log(logging.INFO, "interrupted during start-up", signal=str(exc))
         return EXIT_OK
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, words: Sequence[str]) -> int:
     from docs_mcp_server.boot import load_index_metadata
     from docs_mcp_server.errors import BootError, OptionsError
     from docs_mcp_server.logs import log
@@ -399,6 +435,9 @@ def _serve(args: argparse.Namespace) -> int:
         limits = _http_limits(args)
     except OptionsError as exc:
         return _fail(str(exc), EXIT_USAGE)
+    workers_problem = _workers_problem(args)
+    if workers_problem is not None:
+        return _fail(workers_problem, EXIT_USAGE)
     if args.transport == "http" and args.playground_password and not args.playground:
         return _fail(
             "a playground password is set (--playground-password or PLAYGROUND_PASSWORD) but --playground "
@@ -433,8 +472,14 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         if args.transport == "http":
             from docs_mcp_server.http import run_http
+            from docs_mcp_server.workers import supervise, this_worker
 
+            worker = this_worker()
             try:
+                if args.workers > 1 and worker is None:
+                    return supervise(words, host=args.host, port=args.port, count=args.workers)
+                if worker is not None:
+                    worker.follow_parent()
                 run_http(
                     app,
                     host=args.host,
@@ -444,6 +489,7 @@ def _serve(args: argparse.Namespace) -> int:
                     playground=args.playground,
                     playground_password=args.playground_password,
                     limits=limits,
+                    worker=worker,
                 )
             except OSError as exc:
                 reason = exc.strerror or str(exc)

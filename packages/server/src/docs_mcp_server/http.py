@@ -42,6 +42,7 @@ from docs_mcp_server.playground import (
 
 if TYPE_CHECKING:
     from docs_mcp_server.playground import Playground
+    from docs_mcp_server.workers import Worker
 
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
@@ -107,8 +108,10 @@ class DocsHttpMiddleware:
         auth_token: str | None = None,
         playground: Playground | None = None,
         stateless: bool = False,
+        worker: dict[str, int] | None = None,
     ) -> None:
         self.inner = inner
+        self.worker = worker
         self.app = app
         self.stateless = stateless
         self.auth_token = auth_token or None
@@ -216,7 +219,10 @@ class DocsHttpMiddleware:
         generation = self.app.engine.served_generation
         if generation is not None:
             index["generation"] = generation
-        return {"build": self.app.build_info.to_dict(), "index": index}
+        health: dict[str, Any] = {"build": self.app.build_info.to_dict(), "index": index}
+        if self.worker is not None:  # one of several processes (--workers): which one answered
+            health["worker"] = self.worker
+        return health
 
     async def _admit_mcp(self, scope: Scope, send: Send) -> bool:
         """Whether the request may use ``/mcp``; when not, it has been answered (401 or 429).
@@ -292,11 +298,13 @@ def build_asgi_app(
     playground: bool = False,
     playground_password: str | None = None,
     limits: HttpLimits | None = None,
+    worker: dict[str, int] | None = None,
 ) -> DocsHttpMiddleware:
     """The complete ASGI application serving ``app`` (its lifespan starts the MCP session manager).
 
     ``playground`` adds the web page at ``/``; ``playground_password`` puts it and ``/mcp`` behind a
-    login; ``limits`` bound the MCP sessions (the connection limits apply in :func:`serve_http`).
+    login; ``limits`` bound the MCP sessions (the connection limits apply in :func:`serve_http`);
+    ``worker`` (one of several processes) is shown by ``/healthz``.
     """
     limits = limits or HttpLimits()
     inner = app.server.streamable_http_app(
@@ -315,18 +323,21 @@ def build_asgi_app(
         page = Playground(
             app.build_info, password=playground_password, auth_token=auth_token, read_query=app.parse_query
         )
-    return DocsHttpMiddleware(inner, app, auth_token=auth_token, playground=page, stateless=stateless)
+    return DocsHttpMiddleware(
+        inner, app, auth_token=auth_token, playground=page, stateless=stateless, worker=worker
+    )
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port``; port 0 picks a free port.
+def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A listening socket on ``host:port``; port 0 picks a free port. ``reuse_port`` lets other
+    sockets of this user listen on the same port (the kernel spreads connections over them).
 
     A busy port raises ``OSError`` (``EADDRINUSE``) rather than moving to another port: a client
     configured for this one would otherwise talk to whatever holds it.
     """
     family = socket.getaddrinfo(host, port or None, type=socket.SOCK_STREAM)[0][0]
     try:
-        sock = socket.create_server((host, port), family=family, backlog=512)
+        sock = socket.create_server((host, port), family=family, backlog=512, reuse_port=reuse_port)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise OSError(errno.EADDRINUSE, f"port {port} on {host} is already in use") from exc
@@ -335,7 +346,8 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(sock: socket.socket) -> str:
+def server_url(sock: socket.socket) -> str:
+    """``http://host:port/mcp`` for a listening socket."""
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}{MCP_PATH}"
@@ -443,8 +455,10 @@ def _listen(
     playground_password: str | None,
     handle_signals: bool,
     limits: HttpLimits | None,
+    worker: Worker | None = None,
 ) -> tuple[socket.socket, _UvicornServer]:
-    """The bound socket and the uvicorn server for ``app`` (shared by both ways to serve)."""
+    """The bound socket (a worker's: the one it was given) and the uvicorn server for ``app``
+    (shared by both ways to serve)."""
     limits = limits or HttpLimits()
     asgi = build_asgi_app(
         app,
@@ -454,8 +468,9 @@ def _listen(
         playground=playground,
         playground_password=playground_password,
         limits=limits,
+        worker=worker.describe() if worker is not None else None,
     )
-    sock = bind_socket(host, port)
+    sock = worker.socket() if worker is not None else bind_socket(host, port)
     _allow_open_files(limits.max_connections)
     config = _uvicorn_config(asgi, graceful_timeout, limits)
     return sock, _UvicornServer(config, asgi.drain, handle_signals=handle_signals)
@@ -473,8 +488,12 @@ def run_http(
     playground: bool = False,
     playground_password: str | None = None,
     limits: HttpLimits | None = None,
+    worker: Worker | None = None,
 ) -> None:
-    """Serve ``app`` over HTTP until SIGINT/SIGTERM (blocking); in-flight requests finish first."""
+    """Serve ``app`` over HTTP until SIGINT/SIGTERM (blocking); in-flight requests finish first.
+
+    ``worker``: this process is one of several started by :func:`~docs_mcp_server.workers.supervise`
+    and serves the socket it was given."""
     sock, server = _listen(
         app,
         host=host,
@@ -486,15 +505,17 @@ def run_http(
         playground_password=playground_password,
         handle_signals=True,
         limits=limits,
+        worker=worker,
     )
     log(
         logging.INFO,
-        "started mcp server",
-        url=_url(sock),
+        "started http worker" if worker is not None else "started mcp server",
+        url=server_url(sock),
         port=sock.getsockname()[1],
         stateless=stateless,
         auth=auth_token is not None,
-        playground=_url(sock).removesuffix(MCP_PATH) + "/" if playground else None,
+        playground=server_url(sock).removesuffix(MCP_PATH) + "/" if playground else None,
+        **({"worker": worker.id} if worker is not None else {}),
     )
     if warm_up:
         app.engine.start_warm_up()
@@ -539,7 +560,7 @@ async def serve_http(
         handle_signals=False,
         limits=limits,
     )
-    handle = HttpServer(url=_url(sock), port=sock.getsockname()[1], uvicorn_server=server)
+    handle = HttpServer(url=server_url(sock), port=sock.getsockname()[1], uvicorn_server=server)
     if warm_up:
         app.engine.start_warm_up()
     try:
