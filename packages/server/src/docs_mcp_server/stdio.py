@@ -188,10 +188,14 @@ class StdioWire:
     # -- writing -------------------------------------------------------------------------------
 
     def _write_line(self, text: str) -> None:
+        """Write ``text`` and a newline with as few system calls as the pipe allows (one, unless
+        the client reads slower than the server writes): no buffer to copy into and flush."""
         assert self._out is not None
+        data = memoryview((text + "\n").encode("utf-8"))
+        fd = self._out.fileno()
         with self._write_lock:
-            self._out.write(text.encode("utf-8") + b"\n")
-            self._out.flush()
+            while data:
+                data = data[os.write(fd, data) :]
 
     def send(self, text: str) -> None:
         """Write one serialised message, unless it duplicates an answer given early."""
