@@ -331,7 +331,7 @@ class DocsMcpApp:
                 listed = {resource.name for resource in await self._resources_of(lease)}
                 if filepath not in listed:
                     raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
-                text = await anyio.to_thread.run_sync(engine.file_content, filepath)
+                text = await engine.file_content_async(filepath)  # from memory: no thread hop
         except IndexUnavailableError as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
         return types.ReadResourceResult(
