@@ -8,7 +8,8 @@ connections. Before each timed run, ``--warmup`` seconds of the same load warm e
 
 Prints, per run: requests per second, latency p50 / p99 (wrk's), the requests that did not answer
 200 or answered an ``isError`` result, the CPU the load generator used (user + system time over
-wall time, in cores) and the machine's load average; then each N's best requests per second as a
+wall time, in cores), the CPU the server's processes used (in cores, and in milliseconds per
+request) and the machine's load average; then each N's best requests per second as a
 ratio to the first N's.
 """
 
@@ -137,6 +138,24 @@ def run_wrk(port: int, script: Path, seconds: float, connections: int) -> tuple[
     return figures, (usage.ru_utime + usage.ru_stime) / wall
 
 
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` and its child processes (the workers) so far."""
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text(encoding="ascii").split()
+    except OSError:
+        children = []
+    pids += [int(child) for child in children]
+    ticks = 0
+    for each in pids:
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text(encoding="ascii").split()[:3])
 
@@ -167,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     counts = [int(c) for c in args.workers.split(",") if c.strip()]
     best: dict[int, float] = {}
     print(f"cores: {os.cpu_count()}  connections: {args.connections}  load: {load_average()}")
-    print(f"{'workers':>7s} {'req/s':>8s} {'p50 ms':>7s} {'p99 ms':>7s} {'failed':>6s} {'wrk CPU':>8s}  load")
+    print(
+        f"{'workers':>7s} {'req/s':>8s} {'p50 ms':>7s} {'p99 ms':>7s} {'failed':>6s} {'wrk CPU':>8s} "
+        f"{'server CPU':>10s} {'CPU/req':>8s}  load"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         script = write_script(args.cases, Path(tmp))
         for _ in range(args.rounds):
@@ -175,13 +197,18 @@ def main(argv: list[str] | None = None) -> int:
                 proc, port = start_server(args.index_dir, count)
                 try:
                     run_wrk(port, script, args.warmup, args.connections)
+                    cpu_before, started = server_cpu_seconds(proc.pid), time.perf_counter()
                     figures, cpu = run_wrk(port, script, args.seconds, args.connections)
+                    server_cpu = server_cpu_seconds(proc.pid) - cpu_before
+                    server_cores = server_cpu / (time.perf_counter() - started)
                 finally:
                     proc.terminate()
                     proc.wait(timeout=60)
                 best[count] = max(best.get(count, 0.0), figures["rps"])
+                per_request = server_cpu * 1000 / max(1.0, figures["requests"])
                 print(f"{count:7d} {figures['rps']:8.1f} {figures['p50']:7.1f} {figures['p99']:7.1f} "
-                      f"{int(figures['failed']):6d} {cpu:7.2f}c  {load_average()}")  # fmt: skip
+                      f"{int(figures['failed']):6d} {cpu:7.2f}c {server_cores:9.2f}c {per_request:6.2f}ms  "
+                      f"{load_average()}")  # fmt: skip
     base = best[counts[0]]
     for count in counts:
         print(
