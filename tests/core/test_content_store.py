@@ -87,3 +87,19 @@ def test_text_is_cut_at_the_right_bytes_whatever_the_encoding() -> None:
             assert store.texts(range(len(store))) == [v or "" for v in values[start:]]
     store = ContentStore(pa.array(values))
     assert store.nbytes == sum(len((v or "").encode()) for v in values) + 4 * (len(values) + 1)
+
+
+def test_an_answer_without_a_budget_is_the_text_a_budget_that_fits_gives(built_index: Path) -> None:
+    # without max_tokens the chunks are not cut into blocks (nothing would be cut): same text
+    from docs_mcp_core.search.budget import MAX_MAX_TOKENS
+
+    engine = SearchEngine.open(built_index)
+    try:
+        for c in _chunks(built_index)[::3]:
+            for scope, context in (("chunk", 0), ("chunk", 2), ("section", 0), ("parent", 0)):
+                plain = engine.get_doc(c["chunk_id"], context, scope=scope)
+                fitted = engine.get_doc(c["chunk_id"], context, scope=scope, max_tokens=MAX_MAX_TOKENS)
+                if "--- Cut at max_tokens" not in fitted and "more than max_tokens" not in fitted:
+                    assert plain == fitted
+    finally:
+        engine.close()

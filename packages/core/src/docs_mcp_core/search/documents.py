@@ -133,10 +133,11 @@ class Documents:
         siblings, index = located  # every chunk of the file: chunk_index -> (row id, chunk id)
         request = DocRequest(chunk_id, scope, c)
         start = decode_doc_cursor(cursor, request, secret=self._secret) if cursor else 0
+        split = budget is not None or start > 0  # without a budget the blocks are never cut
         if scope == "chunk":
-            pieces = await self._chunk_pieces(siblings, index, c)
+            pieces = await self._chunk_pieces(siblings, index, c, split)
         else:
-            pieces = await self._section_pieces(siblings, index, scope, chunk_id)
+            pieces = await self._section_pieces(siblings, index, scope, chunk_id, split)
         if start and start >= len(pieces):
             raise SearchError(f"Invalid cursor: part {start} is beyond the end of this answer")
         return self._fit(pieces, start, request, budget)
@@ -165,7 +166,7 @@ class Documents:
         return fit(pieces, start, budget, notice, too_large).text
 
     async def _chunk_pieces(
-        self, siblings: dict[int, tuple[int, str]], index: int, context: int
+        self, siblings: dict[int, tuple[int, str]], index: int, context: int, split: bool
     ) -> list[Piece]:
         """The chunk and its neighbours, each introduced by its delimiter line."""
         total = len(siblings)
@@ -179,13 +180,13 @@ class Documents:
             content = contents.get(siblings[i][0]) or ""
             block = [
                 Piece(f"{delimiter} ---\n", kind=DELIMITER),
-                *markdown_pieces(content, f"{delimiter} (continued) ---\n"),
+                *_pieces(content, f"{delimiter} (continued) ---\n", split),
             ]
             pieces.extend(_joined(block, n < len(wanted) - 1))
         return pieces
 
     async def _section_pieces(
-        self, siblings: dict[int, tuple[int, str]], index: int, scope: str, chunk_id: str
+        self, siblings: dict[int, tuple[int, str]], index: int, scope: str, chunk_id: str, split: bool
     ) -> list[Piece]:
         """The section (or parent section) of the chunk at ``index``, as the file reads."""
         order = sorted(siblings)
@@ -208,7 +209,7 @@ class Documents:
         )
         pieces = [Piece(f"{header} ---\n", kind=DELIMITER)]
         for n, text in enumerate(texts):
-            pieces.extend(_joined(markdown_pieces(text, f"{header} (continued) ---\n"), n < len(texts) - 1))
+            pieces.extend(_joined(_pieces(text, f"{header} (continued) ---\n", split), n < len(texts) - 1))
         return pieces
 
     async def _read(self, row_ids: Sequence[int], column: str) -> dict[int, Any]:
@@ -248,6 +249,14 @@ class Documents:
             self._table.search().where(" AND ".join(clauses)).select(["filepath"]).limit(1_000_000).to_arrow()
         )
         return sorted(set(rows.column("filepath").to_pylist()), key=sort_key)
+
+
+def _pieces(text: str, resume: str, split: bool) -> list[Piece]:
+    """``text`` cut at its block boundaries (:func:`markdown_pieces`, which parses it), or whole
+    when the answer will not be cut: the same text either way once joined."""
+    if split:
+        return markdown_pieces(text, resume)
+    return [Piece(text, resume)] if text else []
 
 
 def _no_notice(*_: object) -> str:
