@@ -224,8 +224,10 @@ class Documents:
 
     async def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
-        positions = self._catalog.positions_of_file(filepath)
-        if self._contents is not None and positions is not None:
+        if self._contents is not None:  # the catalog knows every file
+            positions = self._catalog.positions_of_file(filepath)
+            if positions is None:
+                raise SearchError(f"File '{filepath}' not found in the index.")
             return "\n\n".join(self._contents.texts(positions))
         found = await (
             self._atable.query()

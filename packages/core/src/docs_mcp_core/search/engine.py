@@ -32,9 +32,9 @@ A request goes through the parts of this package in order:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -75,6 +75,8 @@ from docs_mcp_core.search.vector_leg import VectorLeg, create_query_embedder
 from docs_mcp_core.search.vector_matrix import VectorMatrix, vector_cache_bytes
 
 __all__ = ["SearchEngine"]
+
+T = TypeVar("T")
 
 
 class SearchEngine:
@@ -372,9 +374,10 @@ class SearchEngine:
         ``scope`` ``"section"`` / ``"parent"``, its whole section (see
         :mod:`~docs_mcp_core.search.documents`). With ``max_tokens`` the text fits that many tokens
         and a cut answer ends with the ``cursor`` of the rest."""
-        return self._loop.run(
-            self.get_doc_async(chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor)
-        )
+        call = self.get_doc_async(chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor)
+        if scope == "chunk" and self._documents.in_memory:
+            return _completed(call)  # chunks held in memory: nothing to wait for, no thread hop
+        return self._loop.run(call)
 
     async def get_doc_async(
         self,
@@ -397,6 +400,8 @@ class SearchEngine:
 
     def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
+        if self._documents.in_memory:
+            return _completed(self._documents.file_content(filepath))
         return self._loop.run(self._documents.file_content(filepath))
 
     async def file_content_async(self, filepath: str) -> str:
@@ -406,3 +411,13 @@ class SearchEngine:
     def list_filepaths(self, filters: Mapping[str, str]) -> list[str]:
         """Files that have a chunk matching every ``key = value`` in ``filters`` (no auto-include)."""
         return self._documents.filepaths(filters)
+
+
+def _completed(call: Coroutine[Any, Any, T]) -> T:
+    """The result of a coroutine that finishes without waiting (it only reads memory), run here."""
+    try:
+        call.send(None)
+    except StopIteration as done:
+        return done.value
+    call.close()
+    raise RuntimeError("a document read held in memory waited for I/O")
