@@ -172,7 +172,7 @@ _fragments = st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=12).map(
 
 @pytest.mark.integration  # timed: out of the fast loop
 @settings(
-    max_examples=40,
+    max_examples=20,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
