@@ -1,42 +1,92 @@
-"""How the code is laid out: short functions and modules in core, every module on the map."""
+"""How the code is laid out: short functions and modules in every package, imports in one direction,
+every module on the map."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import re
+import tomllib
 from pathlib import Path
 
 from tests.support.paths import REPO_ROOT
 
-CORE = REPO_ROOT / "packages" / "core" / "src" / "docs_mcp_core"
+PACKAGES_DIR = REPO_ROOT / "packages"
+SOURCES = {package: PACKAGES_DIR / package / "src" for package in ("core", "cli", "server", "eval")}
 MAX_FUNCTION_LINES = 80
 MAX_MODULE_LINES = 500
+
+# Today's offenders outside core, each to be split; an entry that no longer offends fails the test,
+# so the lists only shrink.
+LONG_FUNCTIONS_ALLOWED: set[str] = {
+    "cli/docs_mcp_cli/build_cmd.py: build",
+    "server/docs_mcp_server/cli.py: build_parser",
+    "server/docs_mcp_server/cli.py: _serve",
+    "eval/docs_mcp_eval/agent/command.py: agent_eval_command",
+    "eval/docs_mcp_eval/agent/runner.py: run_scenario",
+    "eval/docs_mcp_eval/cli.py: run_command",
+    "eval/docs_mcp_eval/cli.py: benchmark_command",
+    "eval/docs_mcp_eval/report.py: render_run_markdown",
+}
+LONG_MODULES_ALLOWED: set[str] = {
+    "server/docs_mcp_server/cli.py",
+    "server/docs_mcp_server/engine.py",
+    "server/docs_mcp_server/http.py",
+    "server/docs_mcp_server/playground.py",
+    "eval/docs_mcp_eval/runner.py",
+}
+IMPORT_CIRCLES_ALLOWED: set[str] = {
+    "docs_mcp_core.corpus -> docs_mcp_core.errors -> docs_mcp_core.manifest",
+    "docs_mcp_core.embedding.openai -> docs_mcp_core.embedding.openai_batch",
+    "docs_mcp_server.http -> docs_mcp_server.workers",
+}
 
 
 def _modules(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def test_no_function_in_core_is_longer_than_80_lines() -> None:
-    long: list[str] = []
-    for path in _modules(CORE):
+def _source_modules() -> list[tuple[str, Path]]:
+    """Every module of the four packages with its name as the allow-lists write it."""
+    return [
+        (f"{package}/{path.relative_to(src).as_posix()}", path)
+        for package, src in SOURCES.items()
+        for path in _modules(src)
+    ]
+
+
+def _check_allowed(found: set[str], allowed: set[str], what: str) -> None:
+    new = sorted(found - allowed)
+    fixed = sorted(allowed - found)
+    problems = [f"{item}: {what}" for item in new]
+    problems += [f"{item}: fixed, remove it from the allow-list" for item in fixed]
+    assert not problems, "\n".join(problems)
+
+
+def test_no_function_is_longer_than_80_lines() -> None:
+    long: dict[str, int] = {}
+    for name, path in _source_modules():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > MAX_FUNCTION_LINES:
-                    long.append(f"{path.relative_to(CORE)}: {node.name} has {length} lines")
-    assert not long, "\n".join(long)
+                    long[f"{name}: {node.name}"] = length
+    _check_allowed(set(long), LONG_FUNCTIONS_ALLOWED, f"over {MAX_FUNCTION_LINES} lines")
 
 
-def test_a_core_module_over_500_lines_says_why_at_its_top() -> None:
-    unexplained: list[str] = []
-    for path in _modules(CORE):
+def test_a_module_over_500_lines_says_why_at_its_top() -> None:
+    """The reason is part of the module's docstring and names the limit ("... 500 lines ...")."""
+    unexplained: set[str] = set()
+    for name, path in _source_modules():
         text = path.read_text(encoding="utf-8")
-        lines = text.count("\n")
         docstring = ast.get_docstring(ast.parse(text)) or ""
-        if lines > MAX_MODULE_LINES and f"{MAX_MODULE_LINES} lines" not in docstring:
-            unexplained.append(f"{path.relative_to(CORE)}: {lines} lines, and its docstring does not say why")
-    assert not unexplained, "\n".join(unexplained)
+        if text.count("\n") > MAX_MODULE_LINES and f"{MAX_MODULE_LINES} lines" not in docstring:
+            unexplained.add(name)
+    _check_allowed(
+        unexplained,
+        LONG_MODULES_ALLOWED,
+        f"over {MAX_MODULE_LINES} lines, and its docstring does not say why",
+    )
 
 
 def _base_names(node: ast.ClassDef) -> set[str]:
@@ -148,3 +198,119 @@ def test_the_docs_index_lists_every_page() -> None:
     index = (REPO_ROOT / "docs" / "README.md").read_text(encoding="utf-8")
     pages = sorted(p.name for p in (REPO_ROOT / "docs").glob("*.md") if p.name != "README.md")
     assert [p for p in pages if f"]({p})" not in index] == []
+
+
+def _imports(path: Path, module: str, *, data_reads: bool = False) -> list[tuple[int, str]]:
+    """Every module ``path`` imports (at its top or inside a function), absolute and dotted; with
+    ``data_reads``, also every project package it names in a string (its data read by name)."""
+    is_package = path.name == "__init__.py"
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".") if is_package else module.split(".")[:-1]
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join([*parts, *([base] if base else [])])
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif data_reads and isinstance(node, ast.Constant) and node.value in PROJECT:
+            found.append((node.lineno, str(node.value)))
+    return found
+
+
+def _dotted_modules() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for src in SOURCES.values():
+        for path in _modules(src):
+            parts = path.relative_to(src).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _declared_project_packages(package: str) -> set[str]:
+    """The project packages ``package``'s pyproject declares (dependencies and extras), by import name."""
+    project = tomllib.loads((PACKAGES_DIR / package / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"
+    ]
+    requirements = list(project.get("dependencies", []))
+    for extra in project.get("optional-dependencies", {}).values():
+        requirements += extra
+    names = {re.split(r"[\s\[<>=!~;]", item, maxsplit=1)[0] for item in requirements}
+    return {name.replace("-", "_") for name in names if name.startswith("docs-mcp-")}
+
+
+PROJECT = {f"docs_mcp_{package}" for package in SOURCES}
+FORBIDDEN_IN_CORE = {*PROJECT - {"docs_mcp_core"}, "mcp", "typer"}
+
+
+def test_imports_run_one_way_between_the_packages() -> None:
+    """cli and server import core; core imports neither them nor mcp/typer; eval imports a project
+    package only when its pyproject declares it. A package may import only what it declares."""
+    assert _declared_project_packages("cli") == {"docs_mcp_core"}
+    assert _declared_project_packages("server") == {"docs_mcp_core"}
+    assert "docs_mcp_cli" not in _declared_project_packages("eval")
+    assert "docs_mcp_server" not in _declared_project_packages("eval")
+    wrong: list[str] = []
+    for package, src in SOURCES.items():
+        own = f"docs_mcp_{package}"
+        allowed = _declared_project_packages(package) | {own}
+        forbidden = FORBIDDEN_IN_CORE if package == "core" else set()
+        for path in _modules(src):
+            module = ".".join(path.relative_to(src).with_suffix("").parts)
+            for line, name in _imports(path, module, data_reads=True):
+                top = name.split(".", 1)[0]
+                if top in forbidden or (top.startswith("docs_mcp_") and top not in allowed):
+                    wrong.append(f"{path.relative_to(REPO_ROOT)}:{line} imports {name}")
+    assert not wrong, "\n".join(sorted(set(wrong)))
+
+
+def _import_circles() -> set[str]:
+    """The modules that import one another, directly or round a longer loop (Tarjan's components)."""
+    modules = _dotted_modules()
+
+    def resolve(name: str) -> str | None:
+        while name not in modules:
+            if "." not in name:
+                return None
+            name = name.rsplit(".", 1)[0]
+        return name
+
+    graph = {
+        module: {
+            target
+            for _, name in _imports(path, module)
+            if (target := resolve(name)) is not None and target != module
+        }
+        for module, path in modules.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: set[str] = set()
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = [stack.pop()]
+            while component[-1] != node:
+                component.append(stack.pop())
+            if len(component) > 1:
+                circles.add(" -> ".join(sorted(component)))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_modules_import_each_other() -> None:
+    _check_allowed(_import_circles(), IMPORT_CIRCLES_ALLOWED, "an import circle")
