@@ -37,7 +37,6 @@ LONG_MODULES_ALLOWED: set[str] = {
 }
 IMPORT_CIRCLES_ALLOWED: set[str] = {
     "docs_mcp_core.corpus -> docs_mcp_core.errors -> docs_mcp_core.manifest",
-    "docs_mcp_core.embedding.openai -> docs_mcp_core.embedding.openai_batch",
     "docs_mcp_server.http -> docs_mcp_server.workers",
 }
 
@@ -314,3 +313,23 @@ def _import_circles() -> set[str]:
 
 def test_no_modules_import_each_other() -> None:
     _check_allowed(_import_circles(), IMPORT_CIRCLES_ALLOWED, "an import circle")
+
+
+def test_only_one_module_reaches_into_lancedb_private_names() -> None:
+    """``index.lancedb_async`` is the one place that uses ``LanceTable._table`` and LanceDB's
+    background loop (no public API offers them); everything else asks it."""
+    helper = SOURCES["core"] / "docs_mcp_core" / "index" / "lancedb_async.py"
+    found: list[str] = []
+    for _, path in _source_modules():
+        if path == helper:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            private = (
+                isinstance(node, ast.Attribute)
+                and node.attr == "_table"
+                and not (isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"})
+            )
+            if private or (isinstance(node, ast.ImportFrom) and node.module == "lancedb.background_loop"):
+                found.append(f"{path.relative_to(REPO_ROOT)}:{getattr(node, 'lineno', 0)}")
+    assert not found, "\n".join(found)

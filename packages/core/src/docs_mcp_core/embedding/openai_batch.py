@@ -15,25 +15,44 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from docs_mcp_core.embedding.provider import EmbedProgress, format_duration, sha256hex
 from docs_mcp_core.errors import EmbeddingError, OpenAIRequestError
 
-if TYPE_CHECKING:
-    from docs_mcp_core.embedding.openai import OpenAIEmbeddingProvider
+__all__ = ["MAX_BATCH_FILE_BYTES", "MAX_REQUESTS_PER_BATCH", "BatchApi", "OpenAIBatchJob"]
 
-__all__ = ["MAX_BATCH_FILE_BYTES", "MAX_REQUESTS_PER_BATCH", "OpenAIBatchJob"]
+_T = TypeVar("_T")
 
 MAX_REQUESTS_PER_BATCH = 50_000  # OpenAI Batch API: at most 50,000 requests per batch file
 MAX_BATCH_FILE_BYTES = 190 * 1024 * 1024  # OpenAI Batch API: input files up to 200 MB
 _BATCH_TERMINAL_FAILURES = frozenset({"failed", "expired", "cancelled", "cancelling"})
 
 
+class BatchApi(Protocol):
+    """What a Batch API job uses of the ``openai`` provider: its settings, HTTP client, retries,
+    progress reports and vector checks (the provider imports this module, not the other way)."""
+
+    model: str
+    batch_name: str
+    batch_api_threshold: int
+    batch_poll_intervals: tuple[float, ...]
+    batch_max_wait: float
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+
+    def client(self) -> Any: ...
+    def dimensions_field(self) -> dict[str, Any]: ...
+    def decode_vector(self, raw: object) -> list[float] | None: ...
+    def check_dimensions(self, got: int) -> None: ...
+    def call_with_retry(self, what: str, call: Callable[[], _T]) -> _T: ...
+    def report_progress(self, event: EmbedProgress) -> None: ...
+
+
 class OpenAIBatchJob:
     """Embeds a list of inputs through the Batch API on behalf of one provider."""
 
-    def __init__(self, api: OpenAIEmbeddingProvider) -> None:
+    def __init__(self, api: BatchApi) -> None:
         self._api = api
 
     def _batch_line(self, index: int, text: str) -> str:

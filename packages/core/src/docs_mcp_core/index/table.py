@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.chunking import Chunk
+from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.ranking import expand_identifiers, path_words, static_prior
 from docs_mcp_core.spellings import chunk_spellings
@@ -320,18 +321,16 @@ def _create_indexes_together(table: Any, configs: Mapping[str, Any]) -> list[str
     Each index build is single-threaded for much of its time; on two cores, building the five
     full-text and the scalar indexes together takes about 0.6 s instead of 0.95 s on sdk-docs.
     """
-    from lancedb.background_loop import LOOP
-
     columns = list(configs)
 
     async def run() -> list[BaseException | None]:
-        atable = table._table  # the AsyncTable behind LanceDB's synchronous table
+        atable = async_table(table)
         return await asyncio.gather(
             *(atable.create_index(c, config=configs[c], replace=True) for c in columns),
             return_exceptions=True,
         )
 
-    outcomes = LOOP.run(run())
+    outcomes = lancedb_loop().run(run())
     return [c for c, outcome in zip(columns, outcomes, strict=True) if isinstance(outcome, BaseException)]
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from docs_mcp_core.chunking import slugify
 from docs_mcp_core.errors import SearchError
+from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.table import quote_identifier, quote_string
 from docs_mcp_core.markdown import parse_markdown
 from docs_mcp_core.ordering import sort_key
@@ -63,7 +64,7 @@ class Documents:
         contents: ContentStore | None = None,
     ) -> None:
         self._table = table
-        self._atable = table._table  # the AsyncTable behind LanceDB's synchronous table
+        self._atable = async_table(table)
         self._catalog = catalog
         self._columns = columns
         self._secret = secret

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from docs_mcp_core.embedding import EmbeddingProvider
+from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
 from docs_mcp_core.index.reader import open_index
 from docs_mcp_core.index.table import (
     DEDUP_COLUMN,
@@ -112,11 +113,8 @@ class SearchEngine:
             else ORIGINAL_MATCH_BOOSTS
         )
         self._scoring = LANCEDB_SCORING if self._default else ORIGINAL_SCORING
-        # imported where used: LanceDB is loaded through import_lancedb() when the index opens
-        from lancedb.background_loop import LOOP
-
-        self._loop = LOOP
-        atable = table._table  # the AsyncTable behind LanceDB's synchronous table
+        self._loop = lancedb_loop()
+        atable = async_table(table)
         self._catalog = RowCatalog.load(
             table,
             self._taxonomy_keys,

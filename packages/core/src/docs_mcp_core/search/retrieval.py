@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.filters import filter_mask, where_clause
@@ -95,7 +96,7 @@ class Retrieval:
         vector: VectorLeg | None,
         spelling: SpellingIndex | None = None,
     ) -> None:
-        self._atable = table._table  # the AsyncTable behind LanceDB's synchronous table
+        self._atable = async_table(table)
         self._catalog = catalog
         self._taxonomy_keys = list(taxonomy_keys)
         self.match_boosts = dict(match_boosts)
