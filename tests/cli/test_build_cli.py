@@ -94,6 +94,26 @@ def test_build_reports_steps_and_a_summary(cli_index: Path, examples_docs: Path)
     assert "Traceback" not in done.stderr
 
 
+def test_build_reports_each_embedding_count_once(tmp_path: Path) -> None:
+    """A log (stderr not a terminal) gets one ``embedding: N/N`` line, not the provider's last
+    count and then the batch's end saying the same."""
+    docs = _write(
+        tmp_path / "docs",
+        {
+            ".docs-mcp.json": json.dumps({"version": "1"}),
+            "a.md": "# A\n\n## One\n\nfirst\n\n## Two\n\nsecond\n",
+        },
+    )
+    done = run_docs_mcp(
+        "build", "--docs-dir", docs, "--out", tmp_path / "out", "--embedding-provider", "local"
+    )
+    assert done.returncode == 0, done.stderr
+    counts = re.findall(
+        r"^\[ *[\d.]+s\] (embedding(?: \(ETA [^)\n]*\))?: \d+/\d+)$", done.stderr, flags=re.MULTILINE
+    )
+    assert counts == ["embedding: 3/3"], done.stderr
+
+
 def test_missing_docs_dir_exits_2(tmp_path: Path) -> None:
     done = run_docs_mcp("build", "--docs-dir", tmp_path / "nope", "--out", tmp_path / "out")
     assert done.returncode == 2

@@ -123,6 +123,7 @@ class BatchEmbedder:
         self.hits = self.misses = self.done = self.embedded_inputs = 0
         self.seconds = 0.0
         self.announced = False
+        self.reported = -1  # the last ``done`` reported: each count is reported once
 
     def _announce(self, total: int) -> None:
         if not self.announced:
@@ -180,7 +181,14 @@ class BatchEmbedder:
         return vectors
 
     def _progress(self, done: int, total: int, batch_seconds: float) -> None:
-        """Report ``done`` of ``total``, with an ETA from this build's embedding rate so far."""
+        """Report ``done`` of ``total``, with an ETA from this build's embedding rate so far.
+
+        The provider's own progress ends at the batch's last input, which the batch's end reports
+        again: a count already reported is not repeated.
+        """
+        if done == self.reported:
+            return
+        self.reported = done
         elapsed = self.seconds + batch_seconds
         phase = "embedding"
         if 0 < done < total and elapsed >= 1.0:
