@@ -207,6 +207,29 @@ def test_search_within_a_token_budget_and_with_facets(cli_index: Path) -> None:
     assert re.search(r"^language: \w+ \d+", out, re.M)
 
 
+def test_facets_leave_out_a_key_no_candidate_has(cli_index: Path) -> None:
+    """``topic`` is set only on a global guide: filtered to the SDK pages, no candidate has it, and
+    neither output shows an empty ``topic``."""
+    args = ("search", "--index-dir", cli_index, "retry", "--facets", "--filter", "scope=sdk-specific")
+    code, out, err = _invoke(*args, "--json")
+    assert code == 0, err
+    facets = json.loads(out)["facets"]
+    assert "topic" not in facets and facets["language"]
+    assert all(facets.values())
+    code, out, err = _invoke(*args)
+    assert code == 0, err
+    assert re.search(r"^language: \w+ \d+", out, re.M)
+    assert not re.search(r"^\w+: *$", out, re.M), out
+
+
+@pytest.mark.parametrize(("command", "name"), [("search", "QUERY"), ("get", "CHUNK_ID")])
+def test_the_usage_line_names_the_argument_as_errors_do(cli_index: Path, command: str, name: str) -> None:
+    code, _, err = _invoke(command, "--index-dir", cli_index, "")
+    assert code == 2
+    assert err.splitlines()[0] == f"Usage: docs-mcp {command} [OPTIONS] {name}"
+    assert usage_error(err).startswith(f"Invalid value for '{name}': ")
+
+
 def test_get_a_whole_section_in_budgeted_parts(cli_index: Path) -> None:
     engine = SearchEngine.open(cli_index)
     chunk_id = "guides/errors.md#errors/error-code-reference-part-2"

@@ -35,6 +35,11 @@ class Command(TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """A required argument shows as the errors name it (``QUERY``), not typer's ``{QUERY}``."""
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
 
 class Group(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:

@@ -58,7 +58,7 @@ def _readable(where: Path | str) -> Iterator[None]:
 
 
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
     index_dir: IndexDir,
     limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="Hits per page (1-50).")] = 10,
     filter_: Annotated[
@@ -131,7 +131,7 @@ def _print_result(result: SearchResult) -> None:
 
 
 def get(
-    chunk_id: Annotated[str, typer.Argument(help="A chunk id returned by search.")],
+    chunk_id: Annotated[str, typer.Argument(metavar="CHUNK_ID", help="A chunk id returned by search.")],
     index_dir: IndexDir,
     context: Annotated[
         int, typer.Option("--context", min=0, max=5, help="Neighbouring chunks on each side (0-5).")
