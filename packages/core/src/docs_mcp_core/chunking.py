@@ -6,6 +6,12 @@ before the first boundary, ancestor-path ids with ``-N`` duplicate counters per 
 refinement of oversized sections at the next heading level and greedy whole-block splitting into
 ``-part-N`` chunks when no deeper heading is left, and an optional merge of undersized parts.
 Sizes are counted in UTF-16 code units, as JavaScript does.
+
+One departure: where the original's rule gives two chunks of a file the same id (a third ``## Same``
+is ``same-2``, as is a later ``## Same-2``; the second part of ``## Big`` is ``big-part-2``, as is a
+heading ``## Big part 2``), the first chunk in document order keeps the id and each later one gets
+the first free ``-N`` after it (``same-2-2``), reported as an :class:`IdCollision` so ``validate``
+and ``build`` can warn. The original served only one of such chunks.
 """
 
 from __future__ import annotations
@@ -93,6 +99,16 @@ def slugify(value: str) -> str:
     return _SLUG_DASHES_RE.sub("-", s).strip("-")
 
 
+@dataclass(frozen=True, slots=True)
+class IdCollision:
+    """A chunk whose id by the original's rule was already taken in its file, and the id it got."""
+
+    original_id: str
+    chunk_id: str
+    line: int  # 1-based line where the renamed chunk starts
+    first_line: int  # 1-based line of the chunk that kept ``original_id``
+
+
 def embedding_input(chunk: Chunk) -> str:
     """Text sent to an embedding model: breadcrumb context, then the plain content."""
     return f"Context: {chunk.breadcrumb}\n\nContent:\n{chunk.content_text}"
@@ -121,8 +137,13 @@ def build_chunks(
     markdown: str | ParsedMarkdown,
     strategy: Strategy,
     metadata: Mapping[str, str] | None = None,
+    collisions: list[IdCollision] | None = None,
 ) -> list[Chunk]:
-    """Cut one document into chunks. ``filepath`` is the corpus-relative POSIX path."""
+    """Cut one document into chunks. ``filepath`` is the corpus-relative POSIX path.
+
+    Chunk ids are unique within the file; ``collisions``, when given, receives every chunk whose
+    id had to differ from the original's rule to be so.
+    """
     if not filepath.strip():
         raise ValueError("filepath is required")
     parsed = markdown if isinstance(markdown, ParsedMarkdown) else parse_markdown(markdown)
@@ -133,7 +154,11 @@ def build_chunks(
     else:
         segments = _split_by_heading_level(doc, nodes, _LEVELS[strategy.chunk_by])
     segments = _apply_size_rules(doc, segments, strategy)
-    return _materialize(doc, filepath, segments, dict(metadata or {}))
+    chunks = _materialize(doc, filepath, segments, dict(metadata or {}))
+    found = _make_ids_unique(chunks, [seg.nodes[0].first_line + 1 if seg.nodes else 1 for seg in segments])
+    if collisions is not None:
+        collisions.extend(found)
+    return chunks
 
 
 def _dedupe(counts: dict[tuple[str, str], int], parent: str, base: str) -> str:
@@ -299,3 +324,33 @@ def _materialize(doc: _Doc, filepath: str, segments: list[_Segment], metadata: d
             )
         )
     return chunks
+
+
+def _make_ids_unique(chunks: list[Chunk], lines: list[int]) -> list[IdCollision]:
+    """Give each chunk whose id an earlier chunk already has the first free ``<id>-N`` (N >= 2).
+
+    Free means no chunk of the file has it, by the original's rule or renamed: ids that were
+    unique stay exactly the original's.
+    """
+    first: dict[str, int] = {}
+    repeated = False
+    for i, chunk in enumerate(chunks):
+        if chunk.chunk_id in first:
+            repeated = True
+        else:
+            first[chunk.chunk_id] = i
+    if not repeated:
+        return []
+    taken = set(first)
+    found: list[IdCollision] = []
+    for i, chunk in enumerate(chunks):
+        original = chunk.chunk_id
+        if first[original] == i:
+            continue
+        n = 2
+        while f"{original}-{n}" in taken:
+            n += 1
+        chunk.chunk_id = f"{original}-{n}"
+        taken.add(chunk.chunk_id)
+        found.append(IdCollision(original, chunk.chunk_id, lines[i], lines[first[original]]))
+    return found

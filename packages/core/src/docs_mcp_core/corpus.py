@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import yaml
 
-from docs_mcp_core.chunking import Chunk, Strategy, build_chunks
+from docs_mcp_core.chunking import Chunk, IdCollision, Strategy, build_chunks
 from docs_mcp_core.errors import DocsDirError, FindingError, ManifestError, YamlExpansionError
 from docs_mcp_core.manifest import (
     MANIFEST_FILENAME,
@@ -297,9 +297,13 @@ class PreparedFile:
     config: ResolvedConfig
     manifest: ManifestEntry | None
     front_matter: dict[str, Any] | None
+    id_collisions: list[IdCollision] = field(default_factory=list)  # filled by chunks()
 
     def chunks(self) -> list[Chunk]:
-        return build_chunks(self.relpath, self.parsed, self.config.strategy, self.config.metadata)
+        self.id_collisions = []
+        return build_chunks(
+            self.relpath, self.parsed, self.config.strategy, self.config.metadata, self.id_collisions
+        )
 
     def fingerprint(self) -> str:
         return file_fingerprint(self.config.strategy, self.config.metadata, self.markdown)

@@ -1,7 +1,8 @@
 """The checks of one markdown file, run inside the chunking workers (see :mod:`.validation`).
 
 Beyond what reading, parsing and chunking a file already enforce: a file no manifest governs, an
-empty file, unknown ``mcp_*`` front matter keys, and every HTML comment directive
+empty file, unknown ``mcp_*`` front matter keys, two chunks the original would give one id (see
+:mod:`.chunking`), and every HTML comment directive
 ``<!-- mcp_... -->`` (:func:`directive_findings`; the rules are in :mod:`.validation`'s docstring).
 """
 
@@ -42,6 +43,16 @@ def inspect_prepared_file(prepared: PreparedFile, chunks: list[Chunk]) -> list[F
     if not prepared.markdown.strip():
         findings.append(Finding(rel, None, "warning", "file is empty; it is indexed as one empty chunk"))
     findings.extend(_front_matter_findings(prepared))
+    for c in prepared.id_collisions:
+        findings.append(
+            Finding(
+                rel,
+                c.line,
+                "warning",
+                f"this chunk's id would be '{c.original_id}' like the chunk at line {c.first_line}; "
+                f"it is '{c.chunk_id}' instead (rename a heading to choose the ids yourself)",
+            )
+        )
     if "mcp_" in prepared.markdown:
         findings.extend(directive_findings(rel, prepared.markdown, prepared.front_matter))
     return findings

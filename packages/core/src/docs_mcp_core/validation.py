@@ -11,8 +11,9 @@ What is checked:
   bad overrides (errors); unknown keys, manifests that govern no markdown file, override patterns
   that match no file, taxonomy settings for keys or values no chunk carries (warnings);
 * markdown files: not valid UTF-8, front matter that is not YAML or breaks the strategy/metadata
-  schema (errors, with line); files with no manifest, empty files and unknown ``mcp_*`` front matter
-  keys (warnings). Every file is chunked, so ``build`` cannot fail on it later;
+  schema (errors, with line); files with no manifest, empty files, unknown ``mcp_*`` front matter
+  keys and chunks whose id had to differ from the original's to be unique (warnings). Every file
+  is chunked, so ``build`` cannot fail on it later;
 * HTML comment directives ``<!-- mcp_... -->`` (:mod:`.file_checks`, with the other checks of one
   file): a chunking hint whose JSON is invalid, whose
   ``chunk_by`` is unknown or that does not have the ``<!-- mcp_chunking_hint: {...} -->`` shape is an
