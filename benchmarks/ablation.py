@@ -25,9 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from docs_mcp_core.ranking import RankingWeights
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search import engine as engine_module
+from docs_mcp_core.search import ranker as ranker_module
+from docs_mcp_core.search.ranker import RankingWeights
 from docs_mcp_eval.cases import EvalCase, load_cases
 from docs_mcp_eval.metrics import category_breakdown, facet_precision, mrr_at_k
 
@@ -48,12 +49,12 @@ def weights(**overrides: float) -> Iterator[None]:
 
 @contextmanager
 def no_coverage() -> Iterator[None]:
-    original = getattr(engine_module, "coverage_factor")  # noqa: B009  (not re-exported)
-    setattr(engine_module, "coverage_factor", lambda text, terms: 1.0)  # noqa: B010
+    original = ranker_module.coverage_factor
+    ranker_module.coverage_factor = lambda text, terms: 1.0  # type: ignore[assignment]
     try:
         yield
     finally:
-        setattr(engine_module, "coverage_factor", original)  # noqa: B010
+        ranker_module.coverage_factor = original
 
 
 def _no_priors(engine: SearchEngine) -> None:
@@ -62,7 +63,7 @@ def _no_priors(engine: SearchEngine) -> None:
 
 
 def _no_collapse(engine: SearchEngine) -> None:
-    engine._dedup = False  # pyright: ignore[reportPrivateUsage]
+    engine._ranker._dedup = False  # pyright: ignore[reportPrivateUsage]
 
 
 @dataclasses.dataclass(frozen=True)

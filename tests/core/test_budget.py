@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.errors import SearchError
+from docs_mcp_core.errors import SearchError, SearchOptionsError
 from docs_mcp_core.markdown import cut_points
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search.budget import markdown_pieces
@@ -225,8 +225,8 @@ def test_the_encoding_is_configurable(corpus: Path) -> None:
     cl100k = SearchEngine.open(corpus, options=SearchOptions(token_encoding="cl100k_base"))
     text = cl100k.get_doc("reference.md#reference/errors", max_tokens=300)
     assert count_tokens(text, "cl100k_base") <= 300
-    with pytest.raises(ValueError, match="unknown token encoding 'gpt2'"):
-        SearchOptions(token_encoding="gpt2").check()
+    with pytest.raises(SearchOptionsError, match="unknown token encoding 'gpt2'"):
+        SearchOptions(token_encoding="gpt2").check()  # pyright: ignore[reportArgumentType]
 
 
 # ── search_docs ────────────────────────────────────────────────────────────────────────────────

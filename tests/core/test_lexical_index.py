@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from docs_mcp_core.errors import SearchOptionsError
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.index.table import SEARCH_TEXT_COLUMNS
 from docs_mcp_core.search import SearchEngine, SearchOptions
@@ -178,9 +179,9 @@ def test_the_engine_answers_the_same_with_either_retriever(index_dir: Path, filt
 
 def test_an_unknown_retriever_is_refused(index_dir: Path) -> None:
     with pytest.raises(
-        ValueError, match=r"unknown match retriever 'tantivy'\. Valid retrievers: memory, lancedb"
+        SearchOptionsError, match=r"unknown match retriever 'tantivy'\. Valid retrievers: memory, lancedb"
     ):
-        SearchEngine.open(index_dir, options=SearchOptions(match_retriever="tantivy"))
+        SearchEngine.open(index_dir, options=SearchOptions(match_retriever="tantivy"))  # pyright: ignore[reportArgumentType]
 
 
 # ── the original's LanceDB (0.26.2): scores recorded from it ──────────────────────────────────

@@ -1,4 +1,5 @@
-"""Each signal of the default ranking, pinned on small hand-made inputs and tables."""
+"""The ranking features computed from text (and the default ranking on small built indexes),
+pinned on small hand-made inputs and tables; the query-time arithmetic is in test_ranker.py."""
 
 from __future__ import annotations
 
@@ -9,20 +10,15 @@ import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.ranking import (
-    coverage_factor,
-    cue_factor,
     expand_identifiers,
     generic_headings,
     identifier_part_spans,
     identifier_parts,
     nav_ratio,
     path_words,
-    query_cues,
     static_prior,
 )
 from docs_mcp_core.search import Query, SearchEngine, SearchOptions
-
-TAXONOMY = {"language": ["go", "python", "typescript"], "service": ["billing", "ledger-sync"]}
 
 
 @pytest.mark.parametrize(
@@ -90,24 +86,6 @@ def test_static_prior_damps_link_lists_generic_headings_and_depth() -> None:
     assert static_prior("a/b/c.md", "create", "text", generic) < plain
 
 
-def test_query_cues_find_taxonomy_values_named_in_the_query() -> None:
-    def cues(query: str, filtered: tuple[str, ...] = ()) -> dict[str, str]:
-        return query_cues(Query.parse(query).words, TAXONOMY, filtered)
-
-    assert cues("retries in the Dub Go SDK") == {"language": "go"}
-    assert cues("how do I go about retries") == {}  # lowercase 'go' is a verb
-    assert cues("pagination with the TS client") == {"language": "typescript"}
-    assert cues("ledger sync in python") == {"language": "python", "service": "ledger-sync"}
-    assert cues("billing in python", ("language",)) == {"service": "billing"}
-
-
-def test_cue_factor_boosts_matches_and_damps_other_values() -> None:
-    cues = {"language": "go"}
-    assert cue_factor({"language": "go"}, cues, 0.5) == pytest.approx(1.5)
-    assert cue_factor({"language": "python"}, cues, 0.5) == pytest.approx(1 / 1.5)
-    assert cue_factor({}, cues, 0.5) == 1.0  # language-neutral chunks are left alone
-
-
 def test_coverage_terms_drop_short_and_stop_words_and_cut_endings() -> None:
     def coverage_terms(query: str) -> list[str]:
         return Query.parse(query).coverage_terms
@@ -115,20 +93,6 @@ def test_coverage_terms_drop_short_and_stop_words_and_cut_endings() -> None:
     assert coverage_terms("How do I verify the Webhook signature?") == ["verify", "webhook", "signature"]
     assert coverage_terms("tags TAG Tags") == ["tag"]
     assert coverage_terms("go to it") == []
-
-
-def test_coverage_factor_counts_words_found_at_word_starts() -> None:
-    terms = ["verify", "webhook", "signature"]
-    every = coverage_factor("verify each webhook signature", terms)
-    one = coverage_factor("webhook webhook webhook", terms)
-    none = coverage_factor("nothing relevant", terms)
-    assert every == 1.0
-    assert 0 < none < one < every
-    assert one == ((1 + 0.5) / (3 + 0.5)) ** 0.5
-    # a term matches the start of a word only: "tag" is in "tags", not in "stage"
-    assert coverage_factor("stage", ["tag", "zzz"]) == coverage_factor("none", ["tag", "zzz"])
-    assert coverage_factor("tags", ["tag", "zzz"]) > coverage_factor("stage", ["tag", "zzz"])
-    assert coverage_factor("anything", []) == 1.0
 
 
 def _write(root: Path, rel: str, text: str) -> None:
@@ -204,7 +168,7 @@ def test_byte_identical_chunks_collapse_into_one_hit(ranked_index: Path) -> None
 def test_a_chunk_with_every_query_word_outranks_one_repeating_a_single_word(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import docs_mcp_core.search.engine as engine_module
+    import docs_mcp_core.search.ranker as ranker_module
 
     docs = tmp_path / "docs"
     # "webhook" is rare in the corpus, "verify" and "signature" are everywhere: BM25 alone prefers
@@ -224,6 +188,6 @@ def test_a_chunk_with_every_query_word_outranks_one_repeating_a_single_word(
     security = "guides/security.md#security/incoming-requests"
     with_coverage = [h.chunk_id for h in SearchEngine.open(out).search(query, limit=3).hits]
     assert with_coverage[0] == security
-    monkeypatch.setattr(engine_module, "COVERAGE_DEPTH", 0)  # the signal off: no row is measured
+    monkeypatch.setattr(ranker_module, "COVERAGE_DEPTH", 0)  # the signal off: no row is measured
     without = [h.chunk_id for h in SearchEngine.open(out).search(query, limit=3).hits]
     assert without[0] == "guides/events.md#events/delivery"

@@ -10,7 +10,7 @@ import pytest
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.search import SearchEngine, SearchOptions
-from docs_mcp_core.search.row_catalog import first_of_each_group
+from docs_mcp_core.search.options import Ranking
 
 QUERIES = [
     ("retry configuration", {}),
@@ -37,7 +37,7 @@ def _answers(engine: SearchEngine) -> list[object]:
 
 @pytest.mark.parametrize("ranking", ["default", "original"])
 def test_pages_are_the_same_whether_rows_come_from_memory_or_the_table(
-    built_index: Path, ranking: str, monkeypatch: pytest.MonkeyPatch
+    built_index: Path, ranking: Ranking, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cached = SearchEngine.open(built_index, options=SearchOptions(ranking=ranking))
     assert cached._catalog.display is not None  # the example corpus fits the budget
@@ -68,12 +68,6 @@ def test_catalog_row_ids_are_sorted_and_cover_the_table(built_index: Path) -> No
         assert sorted(catalog.sort_rank.tolist()) == list(range(len(catalog)))
     finally:
         engine.close()
-
-
-def test_first_of_each_group_keeps_order_and_ungrouped_rows() -> None:
-    groups = np.array([3, -1, 3, 7, -1, 7, 2, -5])
-    assert first_of_each_group(groups).tolist() == [True, True, False, True, True, False, True, True]
-    assert first_of_each_group(np.array([-1, -2])).tolist() == [True, True]
 
 
 def test_get_doc_finds_a_chunk_whose_path_holds_a_hash(tmp_path: Path) -> None:

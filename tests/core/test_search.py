@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.errors import SearchError
+from docs_mcp_core.errors import SearchError, SearchOptionsError
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.search import MAX_QUERY_CHARS, MAX_QUERY_TERMS, SearchEngine, SearchOptions, SearchResult
 from docs_mcp_core.search.filters import matches_filters
+from docs_mcp_core.search.options import Ranking
 from docs_mcp_core.search.row_catalog import collapse_key as dedup_key
 
 INDEXED_AT = "2026-01-01T00:00:00.000Z"
@@ -166,8 +167,10 @@ def test_scores_are_rounded_and_sorted(engine: SearchEngine) -> None:
 
 
 def test_unknown_ranking_is_refused(example_index: Path) -> None:
-    with pytest.raises(ValueError, match=r"^unknown ranking 'best'\. Valid rankings: default, original$"):
-        SearchEngine.open(example_index, options=SearchOptions(ranking="best"))
+    with pytest.raises(
+        SearchOptionsError, match=r"^unknown ranking 'best'\. Valid rankings: default, original$"
+    ):
+        SearchEngine.open(example_index, options=SearchOptions(ranking="best"))  # pyright: ignore[reportArgumentType]
 
 
 def test_results_are_deterministic(engine: SearchEngine) -> None:
@@ -622,7 +625,7 @@ def test_hostile_chunk_ids(engine: SearchEngine, chunk_id: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("ranking", ["default", "original"])
 @pytest.mark.integration
-def test_pages_are_consistent_on_sdk_docs(sdk_docs_index: Path, shared_dir: Path, ranking: str) -> None:
+def test_pages_are_consistent_on_sdk_docs(sdk_docs_index: Path, shared_dir: Path, ranking: Ranking) -> None:
     engine = SearchEngine.open(sdk_docs_index, options=SearchOptions(ranking=ranking))
     cases = json.loads((shared_dir / "corpora" / "sdk-docs-dev-cases.json").read_text(encoding="utf-8"))
     inconsistent: list[str] = []

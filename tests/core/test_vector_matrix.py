@@ -12,6 +12,7 @@ import pytest
 
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.search import SearchEngine
+from docs_mcp_core.search.options import Ranking
 from docs_mcp_core.search.row_catalog import scan_in_row_order
 from docs_mcp_core.search.vector_matrix import VECTOR_CACHE_BYTES, VectorMatrix, vector_cache_bytes
 
@@ -136,7 +137,7 @@ def hash_index(examples_hash_index: Path) -> Path:
 
 @pytest.mark.parametrize("ranking", ["default", "original"])
 def test_the_engine_answers_the_same_with_vectors_in_memory_or_in_lancedb(
-    hash_index: Path, ranking: str, monkeypatch: pytest.MonkeyPatch
+    hash_index: Path, ranking: Ranking, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from docs_mcp_core.search import SearchOptions
 

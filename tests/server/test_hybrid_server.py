@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +66,7 @@ def hybrid_app(index: Path, api: FakeOpenAI, **search_options: Any) -> DocsMcpAp
     options = ServerOptions(
         index_dir=index, query_embedding_api_key=api.api_key, query_embedding_base_url=api.base_url
     )
-    engine = LazyEngine(
-        options.index_dir,
-        search_options={
-            "query_embedding_api_key": api.api_key,
-            "query_embedding_base_url": api.base_url,
-            **search_options,
-        },
-    )
+    engine = LazyEngine(options.index_dir, search_options=replace(options.search_options(), **search_options))
     return DocsMcpApp(options, load_index_metadata(options.index_dir), engine=engine)
 
 

@@ -67,6 +67,10 @@ class FindingError(DocsMcpError):
         return (type(self), (self.finding,))  # picklable: a chunking worker's resolver carries these
 
 
+class SearchOptionsError(DocsMcpError, ValueError):
+    """A search engine option with a value it does not take (an unknown ranking, retriever, ...)."""
+
+
 class SearchError(DocsMcpError, ValueError):
     """A search or get_doc request that cannot be answered (bad cursor, unknown chunk id, ...).
 

@@ -1,27 +1,21 @@
-"""Ranking signals beyond the original recipe (``--ranking default``).
+"""Ranking features computed from a chunk's text, at build time and for the query's analysis.
 
-Each signal is general — none knows about a particular corpus, file or query set:
+The default ranking (``--ranking default``, ``docs/ranking.md``) reads, besides the legs' scores,
+columns the build writes from these functions; the query-time part of the ranking (score fusion,
+taxonomy cues, query-term coverage, order) is :mod:`docs_mcp_core.search.ranker`. Each feature is
+general — none knows about a particular corpus, file or query set:
 
 * **Identifier-aware text.** ``createMany``, ``create_many``, ``links.create_many`` and
   ``s.Links.Upsert`` stay searchable as written and also by their parts (``create many``,
-  ``links upsert``), in extra full-text columns ``search_heading`` and ``search_text``.
+  ``links upsert``), in extra full-text columns ``search_heading`` and ``search_text``
+  (:func:`expand_identifiers`; the query is expanded the same way).
 * **Path field.** The file path and ancestor headings as words (``sdks dub python docs sdks links
-  README``), column ``search_path``: in generated SDK docs the path names the resource.
-* **Score fusion.** BM25 scores of the multi-field match are normalised by the best score and
-  summed with smaller proximity (phrase) and vector contributions, so identical text in different
-  places gets identical scores and the static priors can break the tie.
-* **Static priors** (column ``search_prior``, computed at build time): chunks that are mostly lists
+  README``), column ``search_path`` (:func:`path_words`): in generated SDK docs the path names the
+  resource.
+* **Static priors** (column ``search_prior``, :func:`static_prior`): chunks that are mostly lists
   of links (tables of contents, "available operations") and chunks whose heading is a generic
   section name repeated all over the corpus ("Fields", "Example Usage") are damped; deeper paths
   are damped very slightly, so a canonical page outranks its copies in sub-packages.
-* **Query-term coverage.** The best-scored rows with a full-text match are multiplied by the
-  square root of the share of the query's words found in their heading, breadcrumb, path and
-  first 3,000 characters of text (smoothed: never zero): a chunk that says every word of the
-  question outranks one that repeats a single word often. Rows found by the vector retriever
-  alone are left as they are. The words counted are the query's
-  :attr:`~docs_mcp_core.search.query.Query.coverage_terms`.
-* **Taxonomy cues.** An unfiltered query that names a taxonomy value ("... in the Go SDK",
-  "Dub TypeScript") boosts chunks carrying that value and damps chunks carrying another one.
 """
 
 from __future__ import annotations
@@ -29,54 +23,20 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:/][A-Za-z_][A-Za-z0-9_]*)*")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SPLIT_RE = re.compile(r"[._:/]+")
 _SEGMENT_RE = re.compile(r"[^._:/]+")  # what _SPLIT_RE leaves between separators
 _LINK_LINE_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*\[[^\]]+\]\([^)]*\)")
-_WORD_RE = re.compile(r"[A-Za-z0-9]+")
 
 NAV_RATIO_THRESHOLD = 0.5
 NAV_PENALTY = 0.5
 GENERIC_HEADING_PENALTY = 0.2
-COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
-COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes first
-COVERAGE_EXPONENT = 0.5
-COVERAGE_SMOOTHING = 0.5
 GENERIC_HEADING_MIN_COUNT = 20
 GENERIC_HEADING_SHARE = 0.005
 DEPTH_DAMPING = 0.02
-
-# Common spellings of language values. Only used when the target value is in the taxonomy.
-LANGUAGE_ALIASES = {
-    "ts": "typescript",
-    "javascript": "typescript",
-    "js": "typescript",
-    "node": "typescript",
-    "nodejs": "typescript",
-    "golang": "go",
-    "py": "python",
-    "python3": "python",
-    "csharp": "csharp",
-    "c#": "csharp",
-    "dotnet": "csharp",
-}
-
-
-@dataclass(frozen=True)
-class RankingWeights:
-    """Weights of the default ranking (documented in docs/ranking.md with what each bought)."""
-
-    heading: float = 3.0
-    text: float = 1.0
-    path: float = 2.0
-    phrase: float = 0.25
-    vector: float = 0.5
-    cue: float = 0.5
-    spelling: float = 0.6
 
 
 def identifier_parts(token: str) -> list[str]:
@@ -128,26 +88,6 @@ def _joined_parts(token: str) -> str | None:
     return " ".join(parts) if len(parts) > 1 else None
 
 
-def coverage_factor(text: str, terms: Sequence[str]) -> float:
-    """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``."""
-    if not terms:
-        return 1.0
-    found = sum(1 for term in terms if _starts_a_word(text, term))
-    share = (found + COVERAGE_SMOOTHING) / (len(terms) + COVERAGE_SMOOTHING)
-    return float(share**COVERAGE_EXPONENT)
-
-
-def _starts_a_word(text: str, term: str) -> bool:
-    """Whether ``term`` occurs in ``text`` after a character that is not a letter or digit (or
-    at the start): ``tag`` is in ``tags`` and ``list_tags``, not in ``stage``."""
-    at = text.find(term)
-    while at >= 0:
-        if at == 0 or not text[at - 1].isalnum():
-            return True
-        at = text.find(term, at + 1)
-    return False
-
-
 def path_words(filepath: str, breadcrumb: str) -> str:
     """The path (without extension) and ancestor headings of a chunk, as plain words."""
     stem = filepath.rsplit(".", 1)[0]
@@ -184,52 +124,3 @@ def static_prior(filepath: str, heading: str, content: str, generic: set[str]) -
         prior *= 1 - GENERIC_HEADING_PENALTY
     prior *= (1 - DEPTH_DAMPING) ** filepath.count("/")
     return prior
-
-
-def query_cues(
-    words: Sequence[str], taxonomy: Mapping[str, Sequence[str]], filtered: Iterable[str]
-) -> dict[str, str]:
-    """Taxonomy values named by a query for keys that are not filtered; ``words`` are the query's
-    runs of ASCII letters and digits as written (:attr:`docs_mcp_core.search.query.Query.words`).
-
-    Values of one or two letters (``go``) only count when written with a capital (``Go``), so that
-    ordinary words are not mistaken for them.
-    """
-    skip = set(filtered)
-    raw_words = list(words)
-    lower_words = [w.lower() for w in raw_words]
-    lowered = " ".join(lower_words)
-    cues: dict[str, str] = {}
-    for key, values in taxonomy.items():
-        if key in skip:
-            continue
-        value_set = {v.lower(): v for v in values}
-        found: str | None = None
-        for raw, word in zip(raw_words, lower_words, strict=True):
-            target = word
-            if word not in value_set and key == "language":
-                target = LANGUAGE_ALIASES.get(word, word)
-            if target in value_set:
-                if len(target) <= 2 and not raw[:1].isupper():
-                    continue
-                found = value_set[target]
-                break
-        if found is None:
-            for low, original in value_set.items():
-                if ("-" in low or " " in low) and " ".join(_WORD_RE.findall(low)) in lowered:
-                    found = original
-                    break
-        if found is not None:
-            cues[key] = found
-    return cues
-
-
-def cue_factor(metadata: Mapping[str, str], cues: Mapping[str, str], weight: float) -> float:
-    factor = 1.0
-    for key, value in cues.items():
-        have = metadata.get(key, "")
-        if have == value:
-            factor *= 1 + weight
-        elif have:
-            factor /= 1 + weight
-    return factor

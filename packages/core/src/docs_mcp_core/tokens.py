@@ -23,13 +23,15 @@ import lzma
 import threading
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import Literal
 
 import tiktoken
 
 ENCODING_NAME = "cl100k_base"  # the embedding models' tokenizer
 ENCODING_FILE = "cl100k_base.tiktoken"
 ENCODING_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-BUDGET_ENCODING = "o200k_base"  # the default tokenizer of max_tokens budgets
+TokenEncoding = Literal["cl100k_base", "o200k_base"]  # the keys of ENCODINGS
+BUDGET_ENCODING: TokenEncoding = "o200k_base"  # the default tokenizer of max_tokens budgets
 
 
 @dataclass(frozen=True)

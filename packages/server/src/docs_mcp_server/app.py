@@ -86,17 +86,7 @@ class DocsMcpApp:
         self.build_info: BuildInfo = options.build_info()
         self.engine = engine or LazyEngine(
             options.index_dir,
-            search_options={
-                "proximity_weight": options.proximity_weight,
-                "phrase_slop": options.phrase_slop,
-                "vector_weight": options.vector_weight,
-                "vector_cooldown_seconds": options.vector_cooldown_seconds,
-                "cursor_secret": options.cursor_secret,
-                "ranking": options.ranking,
-                "token_encoding": options.token_encoding,
-                "query_embedding_api_key": options.query_embedding_api_key,
-                "query_embedding_base_url": options.query_embedding_base_url,
-            },
+            search_options=options.search_options(),
             storage_options=options.storage_options,
             reload_interval=options.reload_interval,
             cache_dir=options.index_cache_dir,

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from docs_mcp_core.index.location import S3Storage
     from docs_mcp_core.index.replica import FetchedGeneration
     from docs_mcp_core.metadata import IndexMetadata
-    from docs_mcp_core.search import SearchEngine
+    from docs_mcp_core.search import SearchEngine, SearchOptions
 
 
 RELOAD_CHECK_SECONDS = 1.0  # how often a call looks at metadata.json (DOCS_MCP_RELOAD_CHECK_SECONDS)
@@ -137,7 +137,7 @@ class LazyEngine:
         self,
         index_dir: Path | str,
         *,
-        search_options: dict[str, Any] | None = None,
+        search_options: SearchOptions | None = None,
         on_warning: Callable[[str], None] | None = None,
         storage_options: Mapping[str, str] | None = None,
         reload_interval: float | None = None,
@@ -149,7 +149,7 @@ class LazyEngine:
         generations are copied (default: a temporary folder removed at exit)."""
         self.index_dir = index_dir  # a folder or an object-store URI
         self._storage_options = dict(storage_options) if storage_options else None
-        self._search_options = {k: v for k, v in (search_options or {}).items() if v is not None}
+        self._search_options = search_options
         self._on_warning = on_warning or (lambda message: log(logging.WARNING, message))
         self._lock = threading.Lock()  # opening and reloading
         self._users_lock = threading.Lock()  # leases and retirement
@@ -455,12 +455,12 @@ class LazyEngine:
 
     def _open_generation(self) -> _Generation:
         """Open the index as it is now: from a fresh snapshot when possible, else in place."""
-        from docs_mcp_core.search import SearchEngine, SearchOptions
+        from docs_mcp_core.search import SearchEngine
 
         def open_at(where: Path | str) -> SearchEngine:
             return SearchEngine.open(
                 where,
-                options=SearchOptions(**self._search_options),
+                options=self._search_options,
                 on_warning=self._on_warning,
                 storage_options=self._storage_options,
             )
@@ -482,11 +482,11 @@ class LazyEngine:
     def _open_copy(self, fetched: FetchedGeneration) -> _Generation:
         """Open the local copy of an object-store generation (removed again if it cannot be opened)."""
         from docs_mcp_core.index.replica import remove_fetched
-        from docs_mcp_core.search import SearchEngine, SearchOptions
+        from docs_mcp_core.search import SearchEngine
 
         try:
             engine = SearchEngine.open(
-                fetched.folder, options=SearchOptions(**self._search_options), on_warning=self._on_warning
+                fetched.folder, options=self._search_options, on_warning=self._on_warning
             )
         except BaseException:
             remove_fetched(fetched.folder)

@@ -12,11 +12,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from docs_mcp_server.errors import OptionsError
 
+if TYPE_CHECKING:
+    from docs_mcp_core.search import SearchOptions
+
 PACKAGE_NAME = "docs-mcp-server"
+_T = TypeVar("_T")
 
 
 def package_version() -> str:
@@ -106,8 +110,8 @@ class ServerOptions:
     phrase_slop: int | None = None
     vector_weight: float | None = None
     vector_cooldown_seconds: float | None = None
-    ranking: str | None = None
-    token_encoding: str | None = None  # the tokenizer of max_tokens budgets (default o200k_base)
+    ranking: Literal["default", "original"] | None = None
+    token_encoding: Literal["o200k_base", "cl100k_base"] | None = None  # max_tokens budgets' tokenizer
     query_embedding_api_key: str | None = None
     query_embedding_base_url: str | None = None
     cursor_secret: str | None = None
@@ -151,6 +155,23 @@ class ServerOptions:
             return self.version
         return env.get("SERVER_VERSION", "").strip() or package_version()
 
+    def search_options(self) -> SearchOptions:
+        """The search engine's options: these options' values, the engine's defaults for ``None``."""
+        from docs_mcp_core.search import SearchOptions
+
+        default = SearchOptions()
+        return SearchOptions(
+            proximity_weight=_given(self.proximity_weight, default.proximity_weight),
+            phrase_slop=_given(self.phrase_slop, default.phrase_slop),
+            vector_weight=_given(self.vector_weight, default.vector_weight),
+            vector_cooldown_seconds=_given(self.vector_cooldown_seconds, default.vector_cooldown_seconds),
+            cursor_secret=self.cursor_secret,
+            ranking=_given(self.ranking, default.ranking),
+            token_encoding=_given(self.token_encoding, default.token_encoding),
+            query_embedding_api_key=self.query_embedding_api_key,
+            query_embedding_base_url=self.query_embedding_base_url,
+        )
+
     def build_info(self, env: Mapping[str, str] | None = None) -> BuildInfo:
         env = os.environ if env is None else env
         return BuildInfo(
@@ -159,6 +180,10 @@ class ServerOptions:
             git_commit=self.git_commit or env.get("GIT_COMMIT", "").strip() or None,
             build_date=self.build_date or env.get("BUILD_DATE", "").strip() or None,
         )
+
+
+def _given(value: _T | None, default: _T) -> _T:
+    return default if value is None else value
 
 
 @dataclass(frozen=True)

@@ -10,18 +10,20 @@ The parts, in the order a search uses them:
 * :mod:`.lexical_index` with :mod:`.analyzer`: BM25 in memory, scoring as LanceDB does;
 * :mod:`.vector_matrix`: exact nearest neighbours in memory;
 * :mod:`.row_catalog`: every row's ranking attributes (and display text) as arrays;
-* :mod:`.fusion`: the legs fused into one ranking (pure array functions);
+* :mod:`.ranker`: the legs ranked into the ordered rows (contributions, multipliers, order);
+* :mod:`.rows`: the display columns of rows, by position (from memory or the table);
+* :mod:`.facets`: how the top candidates spread over the taxonomy values;
 * :mod:`.hits` with :mod:`.snippet`: the page of hits, or the zero-result hint;
+* :mod:`.budget`: an answer fitted to a token budget;
 * :mod:`.documents`: a chunk with its neighbours, a whole file;
 * :mod:`.highlight`: which characters of a shown text the search matched (:func:`match_spans`).
 
-:mod:`.options` holds :class:`SearchOptions` and a request's limits. The ranking signals are in
-:mod:`docs_mcp_core.ranking` (the build computes some of them).
+:mod:`.options` holds :class:`SearchOptions` and a request's limits. The ranking features the build
+computes from the text are in :mod:`docs_mcp_core.ranking`.
 """
 
 from docs_mcp_core.search.documents import is_chunk_id_format
 from docs_mcp_core.search.engine import SearchEngine
-from docs_mcp_core.search.fusion import RRF_K
 from docs_mcp_core.search.highlight import match_spans
 from docs_mcp_core.search.hits import SearchHit, SearchResult
 from docs_mcp_core.search.options import (
@@ -33,6 +35,7 @@ from docs_mcp_core.search.options import (
     clamp_limit,
 )
 from docs_mcp_core.search.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, check_query
+from docs_mcp_core.search.ranker import RRF_K
 
 __all__ = [
     "DEFAULT_POOL",

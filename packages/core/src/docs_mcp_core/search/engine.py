@@ -23,11 +23,16 @@ A request goes through the parts of this package in order:
 2. :func:`~docs_mcp_core.search.filters.active_filters` and the cursor: which rows, which page;
 3. :class:`~docs_mcp_core.search.retrieval.Retrieval`: the match, phrase and vector legs, each
    returning up to :func:`~docs_mcp_core.search.options.fetch_depth` rows under the same prefilter;
-4. :mod:`~docs_mcp_core.search.fusion`: the legs fused into one ranking, the original recipe
-   (weighted reciprocal-rank fusion) or the default ranking (:mod:`docs_mcp_core.ranking`,
-   ``docs/ranking.md``); near-identical hits that differ only by a collapse key (the same method in
-   three SDK languages) collapsed when that key is not filtered;
-5. :class:`~docs_mcp_core.search.hits.HitReader`: the page of hits with snippets, or a hint.
+   with, for a search that found nothing, the full-text matches a hint suggests filters from;
+4. :class:`~docs_mcp_core.search.ranker.Ranker`: the legs ranked into the ordered rows, by the
+   default ranking (``docs/ranking.md``) or the original recipe (weighted reciprocal-rank fusion);
+5. :mod:`~docs_mcp_core.search.facets` (when asked for) and the page of the ordered rows;
+6. :class:`~docs_mcp_core.search.hits.HitReader`: the page of hits with snippets, or a hint;
+7. :mod:`~docs_mcp_core.search.budget` (with ``max_tokens``): the answer fitted to a token budget.
+
+The :class:`~docs_mcp_core.search.row_catalog.RowCatalog` (every row's attributes as arrays) and
+the :class:`~docs_mcp_core.search.rows.RowReader` (display columns by position) are shared by the
+steps.
 """
 
 from __future__ import annotations
@@ -35,8 +40,6 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
-
-import numpy as np
 
 from docs_mcp_core.embedding import EmbeddingProvider
 from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
@@ -50,27 +53,26 @@ from docs_mcp_core.index.table import (
 )
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
-from docs_mcp_core.ranking import COVERAGE_DEPTH, RankingWeights, coverage_factor, query_cues
-from docs_mcp_core.search import fusion, row_catalog
+from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.budget import TokenBudget, check_max_tokens, fit_page
 from docs_mcp_core.search.content_store import ContentStore, content_cache_bytes
 from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
-from docs_mcp_core.search.fusion import Ranked
-from docs_mcp_core.search.hits import HitReader, SearchResult, display_columns
-from docs_mcp_core.search.legs import Leg
+from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING
 from docs_mcp_core.search.options import SearchOptions, clamp_limit, fetch_depth
 from docs_mcp_core.search.query import Query
+from docs_mcp_core.search.ranker import Ranker, RankingWeights
 from docs_mcp_core.search.retrieval import (
     ORIGINAL_MATCH_BOOSTS,
     Retrieval,
     lexical_index_usable,
     load_lexical_index,
 )
-from docs_mcp_core.search.row_catalog import RowCatalog, first_of_each_group
+from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.rows import RowReader, display_columns
 from docs_mcp_core.search.spelling_leg import load_spelling_index
 from docs_mcp_core.search.vector_leg import VectorLeg, create_query_embedder
 from docs_mcp_core.search.vector_matrix import VectorMatrix, vector_cache_bytes
@@ -102,7 +104,6 @@ class SearchEngine:
         self._columns = set(table.schema.names)
         has_vectors = "vector" in self._columns and query_embedder is not None
         ranked_columns = all(c in self._columns for c in (*SEARCH_TEXT_COLUMNS, PRIOR_COLUMN))
-        self._dedup = DEDUP_COLUMN in self._columns
         self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
         # the default ranking needs the search columns; an index without them gets the original recipe
         self._default = options.ranking == "default" and ranked_columns
@@ -124,9 +125,11 @@ class SearchEngine:
             display_budget=row_catalog.display_cache_bytes(),
             collapse_keys=self._collapse_keys,
         )
-        self._hits = HitReader(
+        self._rows = RowReader(
             atable=atable, catalog=self._catalog, columns=self._columns, taxonomy_keys=self._taxonomy_keys
         )
+        self._hits = HitReader(self._rows)
+        self._ranker = self._open_ranker()
         held = ContentStore.load(table, self._catalog.row_ids, content_cache_bytes())
         self._documents = Documents(table=table, catalog=self._catalog, columns=self._columns, secret=secret)
         self._documents.configure(token_encoding=options.token_encoding, contents=held)
@@ -158,6 +161,23 @@ class SearchEngine:
             lexical=lexical,
             vector=vector,
             spelling=spelling,
+        )
+
+    def _open_ranker(self) -> Ranker:
+        options = self.options
+        return Ranker(
+            catalog=self._catalog,
+            reader=self._rows,
+            taxonomy={k: f.values for k, f in self.metadata.taxonomy.items()},
+            collapse_keys=[k for k in self._collapse_keys if k in self._columns],
+            default=self._default,
+            weights=self._weights,
+            original_weights={
+                "match": options.match_weight,
+                "phrase": options.proximity_weight,
+                "vector": options.vector_weight,
+            },
+            dedup=DEDUP_COLUMN in self._columns,
         )
 
     # ── opening ──────────────────────────────────────────────────────────────────────────────
@@ -280,18 +300,17 @@ class SearchEngine:
         prefilter = self._retrieval.prefilter(active)
         fetch = fetch_depth(offset, page_size, rescored=self._default)
         legs = await self._retrieval.legs(q, prefilter, fetch)
-        ranked = await self._fuse_default(q, active, legs) if self._default else self._fuse_original(legs)
+        hint_matches = await self._retrieval.hint_matches(q, prefilter, legs, HINT_ROWS)
+        ranking = await self._ranker.rank(q, active, legs)
         counts = None
         if facets:
             unfiltered = [k for k in self._taxonomy_keys if k not in active]
-            counts = facet_counts(self._catalog, ranked.positions, unfiltered)
-        live_collapse = [k for k in self._collapse_keys if k not in active and k in self._columns]
-        if live_collapse and len(ranked):
-            groups = self._catalog.collapse_groups(live_collapse)[ranked.positions]
-            ranked = ranked.keep(first_of_each_group(groups))
+            counts = facet_counts(self._catalog, ranking.candidates.positions, unfiltered)
+        ranked = ranking.ordered
         end = min(offset + page_size, len(ranked))
         page = ranked.positions[offset:end]
         hits = await self._hits.hits(page, ranked.scores[offset:end], q)
+        hint = None if hits else await self._hits.hint(q, active, hint_matches)
 
         def cursor_after(shown: int) -> str | None:
             if offset + shown >= len(ranked):
@@ -299,43 +318,10 @@ class SearchEngine:
             position = CursorPosition(offset + shown, page_size)
             return encode_cursor(position, query=q.text, filters=active, secret=self._secret)
 
-        hint = None if hits else await self._hits.hint(q, active)
         result = SearchResult(hits, cursor_after(len(page)), hint, facets=counts)
         if max_tokens is None:
             return result
         return fit_page(result, TokenBudget(max_tokens, self.options.token_encoding), cursor_after)
-
-    def _fuse_original(self, legs: Mapping[str, Leg]) -> Ranked:
-        """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
-        weights = {
-            "match": self.options.match_weight,
-            "phrase": self.options.proximity_weight,
-            "vector": self.options.vector_weight,
-        }
-        rows, score = fusion.summed(*fusion.original_contributions(legs, weights))
-        return fusion.order(rows, score, self._catalog.sort_rank)
-
-    async def _fuse_default(
-        self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]
-    ) -> Ranked:
-        """Score fusion with identifier-aware fields, static priors, taxonomy cues and query-term
-        coverage (:mod:`docs_mcp_core.ranking`)."""
-        catalog = self._catalog
-        rows, score = fusion.summed(*fusion.default_contributions(legs, self._weights))
-        if len(rows):
-            score = score * catalog.prior[rows]
-            taxonomy = {k: f.values for k, f in self.metadata.taxonomy.items()}
-            cues = query_cues(query.words, taxonomy, filters)
-            if cues:
-                score = score * fusion.cue_factors(rows, cues, catalog.codes, self._weights.cue)
-        terms = query.coverage_terms
-        match_positions = legs["match"][0]
-        if len(terms) >= 2 and len(match_positions):
-            top = fusion.coverage_rows(rows, score, match_positions, COVERAGE_DEPTH)
-            texts = await self._hits.coverage_texts(rows[top])
-            score[top] *= np.fromiter((coverage_factor(t, terms) for t in texts), np.float64, len(top))
-        dedup = catalog.dedup_group if self._dedup else None
-        return fusion.order(rows, score, catalog.sort_rank, depth=catalog.depth, dedup_group=dedup)
 
     def vector_neighbours(
         self, query: str, limit: int = 10, filters: Mapping[str, str] | None = None
@@ -349,7 +335,7 @@ class SearchEngine:
             return []
         prefilter = self._retrieval.prefilter({k: v for k, v in (filters or {}).items() if v})
         positions, _ = self._loop.run(vector.nearest(query, prefilter, max(1, limit)))
-        rows = self._loop.run(self._hits.rows(positions))
+        rows = self._loop.run(self._rows.rows(positions))
         row_ids = self._catalog.row_ids[positions].tolist()
         return [rows[int(r)]["chunk_id"] for r in row_ids if int(r) in rows]
 

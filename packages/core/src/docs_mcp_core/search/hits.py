@@ -1,30 +1,29 @@
 """What a search returns: the page of hits, and the hint given instead when there is none.
 
-A hit is made of a row's display columns (chunk id, heading, breadcrumb, path, metadata) and a
-snippet of its text around the query's terms. The columns come from the row catalog when they are
-held in memory, else from one LanceDB read of the page's rows by row id.
+A hit is made of a row's display columns (chunk id, heading, breadcrumb, path, metadata, read by
+:class:`~docs_mcp_core.search.rows.RowReader`) and a snippet of its text around the query's terms.
+The hint reads the taxonomy values of the best full-text matches without the filters, which
+:meth:`~docs_mcp_core.search.retrieval.Retrieval.hint_matches` finds with the configured match
+retriever.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from docs_mcp_core.ordering import sort_key
-from docs_mcp_core.ranking import COVERAGE_TEXT_CHARS
 from docs_mcp_core.search.query import Query
-from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.snippet import make_snippet
 
-__all__ = ["HIT_COLUMNS", "HitReader", "SearchHit", "SearchResult", "display_columns"]
+__all__ = ["HINT_ROWS", "HitReader", "SearchHit", "SearchResult"]
 
-HIT_COLUMNS = ("chunk_id", "heading", "breadcrumb", "content_text", "filepath", "metadata_json")
-_COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath", "content_text")
-_HINT_ROWS = 100  # full-text matches, ignoring the filters, whose taxonomy values a hint suggests
+HINT_ROWS = 100  # full-text matches, ignoring the filters, whose taxonomy values a hint suggests
 NO_MATCH_MESSAGE = "0 results found. No matches were found for this query in the indexed corpus."
 
 
@@ -93,54 +92,16 @@ class SearchResult:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
-def display_columns(columns: Collection[str], taxonomy_keys: Sequence[str]) -> list[str]:
-    """Columns a hit is made of (the taxonomy columns stand in for unreadable ``metadata_json``)."""
-    return [c for c in dict.fromkeys([*HIT_COLUMNS, *taxonomy_keys]) if c in columns]
-
-
 class HitReader:
-    """Reads the rows a page of hits (or a ranking signal) is made of."""
+    """Makes the page of hits of a ranking, or the hint given instead when there is none."""
 
-    def __init__(
-        self, *, atable: Any, catalog: RowCatalog, columns: Collection[str], taxonomy_keys: Sequence[str]
-    ) -> None:
-        self._atable = atable
-        self._catalog = catalog
-        self._columns = columns
-        self._taxonomy_keys = list(taxonomy_keys)
-
-    async def rows(self, positions: np.ndarray) -> dict[int, dict[str, Any]]:
-        """Display columns of the rows at ``positions``, by row id: from memory, or taken by row id
-        (one cheap read)."""
-        if not len(positions):
-            return {}
-        row_ids = [int(r) for r in self._catalog.row_ids[positions]]
-        cached = self._catalog.display_rows(positions)
-        if cached is not None:
-            return dict(zip(row_ids, cached, strict=True))
-        rows = (
-            await self._atable.take_row_ids(row_ids)
-            .with_row_id()
-            .select(display_columns(self._columns, self._taxonomy_keys))
-            .to_arrow()
-        )
-        return {int(r["_rowid"]): r for r in rows.to_pylist()}
-
-    def metadata(self, row: Mapping[str, Any]) -> dict[str, str]:
-        """A hit's metadata: ``metadata_json``, or the taxonomy columns when it cannot be read."""
-        raw = row.get("metadata_json")
-        if isinstance(raw, str) and raw.strip():
-            try:
-                parsed = json.loads(raw)
-                if isinstance(parsed, dict):
-                    return {str(k): v for k, v in parsed.items() if isinstance(v, str) and v}
-            except json.JSONDecodeError:
-                pass
-        return {k: row[k] for k in self._taxonomy_keys if isinstance(row.get(k), str) and row.get(k)}
+    def __init__(self, reader: RowReader) -> None:
+        self._reader = reader
+        self._catalog = reader.catalog
 
     async def hits(self, page: np.ndarray, scores: np.ndarray, query: Query) -> list[SearchHit]:
         """The hits of the rows at ``page`` with their fused ``scores``."""
-        rows = await self.rows(page)
+        rows = await self._reader.rows(page)
         hits: list[SearchHit] = []
         for row_id, score in zip(self._catalog.row_ids[page].tolist(), scores.tolist(), strict=True):
             row = rows.get(int(row_id))
@@ -153,51 +114,23 @@ class HitReader:
                     breadcrumb=row.get("breadcrumb") or "",
                     snippet=make_snippet(row.get("content_text") or "", query.key_terms),
                     filepath=row.get("filepath") or "",
-                    metadata=self.metadata(row),
+                    metadata=self._reader.metadata(row),
                     score=float(score),
                 )
             )
         return hits
 
-    async def coverage_texts(self, positions: np.ndarray) -> list[str]:
-        """Lower-cased heading, breadcrumb, path and start of the text of the rows at ``positions``
-        (what query-term coverage looks in)."""
-        columns = _COVERAGE_COLUMNS
-        values = self._catalog.display_values(positions, columns)
-        if values is None:  # not held in memory: the rows' display columns, taken by row id
-            rows = await self.rows(positions)
-            found = [rows.get(int(r)) or {} for r in self._catalog.row_ids[positions].tolist()]
-            values = [[row.get(c) or "" for row in found] for c in columns]
-        head, crumbs, path, text = values
-        return [
-            f"{h} {c} {p} {t[:COVERAGE_TEXT_CHARS]}".lower()
-            for h, c, p, t in zip(head, crumbs, path, text, strict=True)
-        ]
-
-    async def hint(self, query: Query, filters: Mapping[str, str]) -> dict[str, Any]:
+    async def hint(self, query: Query, filters: Mapping[str, str], matches: np.ndarray) -> dict[str, Any]:
         """What to say when a search has no hit: whether the query matches anything at all, and the
-        other values of each filter that full-text matches carry (``suggested_filters``)."""
-        # imported where used: LanceDB is loaded through import_lancedb() when the index opens
-        from lancedb.query import FullTextOperator, MultiMatchQuery
-
-        cols = [c for c in ("chunk_id", "metadata_json", *self._taxonomy_keys) if c in self._columns]
-        match = MultiMatchQuery(
-            query.lexical, ["heading", "content_text"], boosts=[3.0, 1.0], operator=FullTextOperator.OR
-        )
-        try:
-            found = (
-                await self._atable.query().nearest_to_text(match).select(cols).limit(_HINT_ROWS).to_arrow()
-            )
-            rows = found.to_pylist()
-        except Exception as exc:
-            if "Invalid count value" not in str(exc):
-                raise
-            rows = []
-        if not rows:
+        other values of each filter that the full-text ``matches`` (catalog positions of the best
+        :data:`HINT_ROWS` rows of the match leg, without the filters) carry (``suggested_filters``)."""
+        if not len(matches):
             return {"message": NO_MATCH_MESSAGE, "suggested_filters": {}}
+        rows = list((await self._reader.rows(matches[:HINT_ROWS])).values())
         suggestions: dict[str, list[str]] = {}
         for key, active_value in filters.items():
-            values = {v for v in (self.metadata(r).get(key) for r in rows) if v and v != active_value}
+            found = (self._reader.metadata(r).get(key) for r in rows)
+            values = {v for v in found if v and v != active_value}
             if values:
                 suggestions[key] = sorted(values, key=sort_key)
         summary = ", ".join(f"{k}='{v}'" for k, v in filters.items())

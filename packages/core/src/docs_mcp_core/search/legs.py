@@ -1,7 +1,7 @@
 """What a retrieval leg returns, and the filter every leg of a request applies.
 
 A leg is a pair of arrays: the catalog positions of the rows it found, in its own order (best first),
-and their raw scores (BM25) or distances (vectors). Fusion (:mod:`.fusion`) only ever sees legs.
+and their raw scores (BM25) or distances (vectors). The ranking (:mod:`.ranker`) only ever sees legs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ __all__ = ["EMPTY_LEG", "LEG_ORDER", "NO_PREFILTER", "Leg", "Prefilter", "leg_fr
 
 Leg = tuple[np.ndarray, np.ndarray]  # (catalog positions in the leg's order, raw scores or distances)
 EMPTY_LEG: Leg = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
-LEG_ORDER = ("match", "phrase", "vector", "spelling")  # fusion sums the legs in this order
+LEG_ORDER = ("match", "phrase", "vector", "spelling")  # the ranking sums the legs in this order
 
 
 @dataclass(frozen=True)

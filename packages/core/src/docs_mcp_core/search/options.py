@@ -7,9 +7,10 @@ many hits a page holds and how many rows each retriever returns for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
-from docs_mcp_core.tokens import BUDGET_ENCODING, ENCODINGS
+from docs_mcp_core.errors import SearchOptionsError
+from docs_mcp_core.tokens import BUDGET_ENCODING, ENCODINGS, TokenEncoding
 
 __all__ = [
     "DEFAULT_POOL",
@@ -19,13 +20,19 @@ __all__ = [
     "QUERY_EMBEDDING_TIMEOUT_SECONDS",
     "RANKINGS",
     "VECTOR_COOLDOWN_SECONDS",
+    "MatchRetriever",
+    "Ranking",
     "SearchOptions",
     "clamp_limit",
     "fetch_depth",
 ]
 
-RANKINGS = ("default", "original")
-MATCH_RETRIEVERS = ("memory", "lancedb")
+Ranking = Literal["default", "original"]  # ours (docs/ranking.md) or the upstream recipe
+# the match and phrase retrievers: "memory" (lexical_index.py, the scores of the ranking's LanceDB
+# without a LanceDB query) or "lancedb" (the table's full-text indexes)
+MatchRetriever = Literal["memory", "lancedb"]
+RANKINGS: tuple[Ranking, ...] = get_args(Ranking)
+MATCH_RETRIEVERS: tuple[MatchRetriever, ...] = get_args(MatchRetriever)
 MAX_FETCH = 5000
 DEFAULT_POOL = 200  # rows per retriever for pages within the first 200 results (docs/ranking.md)
 VECTOR_COOLDOWN_SECONDS = 60.0
@@ -42,28 +49,30 @@ class SearchOptions:
     vector_weight: float = 1.0
     match_weight: float = 1.0
     cursor_secret: str | None = None
-    ranking: str = "default"  # "default" (ours, see ranking.py) or "original" (the upstream recipe)
+    ranking: Ranking = "default"
     query_embedding_api_key: str | None = None
     query_embedding_base_url: str | None = None
     vector_cooldown_seconds: float = VECTOR_COOLDOWN_SECONDS
     query_embedding_timeout_seconds: float = QUERY_EMBEDDING_TIMEOUT_SECONDS
-    # the match and phrase retrievers: "memory" (lexical_index.py, the scores of the ranking's
-    # LanceDB without a LanceDB query) or "lancedb" (the table's full-text indexes)
-    match_retriever: str = "memory"
+    match_retriever: MatchRetriever = "memory"
     # the tokenizer that counts max_tokens budgets (docs_mcp_core.tokens.ENCODINGS)
-    token_encoding: str = BUDGET_ENCODING
+    token_encoding: TokenEncoding = BUDGET_ENCODING
 
     def check(self) -> None:
-        """Raise ``ValueError`` for a ranking, match retriever or token encoding that does not exist."""
+        """Raise :class:`~docs_mcp_core.errors.SearchOptionsError` for a ranking, match retriever or
+        token encoding that does not exist (the types say which values exist; a caller that does
+        not check types still gets a clear message)."""
         if self.ranking not in RANKINGS:
-            raise ValueError(f"unknown ranking '{self.ranking}'. Valid rankings: {', '.join(RANKINGS)}")
+            raise SearchOptionsError(
+                f"unknown ranking '{self.ranking}'. Valid rankings: {', '.join(RANKINGS)}"
+            )
         if self.match_retriever not in MATCH_RETRIEVERS:
-            raise ValueError(
+            raise SearchOptionsError(
                 f"unknown match retriever '{self.match_retriever}'. "
                 f"Valid retrievers: {', '.join(MATCH_RETRIEVERS)}"
             )
         if self.token_encoding not in ENCODINGS:
-            raise ValueError(
+            raise SearchOptionsError(
                 f"unknown token encoding '{self.token_encoding}'. Valid encodings: {', '.join(ENCODINGS)}"
             )
 

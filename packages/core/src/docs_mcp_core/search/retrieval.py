@@ -2,7 +2,7 @@
 
 * **match**: BM25 over several columns with boosts, a row scoring its best boosted column. The
   default ranking searches the identifier-aware columns (``search_heading``, ``search_text``,
-  ``search_path``, boosts from :class:`~docs_mcp_core.ranking.RankingWeights`); the original recipe
+  ``search_path``, boosts from :class:`~docs_mcp_core.search.ranker.RankingWeights`); the original recipe
   ``heading`` (boost 3) and ``content_text``.
 * **phrase**: the query's terms as an exact phrase in ``content_text`` (slop 0-5).
 * **vector**: :class:`~docs_mcp_core.search.vector_leg.VectorLeg`.
@@ -82,7 +82,7 @@ def lexical_index_usable(columns: Collection[str], match_boosts: Mapping[str, fl
 
 
 class Retrieval:
-    """Runs a request's legs and hands them to fusion in :data:`~docs_mcp_core.search.legs.LEG_ORDER`."""
+    """Runs a request's legs and hands them to the ranking in :data:`~docs_mcp_core.search.legs.LEG_ORDER`."""
 
     def __init__(
         self,
@@ -144,8 +144,8 @@ class Retrieval:
         return found
 
     async def legs(self, query: Query, prefilter: Prefilter, fetch: int) -> dict[str, Leg]:
-        """Every leg's rows for ``query``, at most ``fetch`` each, in fusion order."""
-        from lancedb.query import FullTextOperator, MultiMatchQuery, PhraseQuery  # see fts()
+        """Every leg's rows for ``query``, at most ``fetch`` each, in ranking order (:data:`~docs_mcp_core.search.legs.LEG_ORDER`)."""
+        from lancedb.query import PhraseQuery  # see fts()
 
         where, mask = prefilter.where, prefilter.mask
         slop = self.phrase_slop
@@ -166,13 +166,7 @@ class Retrieval:
             if not slop:
                 found["phrase"] = lexical.phrase_terms(query.phrase, PHRASE_COLUMN, mask=mask, limit=fetch)
         else:
-            match_q = MultiMatchQuery(
-                query.match,
-                list(self.match_boosts),
-                boosts=list(self.match_boosts.values()),
-                operator=FullTextOperator.OR,
-            )
-            legs["match"] = asyncio.ensure_future(self.fts(match_q, where, fetch))
+            legs["match"] = asyncio.ensure_future(self.fts(self._match_query(query), where, fetch))
             found = {}
         spellings = query.spellings if self.spelling is not None else []
         if spellings:
@@ -180,6 +174,30 @@ class Retrieval:
             found["spelling"] = self.spelling.leg(spellings, mask, fetch)
         found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
         return {name: found[name] for name in LEG_ORDER if name in found}
+
+    async def hint_matches(
+        self, query: Query, prefilter: Prefilter, legs: Mapping[str, Leg], limit: int
+    ) -> np.ndarray:
+        """Catalog positions of the best ``limit`` rows the match retriever finds for ``query``
+        without the request's filters (what a zero-result hint suggests filter values from): the
+        match leg of ``legs`` when the request has no filters or some leg found rows (a search that
+        found rows has no hint to give), else one more match without the prefilter."""
+        if prefilter.where is None or any(len(leg[0]) for leg in legs.values()):
+            return legs.get("match", EMPTY_LEG)[0][:limit]
+        if self.lexical is not None:
+            return self.lexical.search_terms(query.match_terms, self.match_boosts, mask=None, limit=limit)[0]
+        return (await self.fts(self._match_query(query), None, limit))[0]
+
+    def _match_query(self, query: Query) -> Any:
+        """The match leg as a LanceDB multi-column full-text query (see :meth:`fts`)."""
+        from lancedb.query import FullTextOperator, MultiMatchQuery
+
+        return MultiMatchQuery(
+            query.match,
+            list(self.match_boosts),
+            boosts=list(self.match_boosts.values()),
+            operator=FullTextOperator.OR,
+        )
 
     async def fts(self, query: Any, where: str | None, fetch: int) -> Leg:
         """One LanceDB full-text query (its query classes are imported where they are used, once

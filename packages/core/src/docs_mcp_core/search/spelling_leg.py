@@ -13,7 +13,7 @@ A row's credit for one query identifier is that of the best form it writes:
 with ``idf = ln(1 + rows / rows writing the form)``: a spelling few chunks write says more than one
 many chunks write; the whole spelling (``dub.links.createMany``) more than its last part
 (``createMany``); and a section titled with the name defines it. Credits of several identifiers
-add up. Fusion scales the credits by the best one (:func:`~docs_mcp_core.search.fusion.default_contributions`).
+add up. Fusion scales the credits by the best one (:data:`~docs_mcp_core.search.ranker.DEFAULT_CONTRIBUTIONS`).
 """
 
 from __future__ import annotations

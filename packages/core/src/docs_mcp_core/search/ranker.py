@@ -1,0 +1,394 @@
+"""The ranking of a search: from the legs' rows to the ordered rows a page is cut from.
+
+Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the page of hits
+(:mod:`.hits`) is here, in the order a request goes through it (:meth:`Ranker.rank`):
+
+1. **Contributions.** Each leg that found a row adds to its score. The default ranking reads
+   :data:`DEFAULT_CONTRIBUTIONS`, one function per leg (a new leg adds its function there and its
+   name to :data:`~docs_mcp_core.search.legs.LEG_ORDER`): the match leg's BM25 scores normalised
+   by the best one, smaller rank-based phrase and vector contributions and the spelling leg's
+   credits scaled by the best one. The original recipe (:func:`original_contributions`) is weighted
+   reciprocal-rank fusion, ``w / (k + rank)`` with k = 60, a row counting at its best rank.
+   :func:`summed` adds them up per row, in leg order.
+2. **Multipliers** (default ranking): the row's static prior (computed at build time,
+   :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
+   :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
+   (:func:`coverage_rows`, :func:`coverage_factor`).
+3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
+   best first; ties by path depth (default ranking), then chunk id; byte-identical chunks give one
+   hit. Then near-identical hits that differ only by a collapse key (the same method in three SDK
+   languages) are collapsed when that key is not filtered.
+
+The signals are described, with what each bought, in ``docs/ranking.md``. The functions are pure
+array code over the :class:`~docs_mcp_core.search.row_catalog.RowCatalog`'s columns; only coverage
+reads text, through :class:`~docs_mcp_core.search.rows.RowReader`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from docs_mcp_core.search.legs import Leg
+from docs_mcp_core.search.query import Query
+from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.rows import RowReader
+
+__all__ = [
+    "COVERAGE_DEPTH",
+    "COVERAGE_TEXT_CHARS",
+    "DEFAULT_CONTRIBUTIONS",
+    "LANGUAGE_ALIASES",
+    "RRF_K",
+    "Ranked",
+    "Ranker",
+    "Ranking",
+    "RankingWeights",
+    "coverage_factor",
+    "coverage_rows",
+    "cue_factors",
+    "default_contributions",
+    "first_of_each_group",
+    "order",
+    "original_contributions",
+    "query_cues",
+    "summed",
+]
+
+RRF_K = 60
+COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
+COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes first
+COVERAGE_EXPONENT = 0.5
+COVERAGE_SMOOTHING = 0.5
+_COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath", "content_text")
+
+# Common spellings of language values. Only used when the target value is in the taxonomy.
+LANGUAGE_ALIASES = {
+    "ts": "typescript",
+    "javascript": "typescript",
+    "js": "typescript",
+    "node": "typescript",
+    "nodejs": "typescript",
+    "golang": "go",
+    "py": "python",
+    "python3": "python",
+    "csharp": "csharp",
+    "c#": "csharp",
+    "dotnet": "csharp",
+}
+
+
+@dataclass(frozen=True)
+class RankingWeights:
+    """Weights of the default ranking (documented in docs/ranking.md with what each bought)."""
+
+    heading: float = 3.0
+    text: float = 1.0
+    path: float = 2.0
+    phrase: float = 0.25
+    vector: float = 0.5
+    cue: float = 0.5
+    spelling: float = 0.6
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A fused ranking: catalog positions, best first, and their (rounded) scores."""
+
+    positions: np.ndarray
+    scores: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.positions.shape[0])
+
+    def keep(self, mask: np.ndarray) -> Ranked:
+        return Ranked(self.positions[mask], self.scores[mask])
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What :meth:`Ranker.rank` returns: the ordered rows, and the candidates before near-identical
+    hits were collapsed (what facets count)."""
+
+    ordered: Ranked
+    candidates: Ranked
+
+
+Contributions = tuple[list[np.ndarray], list[np.ndarray]]  # per leg: the rows and what each adds
+
+# ── 1. contributions: what each leg adds to a row's score ─────────────────────────────────────
+
+
+def _match(leg: Leg, weights: RankingWeights) -> np.ndarray:
+    """BM25 normalised by the best score: identical text in different places scores the same."""
+    best = float(leg[1].max()) or 1.0
+    return leg[1] / best
+
+
+def _phrase(leg: Leg, weights: RankingWeights) -> np.ndarray:
+    return weights.phrase / (RRF_K + np.arange(1, len(leg[0]) + 1, dtype=np.float64))
+
+
+def _vector(leg: Leg, weights: RankingWeights) -> np.ndarray:
+    ranks = np.arange(1, len(leg[0]) + 1, dtype=np.float64)
+    return weights.vector * (RRF_K + 1) / (RRF_K + ranks)
+
+
+def _spelling(leg: Leg, weights: RankingWeights) -> np.ndarray:
+    return weights.spelling * leg[1] / float(leg[1].max())
+
+
+# A leg's contribution to the default ranking, by leg name: ``(leg, weights) -> per-row addend``.
+DEFAULT_CONTRIBUTIONS: dict[str, Callable[[Leg, RankingWeights], np.ndarray]] = {
+    "match": _match,
+    "phrase": _phrase,
+    "vector": _vector,
+    "spelling": _spelling,
+}
+
+
+def default_contributions(legs: Mapping[str, Leg], weights: RankingWeights) -> Contributions:
+    """Every non-empty leg's rows and :data:`DEFAULT_CONTRIBUTIONS`, in the legs' order."""
+    positions: list[np.ndarray] = []
+    contributions: list[np.ndarray] = []
+    for name, leg in legs.items():
+        if len(leg[0]):
+            positions.append(leg[0])
+            contributions.append(DEFAULT_CONTRIBUTIONS[name](leg, weights))
+    return positions, contributions
+
+
+def original_contributions(legs: Mapping[str, Leg], weights: Mapping[str, float]) -> Contributions:
+    """Weighted reciprocal-rank fusion (k = 60): each leg's rows and ``weight / (k + rank)``."""
+    positions: list[np.ndarray] = []
+    contributions: list[np.ndarray] = []
+    for name, (pos, _) in legs.items():
+        if not len(pos):
+            continue
+        first = np.sort(np.unique(pos, return_index=True)[1])  # a row counts at its best rank
+        w = weights[name]
+        ranks = first.astype(np.float64) + 1.0
+        positions.append(pos[first])
+        contributions.append(w / (RRF_K + ranks) if w > 0 else np.zeros(len(first)))
+    return positions, contributions
+
+
+def summed(
+    positions: Sequence[np.ndarray], contributions: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every row found by some leg (ascending positions) and the sum of its contributions."""
+    if not positions:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+    rows, inverse = np.unique(np.concatenate(positions), return_inverse=True)
+    score = np.zeros(len(rows), dtype=np.float64)
+    np.add.at(score, inverse, np.concatenate(contributions))  # in leg order, as a row's sum
+    return rows, score
+
+
+# ── 2. multipliers: taxonomy cues and query-term coverage ────────────────────────────────────
+
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+
+
+def query_cues(
+    words: Sequence[str], taxonomy: Mapping[str, Sequence[str]], filtered: Iterable[str]
+) -> dict[str, str]:
+    """Taxonomy values named by a query for keys that are not filtered; ``words`` are the query's
+    runs of ASCII letters and digits as written (:attr:`docs_mcp_core.search.query.Query.words`).
+
+    Values of one or two letters (``go``) only count when written with a capital (``Go``), so that
+    ordinary words are not mistaken for them.
+    """
+    skip = set(filtered)
+    raw_words = list(words)
+    lower_words = [w.lower() for w in raw_words]
+    lowered = " ".join(lower_words)
+    cues: dict[str, str] = {}
+    for key, values in taxonomy.items():
+        if key in skip:
+            continue
+        value_set = {v.lower(): v for v in values}
+        found: str | None = None
+        for raw, word in zip(raw_words, lower_words, strict=True):
+            target = word
+            if word not in value_set and key == "language":
+                target = LANGUAGE_ALIASES.get(word, word)
+            if target in value_set:
+                if len(target) <= 2 and not raw[:1].isupper():
+                    continue
+                found = value_set[target]
+                break
+        if found is None:
+            for low, original in value_set.items():
+                if ("-" in low or " " in low) and " ".join(_WORD_RE.findall(low)) in lowered:
+                    found = original
+                    break
+        if found is not None:
+            cues[key] = found
+    return cues
+
+
+def cue_factors(
+    rows: np.ndarray,
+    cues: Mapping[str, str],
+    codes: Callable[[str, str], tuple[np.ndarray, int] | None],
+    weight: float,
+) -> np.ndarray:
+    """Per-row multiplier of the query's taxonomy ``cues``: ``1 + weight`` for each cue a row
+    carries, ``1 / (1 + weight)`` for each cue whose key the row has another value for, 1 for a
+    row without a value for the key.
+
+    ``codes(key, value)`` is every row's code for ``key`` and the code of ``value`` (``None`` when
+    the key is not in the catalog; a code below 0 is no value).
+    """
+    up = 1 + weight
+    factor = np.ones(len(rows), dtype=np.float64)
+    for key, value in cues.items():
+        found = codes(key, value)
+        if found is None:
+            continue
+        all_codes, code = found
+        have = all_codes[rows]
+        factor = np.where(have == code, factor * up, np.where(have >= 0, factor / up, factor))
+    return factor
+
+
+def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarray, depth: int) -> np.ndarray:
+    """Indices (into ``rows``) of the ``depth`` best-scored rows that the match leg found: the rows
+    whose query-term coverage is measured (rows found by the vector leg alone keep their score)."""
+    lexical = np.flatnonzero(np.isin(rows, match_positions))
+    return lexical[np.argsort(-score[lexical], kind="stable")[:depth]]
+
+
+def coverage_factor(text: str, terms: Sequence[str]) -> float:
+    """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``:
+    the square root of the share of ``terms`` found at the start of a word (smoothed: never 0)."""
+    if not terms:
+        return 1.0
+    found = sum(1 for term in terms if _starts_a_word(text, term))
+    share = (found + COVERAGE_SMOOTHING) / (len(terms) + COVERAGE_SMOOTHING)
+    return float(share**COVERAGE_EXPONENT)
+
+
+def _starts_a_word(text: str, term: str) -> bool:
+    """Whether ``term`` occurs in ``text`` after a character that is not a letter or digit (or
+    at the start): ``tag`` is in ``tags`` and ``list_tags``, not in ``stage``."""
+    at = text.find(term)
+    while at >= 0:
+        if at == 0 or not text[at - 1].isalnum():
+            return True
+        at = text.find(term, at + 1)
+    return False
+
+
+async def coverage_texts(reader: RowReader, positions: np.ndarray) -> list[str]:
+    """Lower-cased heading, breadcrumb, path and start of the text of the rows at ``positions``
+    (what query-term coverage looks in)."""
+    head, crumbs, path, text = await reader.values(positions, _COVERAGE_COLUMNS)
+    return [
+        f"{h} {c} {p} {t[:COVERAGE_TEXT_CHARS]}".lower()
+        for h, c, p, t in zip(head, crumbs, path, text, strict=True)
+    ]
+
+
+# ── 3. order ─────────────────────────────────────────────────────────────────────────────────
+
+
+def first_of_each_group(groups: np.ndarray) -> np.ndarray:
+    """Boolean mask keeping the first row of every group (negative groups are always kept)."""
+    keep = groups < 0
+    if keep.all():
+        return keep
+    _, first = np.unique(groups, return_index=True)
+    keep[first] = True
+    return keep
+
+
+def order(
+    rows: np.ndarray,
+    score: np.ndarray,
+    sort_rank: np.ndarray,
+    *,
+    depth: np.ndarray | None = None,
+    dedup_group: np.ndarray | None = None,
+) -> Ranked:
+    """Scored rows sorted best first, scores rounded to 6 decimals; ties by ``depth`` (when given),
+    then chunk id (``sort_rank``). With ``dedup_group``, only the first row of each group stays
+    (byte-identical chunks give one hit)."""
+    score = np.round(score, 6)
+    keys = [sort_rank[rows], *([depth[rows]] if depth is not None else []), -score]
+    ranking = np.lexsort(keys)
+    ranked = Ranked(rows[ranking], score[ranking])
+    if dedup_group is not None:
+        ranked = ranked.keep(first_of_each_group(dedup_group[ranked.positions]))
+    return ranked
+
+
+# ── the whole ranking of one request ─────────────────────────────────────────────────────────
+
+
+class Ranker:
+    """Ranks the legs of a request (see the module docstring), for one open index.
+
+    ``default`` selects the default ranking (else the original recipe, with the legs' weights
+    ``original_weights``); ``dedup`` keeps one of byte-identical chunks; ``collapse_keys`` are the
+    taxonomy keys whose values near-identical hits may differ by.
+    """
+
+    def __init__(
+        self,
+        *,
+        catalog: RowCatalog,
+        reader: RowReader,
+        taxonomy: Mapping[str, Sequence[str]],
+        collapse_keys: Sequence[str],
+        default: bool,
+        weights: RankingWeights,
+        original_weights: Mapping[str, float],
+        dedup: bool,
+    ) -> None:
+        self._catalog = catalog
+        self._reader = reader
+        self._taxonomy = {k: list(v) for k, v in taxonomy.items()}
+        self._collapse_keys = list(collapse_keys)
+        self.default = default
+        self.weights = weights
+        self._original_weights = dict(original_weights)
+        self._dedup = dedup
+
+    async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
+        """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""
+        ranked = await self._default(query, filters, legs) if self.default else self._original(legs)
+        candidates = ranked
+        live = [k for k in self._collapse_keys if k not in filters]
+        if live and len(ranked):
+            groups = self._catalog.collapse_groups(live)[ranked.positions]
+            ranked = ranked.keep(first_of_each_group(groups))
+        return Ranking(ordered=ranked, candidates=candidates)
+
+    def _original(self, legs: Mapping[str, Leg]) -> Ranked:
+        """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
+        rows, score = summed(*original_contributions(legs, self._original_weights))
+        return order(rows, score, self._catalog.sort_rank)
+
+    async def _default(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranked:
+        """Score fusion with identifier-aware fields, static priors, taxonomy cues and query-term
+        coverage."""
+        catalog = self._catalog
+        rows, score = summed(*default_contributions(legs, self.weights))
+        if len(rows):
+            score = score * catalog.prior[rows]
+            cues = query_cues(query.words, self._taxonomy, filters)
+            if cues:
+                score = score * cue_factors(rows, cues, catalog.codes, self.weights.cue)
+        terms = query.coverage_terms
+        match = legs.get("match")
+        if len(terms) >= 2 and match is not None and len(match[0]):
+            top = coverage_rows(rows, score, match[0], COVERAGE_DEPTH)
+            texts = await coverage_texts(self._reader, rows[top])
+            score[top] *= np.fromiter((coverage_factor(t, terms) for t in texts), np.float64, len(top))
+        dedup = catalog.dedup_group if self._dedup else None
+        return order(rows, score, catalog.sort_rank, depth=catalog.depth, dedup_group=dedup)
