@@ -157,7 +157,7 @@ def test_budget_and_scope_are_not_sent_to_a_server_whose_schemas_lack_them(
 def test_an_unknown_scope_is_a_usage_error(run_cli: CliRunner) -> None:
     result = run_cli(run_args("--scope", "page"))
     assert result.code == 2
-    assert "must be one of: chunk, section, parent" in result.err
+    assert "'page' is not one of" in result.err and "'parent'" in result.err
 
 
 def test_out_file_matches_stdout(json_run: tuple[dict[str, Any], Path, str]) -> None:

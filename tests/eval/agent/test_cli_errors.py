@@ -1,4 +1,5 @@
-"""``agent-eval`` refuses bad options with the original's messages (exit 1) before starting anything."""
+"""``agent-eval`` refuses bad options with the original's messages (one ``error:`` line, exit 2) before
+starting anything; configuration mistakes exit 1."""
 
 from __future__ import annotations
 
@@ -15,25 +16,25 @@ Cli = Callable[[Sequence[str]], CliResult]
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ([], "Error: one of --suite, --scenarios, or --prompt is required"),
+        ([], "error: one of --suite, --scenarios, or --prompt is required"),
         (
             ["--suite", "a", "--prompt", "p"],
-            "Error: --suite, --scenarios, and --prompt are mutually exclusive",
+            "error: --suite, --scenarios, and --prompt are mutually exclusive",
         ),
-        (["--prompt", "p"], "Error: --prompt requires --docs-dir"),
+        (["--prompt", "p"], "error: --prompt requires --docs-dir"),
         (
             ["--suite", "examples-docs", "--compare", "--no-mcp"],
-            "Error: --compare and --no-mcp are mutually exclusive",
+            "error: --compare and --no-mcp are mutually exclusive",
         ),
         (
             ["--suite", "examples-docs", "--include", "nope, none"],
-            'Error: no scenarios matched --include "nope, none"',
+            'error: no scenarios matched --include "nope, none"',
         ),
     ],
 )
 def test_original_option_errors(eval_cli: Cli, args: list[str], message: str) -> None:
     result = eval_cli(["agent-eval", *args])
-    assert result.code == 1
+    assert result.code == 2
     assert result.err.strip() == message
     assert result.out == ""
 
@@ -53,7 +54,7 @@ def test_configuration_errors_name_what_to_fix(
     )
 
     bogus = eval_cli(["agent-eval", "--scenarios", str(suite), "--provider", "bogus"])
-    assert bogus.code == 1 and "--provider must be auto, anthropic or openai, got 'bogus'" in bogus.err
+    assert bogus.code == 2 and "'bogus' is not one of" in bogus.err and "--provider" in bogus.err
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     docs = eval_cli(["agent-eval", "--scenarios", str(suite), "--cache-dir", str(tmp_path / "cache")])

@@ -137,9 +137,9 @@ def test_server_command_scenarios_get_the_feedback_tool_from_the_harness(
             api.base_url,
         )
         assert api.violations == []
-    assert missing.cli.code == 1
+    assert missing.cli.code == 2  # a usage error
     assert missing.cli.err.strip().endswith(
-        "Error: --server-command is required when scenarios don't specify docsDir"
+        "error: --server-command is required when scenarios don't specify docsDir"
     )
     assert run.cli.code == 0, run.cli.err
     result = run.result("own-server")

@@ -3,7 +3,9 @@
 Modules, one concept each:
 
 * :mod:`~docs_mcp_eval.cases` — reading and validating case files (both formats);
-* :mod:`~docs_mcp_eval.runner` — driving a stdio MCP server through the cases, timing the build;
+* :mod:`~docs_mcp_eval.runner` — starting a stdio MCP server and driving it through the cases;
+* :mod:`~docs_mcp_eval.commands` — the server and build command lines, the run's settings, timing the build;
+* :mod:`~docs_mcp_eval.session` — one client session: search pages, ``get_doc`` answers, tokens read;
 * :mod:`~docs_mcp_eval.rss` — sampling the server's peak resident memory;
 * :mod:`~docs_mcp_eval.metrics` and :mod:`~docs_mcp_eval.leaks` — MRR@5, NDCG@5, facet precision,
   rounds, percentiles, filter leaks;

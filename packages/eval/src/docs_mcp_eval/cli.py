@@ -35,10 +35,10 @@ from docs_mcp_eval.progress import Progress
 from docs_mcp_eval.report import render_run_markdown
 from docs_mcp_eval.runner import (
     DEFAULT_WARMUP_QUERIES,
-    SCOPES,
     CommandSpec,
     ProgressCallback,
     RunConfig,
+    Scope,
     run_eval,
 )
 
@@ -167,98 +167,107 @@ BuildTimeoutOpt = Annotated[
 ]
 
 
+RunServerCommandOpt = Annotated[
+    str,
+    typer.Option(
+        "--server-command",
+        metavar="CMD",
+        help='Command starting the MCP server over stdio, shell-style: "docs-mcp-server --index-dir idx".',
+    ),
+]
+ServerArgOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--server-arg", metavar="ARG", help="Extra argument appended to the server command (repeatable)."
+    ),
+]
+ServerCwdOpt = Annotated[
+    Path | None, typer.Option("--server-cwd", metavar="DIR", help="Working directory of the server.")
+]
+RunBuildCommandOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--build-command",
+        metavar="CMD",
+        help="Command run (and timed) before the server starts, shell-style.",
+    ),
+]
+BuildArgOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--build-arg", metavar="ARG", help="Extra argument appended to the build command (repeatable)."
+    ),
+]
+BuildCwdOpt = Annotated[
+    Path | None,
+    typer.Option("--build-cwd", metavar="DIR", help="Working directory of the build command."),
+]
+RunWarmupQueriesOpt = Annotated[
+    int,
+    typer.Option(
+        "--warmup-queries",
+        metavar="N",
+        min=0,
+        help="Untimed search_docs calls before measuring, so that opening the index is not timed (0: none).",
+    ),
+]
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        metavar="FILE",
+        help="Earlier result JSON (from --out, either harness) to compare with.",
+    ),
+]
+RunOutOpt = Annotated[
+    Path | None,
+    typer.Option("--out", metavar="FILE", help="Write the result JSON here (usable as a later --baseline)."),
+]
+OutputFormatOpt = Annotated[
+    OutputFormat,
+    typer.Option("--format", metavar="FORMAT", help="What to print on stdout.", case_sensitive=False),
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        metavar="N",
+        min=1,
+        help="Send max_tokens N to search_docs and get_doc when their input schemas declare it.",
+    ),
+]
+ScopeOpt = Annotated[
+    Scope,
+    typer.Option(
+        "--scope",
+        metavar="SCOPE",
+        help="get_doc scope: chunk, section or parent (sent when the get_doc schema declares it).",
+    ),
+]
+
+
 @app.command("run", cls=_Command)
 def run_command(
     cases: CasesOpt,
-    server_command: Annotated[
-        str,
-        typer.Option(
-            "--server-command",
-            metavar="CMD",
-            help='Command starting the MCP server over stdio, shell-style: "docs-mcp-server --index-dir idx".',
-        ),
-    ],
-    server_arg: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--server-arg", metavar="ARG", help="Extra argument appended to the server command (repeatable)."
-        ),
-    ] = None,
-    server_cwd: Annotated[
-        Path | None, typer.Option("--server-cwd", metavar="DIR", help="Working directory of the server.")
-    ] = None,
+    server_command: RunServerCommandOpt,
+    server_arg: ServerArgOpt = None,
+    server_cwd: ServerCwdOpt = None,
     server_env: ServerEnvOpt = None,
     tool_prefix: ToolPrefixOpt = None,
-    build_command: Annotated[
-        str | None,
-        typer.Option(
-            "--build-command",
-            metavar="CMD",
-            help="Command run (and timed) before the server starts, shell-style.",
-        ),
-    ] = None,
-    build_arg: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--build-arg", metavar="ARG", help="Extra argument appended to the build command (repeatable)."
-        ),
-    ] = None,
-    build_cwd: Annotated[
-        Path | None,
-        typer.Option("--build-cwd", metavar="DIR", help="Working directory of the build command."),
-    ] = None,
-    warmup_queries: Annotated[
-        int,
-        typer.Option(
-            "--warmup-queries",
-            metavar="N",
-            min=0,
-            help="Untimed search_docs calls before measuring, so that opening the index is not timed "
-            "(0: none).",
-        ),
-    ] = DEFAULT_WARMUP_QUERIES,
-    baseline: Annotated[
-        Path | None,
-        typer.Option(
-            "--baseline",
-            metavar="FILE",
-            help="Earlier result JSON (from --out, either harness) to compare with.",
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", metavar="FILE", help="Write the result JSON here (usable as a later --baseline)."
-        ),
-    ] = None,
-    output_format: Annotated[
-        OutputFormat,
-        typer.Option("--format", metavar="FORMAT", help="What to print on stdout.", case_sensitive=False),
-    ] = OutputFormat.markdown,
+    build_command: RunBuildCommandOpt = None,
+    build_arg: BuildArgOpt = None,
+    build_cwd: BuildCwdOpt = None,
+    warmup_queries: RunWarmupQueriesOpt = DEFAULT_WARMUP_QUERIES,
+    baseline: BaselineOpt = None,
+    out: RunOutOpt = None,
+    output_format: OutputFormatOpt = OutputFormat.markdown,
     startup_timeout: StartupTimeoutOpt = 60.0,
     request_timeout: RequestTimeoutOpt = 120.0,
     build_timeout: BuildTimeoutOpt = None,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tokens",
-            metavar="N",
-            min=1,
-            help="Send max_tokens N to search_docs and get_doc when their input schemas declare it.",
-        ),
-    ] = None,
-    scope: Annotated[
-        str,
-        typer.Option(
-            "--scope",
-            metavar="SCOPE",
-            help="get_doc scope: chunk, section or parent (sent when the get_doc schema declares it).",
-        ),
-    ] = "chunk",
+    max_tokens: MaxTokensOpt = None,
+    scope: ScopeOpt = "chunk",
 ) -> None:
     """Run the eval cases against one MCP server and report MRR@5, NDCG@5, leaks, tokens, latency and memory."""
-    if scope not in SCOPES:
-        raise typer.BadParameter(f"must be one of: {', '.join(SCOPES)}", param_hint="--scope")
     env = parse_env_pairs(server_env or [])
     try:
         loaded = load_cases(cases)
@@ -304,65 +313,73 @@ def run_command(
         sys.stdout.write(render_run_markdown(result))
 
 
+DocsDirOpt = Annotated[Path, typer.Option("--docs-dir", metavar="DIR", help="The markdown corpus to index.")]
+WorkDirOpt = Annotated[
+    str,
+    typer.Option(
+        "--work-dir",
+        metavar="DIR",
+        help="Where each provider's index is built (<work-dir>/<label>): a folder, or an object-store "
+        "prefix such as s3://bucket/prefix.",
+    ),
+]
+EmbeddingsOpt = Annotated[
+    str,
+    typer.Option(
+        "--embeddings", metavar="SPECS", help="Comma-separated providers: none,local,hash,openai/MODEL."
+    ),
+]
+BenchmarkBuildCommandOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--build-command",
+        metavar="CMD",
+        help='Build program, shell-style (default "docs-mcp build"); per-provider flags are appended.',
+    ),
+]
+BenchmarkServerCommandOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--server-command",
+        metavar="CMD",
+        help='Server program, shell-style (default "docs-mcp-server"); --index-dir is appended.',
+    ),
+]
+BenchmarkWarmupQueriesOpt = Annotated[
+    int,
+    typer.Option("--warmup-queries", metavar="N", min=0, help="Untimed searches per provider (0: none)."),
+]
+BenchmarkOutOpt = Annotated[
+    Path | None, typer.Option("--out", metavar="FILE", help="Write the benchmark result JSON here.")
+]
+StorageOptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--storage-option",
+        metavar="KEY=VALUE",
+        help="Object-store setting for an s3:// --work-dir, given to the build and the server (endpoint, "
+        "region, access_key_id, secret_access_key, session_token, allow_http); repeatable. Default: "
+        "the AWS_* environment variables.",
+    ),
+]
+
+
 @app.command("benchmark", cls=_Command)
 def benchmark_command(
     cases: CasesOpt,
-    docs_dir: Annotated[
-        Path, typer.Option("--docs-dir", metavar="DIR", help="The markdown corpus to index.")
-    ],
-    work_dir: Annotated[
-        str,
-        typer.Option(
-            "--work-dir",
-            metavar="DIR",
-            help="Where each provider's index is built (<work-dir>/<label>): a folder, or an object-store "
-            "prefix such as s3://bucket/prefix.",
-        ),
-    ],
-    embeddings: Annotated[
-        str,
-        typer.Option(
-            "--embeddings", metavar="SPECS", help="Comma-separated providers: none,local,hash,openai/MODEL."
-        ),
-    ] = DEFAULT_EMBEDDINGS,
-    build_command: Annotated[
-        str | None,
-        typer.Option(
-            "--build-command",
-            metavar="CMD",
-            help='Build program, shell-style (default "docs-mcp build"); per-provider flags are appended.',
-        ),
-    ] = None,
-    server_command: Annotated[
-        str | None,
-        typer.Option(
-            "--server-command",
-            metavar="CMD",
-            help='Server program, shell-style (default "docs-mcp-server"); --index-dir is appended.',
-        ),
-    ] = None,
+    docs_dir: DocsDirOpt,
+    work_dir: WorkDirOpt,
+    embeddings: EmbeddingsOpt = DEFAULT_EMBEDDINGS,
+    build_command: BenchmarkBuildCommandOpt = None,
+    server_command: BenchmarkServerCommandOpt = None,
     server_env: ServerEnvOpt = None,
     tool_prefix: ToolPrefixOpt = None,
-    warmup_queries: Annotated[
-        int,
-        typer.Option("--warmup-queries", metavar="N", min=0, help="Untimed searches per provider (0: none)."),
-    ] = DEFAULT_WARMUP_QUERIES,
-    out: Annotated[
-        Path | None, typer.Option("--out", metavar="FILE", help="Write the benchmark result JSON here.")
-    ] = None,
+    warmup_queries: BenchmarkWarmupQueriesOpt = DEFAULT_WARMUP_QUERIES,
+    out: BenchmarkOutOpt = None,
     startup_timeout: StartupTimeoutOpt = 60.0,
     request_timeout: RequestTimeoutOpt = 120.0,
     build_timeout: BuildTimeoutOpt = None,
-    storage_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--storage-option",
-            metavar="KEY=VALUE",
-            help="Object-store setting for an s3:// --work-dir, given to the build and the server (endpoint, "
-            "region, access_key_id, secret_access_key, session_token, allow_http); repeatable. Default: "
-            "the AWS_* environment variables.",
-        ),
-    ] = None,
+    storage_option: StorageOptionOpt = None,
 ) -> None:
     """Build one index per embedding provider, run the cases on each, and print a comparison report."""
     env = parse_env_pairs(server_env or [])

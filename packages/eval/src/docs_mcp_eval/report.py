@@ -32,12 +32,23 @@ def format_filters(filters: Mapping[str, str]) -> str:
 
 def render_run_markdown(result: EvalResult, *, title: str = "docs-mcp eval") -> str:
     """Render ``result`` (and its ``delta_markdown``, if any) as a Markdown report."""
+    measured = any(case.tokens_read is not None for case in result.ranked_cases)
+    lines = [f"# {title}", "", *_summary_lines(result, measured=measured)]
+    lines += _category_lines(result)
+    lines += _miss_lines(result)
+    lines += _leak_lines(result)
+    if measured:
+        lines += _token_lines(result)
+    if result.delta_markdown:
+        lines += ["", "## Delta vs Baseline", "", result.delta_markdown]
+    return "\n".join(lines) + "\n"
+
+
+def _summary_lines(result: EvalResult, *, measured: bool) -> list[str]:
     s = result.summary
     stats = result.stats
     q = QUALITY_DECIMALS
     lines = [
-        f"# {title}",
-        "",
         "| Metric | Value |",
         "| --- | ---: |",
         f"| Cases | {len(result.ranked_cases)} |",
@@ -52,7 +63,6 @@ def render_run_markdown(result: EvalResult, *, title: str = "docs-mcp eval") -> 
         f"| Build Time (ms) | {to_fixed(s.build_time_ms, 0)} |",
         f"| Peak RSS (MB) | {to_fixed(s.peak_rss_mb, LATENCY_DECIMALS)} |",
     ]
-    measured = [case for case in result.ranked_cases if case.tokens_read is not None]
     if measured:
         lines += [
             f"| Tokens to Right Doc p50 | {to_fixed(s.tokens_to_right_doc_p50, 0)} |",
@@ -61,7 +71,12 @@ def render_run_markdown(result: EvalResult, *, title: str = "docs-mcp eval") -> 
         ]
     if s.section_whole_rate is not None:
         lines.append(f"| Whole Section in One Call | {to_fixed(s.section_whole_rate, q)} |")
+    return lines
 
+
+def _category_lines(result: EvalResult) -> list[str]:
+    q = QUALITY_DECIMALS
+    lines: list[str] = []
     if result.category_breakdown:
         lines += [
             "",
@@ -75,7 +90,11 @@ def render_run_markdown(result: EvalResult, *, title: str = "docs-mcp eval") -> 
             f" | {to_fixed(row.mrr_at_5, q)} | {to_fixed(row.ndcg_at_5, q)} |"
             for row in result.category_breakdown
         ]
+    return lines
 
+
+def _miss_lines(result: EvalResult) -> list[str]:
+    lines: list[str] = []
     lines += ["", "## Misses", ""]
     if result.misses:
         lines += [
@@ -91,7 +110,11 @@ def render_run_markdown(result: EvalResult, *, title: str = "docs-mcp eval") -> 
             )
     else:
         lines.append("None: every expected chunk was in the top 5.")
+    return lines
 
+
+def _leak_lines(result: EvalResult) -> list[str]:
+    lines: list[str] = []
     leaking = [(i, case) for i, case in enumerate(result.ranked_cases) if case.leaked_chunk_ids]
     if leaking:
         lines += [
@@ -104,25 +127,25 @@ def render_run_markdown(result: EvalResult, *, title: str = "docs-mcp eval") -> 
         for index, case in leaking:
             leaked = "<br>".join(code(chunk_id) for chunk_id in dict.fromkeys(case.leaked_chunk_ids))
             lines.append(f"| {cell(case.label(index))} | {cell(format_filters(case.filters))} | {leaked} |")
+    return lines
 
-    if measured:
-        lines += [
-            "",
-            "## Tokens Read per Case",
-            "",
-            "| Case | Found | Rounds | Tokens | Get doc cut | Whole section |",
-            "| --- | --- | ---: | ---: | --- | --- |",
-        ]
-        for index, case in enumerate(result.ranked_cases):
-            if case.tokens_read is None:
-                continue
-            verdict = {None: "-", True: "yes", False: "no"}
-            whole, cut = verdict[case.section_whole], verdict[case.doc_cut]
-            found = "yes" if case.expected_chunk_id in case.ranked_chunk_ids else "no"
-            lines.append(
-                f"| {cell(case.label(index))} | {found} | {case.rounds_to_right_doc} | {case.tokens_read} | {cut} | {whole} |"
-            )
 
-    if result.delta_markdown:
-        lines += ["", "## Delta vs Baseline", "", result.delta_markdown]
-    return "\n".join(lines) + "\n"
+def _token_lines(result: EvalResult) -> list[str]:
+    lines: list[str] = []
+    lines += [
+        "",
+        "## Tokens Read per Case",
+        "",
+        "| Case | Found | Rounds | Tokens | Get doc cut | Whole section |",
+        "| --- | --- | ---: | ---: | --- | --- |",
+    ]
+    for index, case in enumerate(result.ranked_cases):
+        if case.tokens_read is None:
+            continue
+        verdict = {None: "-", True: "yes", False: "no"}
+        whole, cut = verdict[case.section_whole], verdict[case.doc_cut]
+        found = "yes" if case.expected_chunk_id in case.ranked_chunk_ids else "no"
+        lines.append(
+            f"| {cell(case.label(index))} | {found} | {case.rounds_to_right_doc} | {case.tokens_read} | {cut} | {whole} |"
+        )
+    return lines

@@ -2,9 +2,10 @@
 
 The report goes to stdout; progress, warnings and "saved to" lines go to stderr. Every run is saved
 under ``<results-dir>/<suite>/`` (``<suite>-baseline`` for ``--no-mcp``) unless ``--no-save``, and the
-report ends with a trend table over the earlier runs there. Configuration mistakes end with a message
-and exit code 1; a run that completes exits 0 whatever its pass rate (read it from the report or the
-JSON).
+report ends with a trend table over the earlier runs there. Usage errors end with one ``error: ...``
+line and exit status 2, configuration mistakes (no API key, a missing docs folder, a broken scenario
+file) with one ``error: ...`` line and exit status 1; a run that completes exits 0 whatever its pass
+rate (read it from the report or the JSON).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import typer
@@ -39,9 +40,14 @@ from docs_mcp_eval.runner import CommandSpec
 DEFAULT_CACHE_DIR = Path(".cache")
 
 
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
 def _usage_error(message: str) -> typer.Exit:
-    typer.echo(f"Error: {message}", err=True)
-    return typer.Exit(code=1)
+    """A usage error typer cannot find itself: one ``error: ...`` line and exit status 2."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=EXIT_USAGE)
 
 
 def _parse_env(pairs: Sequence[str]) -> dict[str, str]:
@@ -54,163 +60,164 @@ def _parse_env(pairs: Sequence[str]) -> dict[str, str]:
     return env
 
 
+SuiteOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--suite",
+        metavar="NAME",
+        help="A suite shipped with the project (packages/eval/scenarios/NAME.yaml).",
+    ),
+]
+ScenariosOpt = Annotated[
+    Path | None, typer.Option("--scenarios", metavar="FILE", help="A YAML/JSON scenario file.")
+]
+PromptOpt = Annotated[
+    str | None,
+    typer.Option("--prompt", metavar="TEXT", help="One ad-hoc scenario with this prompt (needs --docs-dir)."),
+]
+IncludeOpt = Annotated[
+    str | None, typer.Option("--include", metavar="IDS", help="Comma-separated scenario ids to run.")
+]
+DocsDirOpt = Annotated[
+    Path | None,
+    typer.Option("--docs-dir", metavar="DIR", help="Docs for scenarios that name none (docsDir/docsSpec)."),
+]
+ServerCommandOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--server-command",
+        metavar="CMD",
+        help='Stdio MCP server for scenarios without docs, shell-style (e.g. "docs-mcp-server --index-dir idx").',
+    ),
+]
+ServerArgOpt = Annotated[
+    list[str] | None,
+    typer.Option("--server-arg", metavar="ARG", help="Extra server argument (repeatable)."),
+]
+ServerCwdOpt = Annotated[
+    Path | None,
+    typer.Option("--server-cwd", metavar="DIR", help="Working directory of --server-command."),
+]
+ServerEnvOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--server-env", metavar="KEY=VALUE", help="Environment variable for the server (repeatable)."
+    ),
+]
+WorkspaceDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace-dir", metavar="DIR", help="Put workspaces in DIR/<id> (default: temporary folders)."
+    ),
+]
+ProviderOpt = Annotated[
+    Literal["auto", "anthropic", "openai"],
+    typer.Option(
+        "--provider", metavar="NAME", help="auto, anthropic (Messages API) or openai (Chat Completions)."
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        help=f"Model (default: {DEFAULT_MODELS['anthropic']} / {DEFAULT_MODELS['openai']}).",
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        help="API base URL, e.g. http://localhost:11434/v1 for an OpenAI-compatible local server.",
+    ),
+]
+MaxTurnsOpt = Annotated[
+    int, typer.Option("--max-turns", metavar="N", min=1, help="Model responses allowed per scenario.")
+]
+MaxBudgetUsdOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-budget-usd", metavar="USD", min=0, help="Spending allowed per scenario (priced per model)."
+    ),
+]
+PricePerMtokOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--price-per-mtok",
+        metavar="IN,OUT",
+        help="USD per million input,output tokens (overrides the table).",
+    ),
+]
+MaxConcurrencyOpt = Annotated[
+    int, typer.Option("--max-concurrency", metavar="N", min=1, help="Scenarios run at the same time.")
+]
+SystemPromptOpt = Annotated[
+    str | None, typer.Option("--system-prompt", metavar="TEXT", help="Extra system prompt for the agent.")
+]
+NoMcpOpt = Annotated[bool, typer.Option("--no-mcp", help="Run without the docs server (baseline).")]
+CompareOpt = Annotated[
+    bool, typer.Option("--compare", help="Run with and without the docs server and compare.")
+]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Print every agent step to stderr.")]
+NoJudgeOpt = Annotated[bool, typer.Option("--no-judge", help="Do not offer the feedback tool.")]
+CleanWorkspaceOpt = Annotated[
+    bool, typer.Option("--clean-workspace", help="Delete each workspace after its scenario.")
+]
+NoSaveOpt = Annotated[bool, typer.Option("--no-save", help="Do not save the run under --results-dir.")]
+OutOpt = Annotated[
+    Path | None, typer.Option("--out", metavar="FILE", help="Also write the result JSON here.")
+]
+ResultsDirOpt = Annotated[
+    Path, typer.Option("--results-dir", metavar="DIR", help="Where runs are saved, one folder per suite.")
+]
+CacheDirOpt = Annotated[
+    Path,
+    typer.Option("--cache-dir", metavar="DIR", help="Where built indexes (and fetched docs) are cached."),
+]
+
+
 def agent_eval_command(
-    suite: Annotated[
-        str | None,
-        typer.Option(
-            "--suite",
-            metavar="NAME",
-            help="A suite shipped with the project (packages/eval/scenarios/NAME.yaml).",
-        ),
-    ] = None,
-    scenarios: Annotated[
-        Path | None, typer.Option("--scenarios", metavar="FILE", help="A YAML/JSON scenario file.")
-    ] = None,
-    prompt: Annotated[
-        str | None,
-        typer.Option(
-            "--prompt", metavar="TEXT", help="One ad-hoc scenario with this prompt (needs --docs-dir)."
-        ),
-    ] = None,
-    include: Annotated[
-        str | None, typer.Option("--include", metavar="IDS", help="Comma-separated scenario ids to run.")
-    ] = None,
-    docs_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--docs-dir", metavar="DIR", help="Docs for scenarios that name none (docsDir/docsSpec)."
-        ),
-    ] = None,
-    server_command: Annotated[
-        str | None,
-        typer.Option(
-            "--server-command",
-            metavar="CMD",
-            help='Stdio MCP server for scenarios without docs, shell-style (e.g. "docs-mcp-server --index-dir idx").',
-        ),
-    ] = None,
-    server_arg: Annotated[
-        list[str] | None,
-        typer.Option("--server-arg", metavar="ARG", help="Extra server argument (repeatable)."),
-    ] = None,
-    server_cwd: Annotated[
-        Path | None,
-        typer.Option("--server-cwd", metavar="DIR", help="Working directory of --server-command."),
-    ] = None,
-    server_env: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--server-env", metavar="KEY=VALUE", help="Environment variable for the server (repeatable)."
-        ),
-    ] = None,
-    workspace_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--workspace-dir", metavar="DIR", help="Put workspaces in DIR/<id> (default: temporary folders)."
-        ),
-    ] = None,
-    provider: Annotated[
-        str,
-        typer.Option(
-            "--provider", metavar="NAME", help="auto, anthropic (Messages API) or openai (Chat Completions)."
-        ),
-    ] = "auto",
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            metavar="MODEL",
-            help=f"Model (default: {DEFAULT_MODELS['anthropic']} / {DEFAULT_MODELS['openai']}).",
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            metavar="URL",
-            help="API base URL, e.g. http://localhost:11434/v1 for an OpenAI-compatible local server.",
-        ),
-    ] = None,
-    max_turns: Annotated[
-        int, typer.Option("--max-turns", metavar="N", min=1, help="Model responses allowed per scenario.")
-    ] = DEFAULT_MAX_TURNS,
-    max_budget_usd: Annotated[
-        float,
-        typer.Option(
-            "--max-budget-usd", metavar="USD", min=0, help="Spending allowed per scenario (priced per model)."
-        ),
-    ] = DEFAULT_MAX_BUDGET_USD,
-    price_per_mtok: Annotated[
-        str | None,
-        typer.Option(
-            "--price-per-mtok",
-            metavar="IN,OUT",
-            help="USD per million input,output tokens (overrides the table).",
-        ),
-    ] = None,
-    max_concurrency: Annotated[
-        int, typer.Option("--max-concurrency", metavar="N", min=1, help="Scenarios run at the same time.")
-    ] = 1,
-    system_prompt: Annotated[
-        str | None, typer.Option("--system-prompt", metavar="TEXT", help="Extra system prompt for the agent.")
-    ] = None,
-    no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Run without the docs server (baseline).")] = False,
-    compare: Annotated[
-        bool, typer.Option("--compare", help="Run with and without the docs server and compare.")
-    ] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Print every agent step to stderr.")] = False,
-    no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not offer the feedback tool.")] = False,
-    clean_workspace: Annotated[
-        bool, typer.Option("--clean-workspace", help="Delete each workspace after its scenario.")
-    ] = False,
-    no_save: Annotated[
-        bool, typer.Option("--no-save", help="Do not save the run under --results-dir.")
-    ] = False,
-    out: Annotated[
-        Path | None, typer.Option("--out", metavar="FILE", help="Also write the result JSON here.")
-    ] = None,
-    results_dir: Annotated[
-        Path, typer.Option("--results-dir", metavar="DIR", help="Where runs are saved, one folder per suite.")
-    ] = DEFAULT_RESULTS_DIR,
-    cache_dir: Annotated[
-        Path,
-        typer.Option("--cache-dir", metavar="DIR", help="Where built indexes (and fetched docs) are cached."),
-    ] = DEFAULT_CACHE_DIR,
+    suite: SuiteOpt = None,
+    scenarios: ScenariosOpt = None,
+    prompt: PromptOpt = None,
+    include: IncludeOpt = None,
+    docs_dir: DocsDirOpt = None,
+    server_command: ServerCommandOpt = None,
+    server_arg: ServerArgOpt = None,
+    server_cwd: ServerCwdOpt = None,
+    server_env: ServerEnvOpt = None,
+    workspace_dir: WorkspaceDirOpt = None,
+    provider: ProviderOpt = "auto",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    max_turns: MaxTurnsOpt = DEFAULT_MAX_TURNS,
+    max_budget_usd: MaxBudgetUsdOpt = DEFAULT_MAX_BUDGET_USD,
+    price_per_mtok: PricePerMtokOpt = None,
+    max_concurrency: MaxConcurrencyOpt = 1,
+    system_prompt: SystemPromptOpt = None,
+    no_mcp: NoMcpOpt = False,
+    compare: CompareOpt = False,
+    debug: DebugOpt = False,
+    no_judge: NoJudgeOpt = False,
+    clean_workspace: CleanWorkspaceOpt = False,
+    no_save: NoSaveOpt = False,
+    out: OutOpt = None,
+    results_dir: ResultsDirOpt = DEFAULT_RESULTS_DIR,
+    cache_dir: CacheDirOpt = DEFAULT_CACHE_DIR,
 ) -> None:
     """Run agent scenarios against the docs server and report pass rate, docs use, turns and cost."""
-    sources = [s for s in (suite, scenarios, prompt) if s]
-    if not sources:
-        raise _usage_error("one of --suite, --scenarios, or --prompt is required")
-    if len(sources) > 1:
-        raise _usage_error("--suite, --scenarios, and --prompt are mutually exclusive")
-    if prompt and not docs_dir:
-        raise _usage_error("--prompt requires --docs-dir")
-    if compare and no_mcp:
-        raise _usage_error("--compare and --no-mcp are mutually exclusive")
+    _check_choices(suite, scenarios, prompt, docs_dir, compare=compare, no_mcp=no_mcp)
     env = _parse_env(server_env or [])
     try:
         loaded = _load(suite, scenarios, prompt, docs_dir)
-        if include:
-            wanted = {part.strip() for part in include.split(",") if part.strip()}
-            loaded.scenarios = [s for s in loaded.scenarios if s.id in wanted]
-            if not loaded.scenarios:
-                raise _usage_error(f'no scenarios matched --include "{include}"')
+        _keep_included(loaded, include)
         choice = choose_provider(provider, base_url)
         if choice.warning:
             typer.echo(f"warning: {choice.warning}", err=True)
         chosen_model = model or DEFAULT_MODELS[choice.name]
         price = _price(price_per_mtok, loaded, choice.name, chosen_model)
-        indexes: dict[str, Path] = {}
-        if not no_mcp:
-            indexes = prepare_indexes(
-                loaded,
-                default_docs=docs_dir.resolve() if docs_dir else None,
-                cache_dir=cache_dir.resolve(),
-                build_program=default_command("docs-mcp"),
-                log=lambda message: typer.echo(message, err=True),
-            )
-            if len(indexes) < len(loaded.scenarios) and not server_command:
-                raise _usage_error("--server-command is required when scenarios don't specify docsDir")
+        indexes = {} if no_mcp else _indexes(loaded, docs_dir, cache_dir, has_server=bool(server_command))
         server = (
             CommandSpec.parse(
                 server_command, server_arg or [], cwd=server_cwd.resolve() if server_cwd else None, env=env
@@ -238,14 +245,60 @@ def agent_eval_command(
             on_scenario=_progress,
             on_event=_debug_printer if debug else None,
         )
-        base_name = loaded.name + ("-baseline" if no_mcp else "")
         if compare:
             _run_compare(loaded, config, results_dir, save=not no_save, out=out)
         else:
+            base_name = loaded.name + ("-baseline" if no_mcp else "")
             _run_single(replace(loaded, name=base_name), config, results_dir, save=not no_save, out=out)
     except EvalError as exc:
         typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(code=1) from None
+        raise typer.Exit(code=EXIT_FAILED) from None
+
+
+def _check_choices(
+    suite: str | None,
+    scenarios: Path | None,
+    prompt: str | None,
+    docs_dir: Path | None,
+    *,
+    compare: bool,
+    no_mcp: bool,
+) -> None:
+    """The usage errors typer cannot find itself: one source of scenarios, and options that exclude
+    one another."""
+    sources = [s for s in (suite, scenarios, prompt) if s]
+    if not sources:
+        raise _usage_error("one of --suite, --scenarios, or --prompt is required")
+    if len(sources) > 1:
+        raise _usage_error("--suite, --scenarios, and --prompt are mutually exclusive")
+    if prompt and not docs_dir:
+        raise _usage_error("--prompt requires --docs-dir")
+    if compare and no_mcp:
+        raise _usage_error("--compare and --no-mcp are mutually exclusive")
+
+
+def _keep_included(suite: Suite, include: str | None) -> None:
+    """Narrow ``suite`` to the scenarios ``--include`` names (a usage error when none matches)."""
+    if not include:
+        return
+    wanted = {part.strip() for part in include.split(",") if part.strip()}
+    suite.scenarios = [s for s in suite.scenarios if s.id in wanted]
+    if not suite.scenarios:
+        raise _usage_error(f'no scenarios matched --include "{include}"')
+
+
+def _indexes(suite: Suite, docs_dir: Path | None, cache_dir: Path, *, has_server: bool) -> dict[str, Path]:
+    """The index each scenario's docs are served from, built (or found in the cache) first."""
+    indexes = prepare_indexes(
+        suite,
+        default_docs=docs_dir.resolve() if docs_dir else None,
+        cache_dir=cache_dir.resolve(),
+        build_program=default_command("docs-mcp"),
+        log=lambda message: typer.echo(message, err=True),
+    )
+    if len(indexes) < len(suite.scenarios) and not has_server:
+        raise _usage_error("--server-command is required when scenarios don't specify docsDir")
+    return indexes
 
 
 def _load(suite: str | None, scenarios: Path | None, prompt: str | None, docs_dir: Path | None) -> Suite:

@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 
 from docs_mcp_eval import __version__
-from docs_mcp_eval.agent.assertions import evaluate_assertions, scenario_passed
+from docs_mcp_eval.agent.assertions import AssertionResult, evaluate_assertions, scenario_passed
 from docs_mcp_eval.agent.docs_server import open_docs_server
 from docs_mcp_eval.agent.feedback import (
     DEFAULT_FEEDBACK_TOOL,
@@ -38,7 +38,7 @@ from docs_mcp_eval.agent.feedback import (
     FeedbackToolConfig,
     parse_feedback,
 )
-from docs_mcp_eval.agent.loop import AgentEventCallback, AgentLimits, run_agent
+from docs_mcp_eval.agent.loop import AgentEventCallback, AgentLimits, AgentRun, run_agent
 from docs_mcp_eval.agent.metrics import summarize
 from docs_mcp_eval.agent.pricing import Price, price_for
 from docs_mcp_eval.agent.provider import ModelProvider, ProviderName, is_infrastructure_error
@@ -160,17 +160,7 @@ async def run_scenario(
     workspace_dir = prepare_workspace(config.workspace_dir, scenario.id)
     errors: list[str] = []
     _link(scenario, workspace_dir, errors)
-    if scenario.setup:
-        outcome = await run_shell(
-            scenario.setup, cwd=workspace_dir, env=os.environ, timeout_s=SETUP_TIMEOUT_S
-        )
-        if outcome.timed_out or outcome.exit_code != 0:
-            how = (
-                f"timed out after {SETUP_TIMEOUT_S:g} s"
-                if outcome.timed_out
-                else f"exit code {outcome.exit_code}"
-            )
-            errors.append(f"Setup warning: {how}: {outcome.output.strip()[-500:]}".rstrip(": "))
+    await _run_setup(scenario, workspace_dir, errors)
     workspace = Workspace(
         workspace_dir, link_targets=scenario.links.values(), command_timeout_s=config.command_timeout_s
     )
@@ -209,8 +199,39 @@ async def run_scenario(
             errors.extend(docs.failures)
     errors.extend(run.errors)
     checks = await evaluate_assertions(run.final_answer, scenario.assertions, workspace_dir)
+    result = _scenario_result(scenario, config, run, checks, toolbox, workspace, workspace_dir, errors)
+    if config.clean_workspace:
+        shutil.rmtree(workspace_dir, ignore_errors=True)
+    return result
+
+
+async def _run_setup(scenario: Scenario, workspace_dir: Path, errors: list[str]) -> None:
+    """Run the scenario's ``setup`` command in its workspace; a failure is a warning, not the end."""
+    if not scenario.setup:
+        return
+    outcome = await run_shell(scenario.setup, cwd=workspace_dir, env=os.environ, timeout_s=SETUP_TIMEOUT_S)
+    if outcome.timed_out or outcome.exit_code != 0:
+        how = (
+            f"timed out after {SETUP_TIMEOUT_S:g} s"
+            if outcome.timed_out
+            else f"exit code {outcome.exit_code}"
+        )
+        errors.append(f"Setup warning: {how}: {outcome.output.strip()[-500:]}".rstrip(": "))
+
+
+def _scenario_result(
+    scenario: Scenario,
+    config: AgentEvalConfig,
+    run: AgentRun,
+    checks: list[AssertionResult],
+    toolbox: Toolbox,
+    workspace: Workspace,
+    workspace_dir: Path,
+    errors: list[str],
+) -> ScenarioResult:
+    """What one scenario's run, checks and workspace add up to."""
     skipped = run.infrastructure_failure or any(is_infrastructure_error(e) for e in run.errors)
-    result = ScenarioResult(
+    return ScenarioResult(
         id=scenario.id,
         name=scenario.name,
         category=scenario.category,
@@ -234,9 +255,6 @@ async def run_scenario(
         errors=errors,
         feedback=_feedback(run.trace, toolbox),
     )
-    if config.clean_workspace:
-        shutil.rmtree(workspace_dir, ignore_errors=True)
-    return result
 
 
 def system_prompt(
