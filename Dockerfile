@@ -8,6 +8,10 @@
 #   docker build --build-arg DOCS_DIR=./docs -t docs-mcp .
 #   docker run --rm -p 20310:20310 docs-mcp
 #
+# Hybrid search with the bundled local model (all-MiniLM-L6-v2, run in process; no key, no network):
+#   docker build --build-arg EMBEDDING_PROVIDER=local --build-arg DOCS_DIR=./docs -t docs-mcp .
+#   docker run --rm -p 20310:20310 docs-mcp
+#
 # Hybrid search with OpenAI embeddings. The key reaches the build as a BuildKit secret, so it is
 # never stored in a layer; at run time the server needs it again to embed queries:
 #   docker build --build-arg EMBEDDING_PROVIDER=openai \
@@ -43,7 +47,8 @@ RUN --mount=type=cache,target=/root/.cache/uv \
 
 # The corpus: a folder inside the build context.
 ARG DOCS_DIR=examples/docs
-# none (lexical only) or openai (needs the openai_api_key secret).
+# none (lexical only), local (the model shipped in docs-mcp-core, no key) or openai (needs the
+# openai_api_key secret).
 ARG EMBEDDING_PROVIDER=none
 # Optional: embedding model, an OpenAI-compatible endpoint, and the corpus description agents see
 # in the search tool's description.

@@ -697,6 +697,31 @@ def test_the_recipe_builds_an_index_and_serves_it(
 
 @pytest.mark.slow
 @pytest.mark.integration
+def test_the_recipe_embeds_with_the_bundled_local_model(
+    dockerfile: Dockerfile, tmp_path: Path, server_processes: list[Server]
+) -> None:
+    """EMBEDDING_PROVIDER=local: no key and no network; the image's server embeds queries itself."""
+    recipe = Recipe(dockerfile, tmp_path, {"EMBEDDING_PROVIDER": "local"})
+    recipe.build_stage()
+    metadata = json.loads((tmp_path / "index" / "metadata.json").read_text("utf-8"))
+    assert metadata["embedding"]["provider"] == "local"
+    assert metadata["embedding"]["dimensions"] == 384
+
+    env, cwd, command, _ = recipe.runtime()
+    assert not any(name.startswith("OPENAI") for name in env)
+    command[command.index("--port") + 1], command[command.index("--host") + 1] = "0", "127.0.0.1"
+    server = Server(command, env, cwd)
+    server_processes.append(server)
+    port = server.wait_for_port()
+    result = mcp_smoke.smoke(f"http://127.0.0.1:{port}", query="retry", timeout=SERVER_TIMEOUT)
+    assert any("retr" in hit["chunk_id"] for hit in result.hits[:3]), [h["chunk_id"] for h in result.hits]
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=SERVER_TIMEOUT) == 0, server.text()
+    assert "Traceback" not in server.text()
+
+
+@pytest.mark.slow
+@pytest.mark.integration
 def test_the_recipe_embeds_with_the_build_secret(dockerfile: Dockerfile, tmp_path: Path) -> None:
     """EMBEDDING_PROVIDER=openai: the BuildKit secret becomes the API key, and stays out of the index."""
     secret = "sk-docker-recipe-secret"
