@@ -81,27 +81,33 @@ class SpellingIndex:
     def leg(self, spellings: Sequence[Sequence[str]], mask: np.ndarray | None, limit: int) -> Leg:
         """The rows writing the query's identifiers (:func:`~docs_mcp_core.spellings.query_spellings`)
         and their credits, best first, at most ``limit``; rows outside ``mask`` left out."""
-        credit: dict[int, float] = {}
+        found_rows: list[np.ndarray] = []
+        found_credit: list[np.ndarray] = []
         for forms in spellings:
             segments = forms[0].count(".") + 1
-            best: dict[int, float] = {}
+            form_rows: list[np.ndarray] = []
+            form_values: list[np.ndarray] = []
             for form in forms:
                 rows = self._postings.get(form)
                 if rows is None:
                     continue
                 base = math.log1p(self._rows / len(rows)) * (1 + (form.count(".") + 1) / segments) / 2
                 titled = self._headings.get(form)
-                titled_rows = set(titled.tolist()) if titled is not None else ()
-                for row in rows.tolist():
-                    value = base * (1 + HEADING_BONUS) if row in titled_rows else base
-                    if value > best.get(row, 0.0):
-                        best[row] = value
-            for row, value in best.items():
-                credit[row] = credit.get(row, 0.0) + value
-        if not credit:
+                values = np.full(len(rows), base, dtype=np.float64)
+                if titled is not None:
+                    values[np.isin(rows, titled)] = base * (1 + HEADING_BONUS)
+                form_rows.append(rows)
+                form_values.append(values)
+            if form_rows:  # a row's credit for this identifier: its best form
+                rows, best = _best_per_row(np.concatenate(form_rows), np.concatenate(form_values))
+                found_rows.append(rows)
+                found_credit.append(best)
+        if not found_rows:
             return EMPTY_LEG
-        positions = np.fromiter(credit.keys(), np.int64, len(credit))
-        scores = np.fromiter(credit.values(), np.float64, len(credit))
+        # credits of several identifiers add up, in the query's order
+        positions, inverse = np.unique(np.concatenate(found_rows), return_inverse=True)
+        scores = np.zeros(len(positions), dtype=np.float64)
+        np.add.at(scores, inverse, np.concatenate(found_credit))
         if mask is not None:
             keep = mask[positions]
             positions, scores = positions[keep], scores[keep]
@@ -116,3 +122,12 @@ def load_spelling_index(table: Any, catalog: RowCatalog, column: str) -> Spellin
     if not np.array_equal(data.column("_rowid").to_numpy().astype(np.uint64), catalog.row_ids):
         return None
     return SpellingIndex.build(data.column(column))
+
+
+def _best_per_row(rows: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct row of ``rows`` (ascending) with the largest of its ``values``."""
+    order = np.lexsort((-values, rows))  # by row, the largest value first
+    rows, values = rows[order], values[order]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = rows[1:] != rows[:-1]
+    return rows[first], values[first]

@@ -1,0 +1,173 @@
+"""The in-memory legs answer exactly as the plain algorithm, bit for bit, on random corpora.
+
+The legs avoid work that grows with the corpus: the match leg filters and cuts only the rows it
+found (a partition, never a full sort), the phrase leg scores only the rows holding the phrase, and
+the spelling leg credits rows with array operations. Each is compared here with the plain way of
+computing the same answer (every row scored, the filter applied to every row, the whole candidate
+set sorted; the spelling credits summed row by row in Python) on random corpora, property style: a
+small vocabulary with a few very common words, rows repeated (equal scores: ties, as copies of a
+corpus give), several columns with boosts, filters and limits of every size.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from docs_mcp_core.search.lexical_index import LexicalIndex
+from docs_mcp_core.search.spelling_leg import HEADING_BONUS, SpellingIndex
+from docs_mcp_core.spellings import HEADING_MARK
+
+COMMON = ["client", "request", "response", "error", "config"]
+RARE = [f"word{i}" for i in range(60)]
+
+
+def _text(rng: random.Random) -> str:
+    words = [rng.choice(COMMON) for _ in range(rng.randint(0, 12))]
+    words += [rng.choice(RARE) for _ in range(rng.randint(0, 4))]
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def _corpus(seed: int) -> tuple[LexicalIndex, random.Random]:
+    rng = random.Random(seed)
+    base = [_text(rng) for _ in range(rng.randint(1, 300))]
+    copies = rng.choice([1, 1, 3, 10])  # the same text in several rows: equal scores
+    body = [t for t in base for _ in range(copies)]
+    heading = [" ".join(rng.sample(COMMON + RARE[:10], rng.randint(0, 2))) for _ in body]
+    path = [rng.choice(["", "client", "word1 word2", "error"]) for _ in body]
+    columns = {"body": pa.array(body), "heading": pa.array(heading), "path": pa.array(path)}
+    return LexicalIndex.build(columns, positions=["body"]), rng
+
+
+def _query(rng: random.Random) -> list[str]:
+    words = [rng.choice(COMMON) for _ in range(rng.randint(0, 4))]
+    words += [rng.choice(RARE) for _ in range(rng.randint(0, 3))]
+    if rng.random() < 0.2 and words:
+        words.append(words[0])  # a repeated term counts twice
+    rng.shuffle(words)
+    return words
+
+
+def _plain_top(scores: np.ndarray, found: np.ndarray, limit: int) -> tuple[list[int], list[float]]:
+    """The best ``limit`` of ``found`` by a full sort: score descending, then position."""
+    order = sorted(found.tolist(), key=lambda p: (-scores[p], p))
+    if limit > 0:
+        order = order[:limit]
+    return order, [float(scores[p]) for p in order]
+
+
+def _plain_match(
+    index: LexicalIndex, terms: list[str], boosts: dict[str, float], mask: np.ndarray | None, limit: int
+) -> tuple[list[int], list[float]]:
+    counts = dict(Counter(terms))
+    best: np.ndarray | None = None
+    for name, boost in boosts.items():
+        scores = index.fields[name].score(counts, index.size) if boost > 0 else None
+        if scores is not None:
+            scores = scores * boost
+            best = scores if best is None else np.maximum(best, scores)
+    if best is None:
+        return [], []
+    if mask is not None:
+        best[~mask] = 0.0
+    return _plain_top(best, np.flatnonzero(best > 0.0), limit)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_match_leg_equals_scoring_filtering_and_sorting_every_row(seed: int) -> None:
+    index, rng = _corpus(seed)
+    for _ in range(25):
+        terms = _query(rng)
+        boosts = {"body": 1.0, "heading": rng.choice([0.0, 1.5, 3.0]), "path": rng.choice([0.5, 2.0])}
+        mask = None
+        if rng.random() < 0.5:
+            share = rng.choice([0.05, 0.3, 0.8])
+            mask = np.array([rng.random() < share for _ in range(index.size)], dtype=bool)
+        limit = rng.choice([0, 1, 2, 5, 10, 50, 200, 10_000])
+        positions, scores = index.search_terms(terms, boosts, mask=mask, limit=limit)
+        expected = _plain_match(index, terms, boosts, mask, limit)
+        assert (positions.tolist(), scores.tolist()) == expected, (terms, boosts, limit)
+        assert positions.dtype == np.int64 and scores.dtype == np.float64
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_phrase_leg_equals_scoring_every_row(seed: int) -> None:
+    index, rng = _corpus(seed)
+    field = index.fields["body"]
+    for _ in range(25):
+        words = _query(rng)[:3]
+        phrase = [(w, i) for i, w in enumerate(words)]
+        mask = np.array([rng.random() < 0.5 for _ in range(index.size)]) if rng.random() < 0.3 else None
+        limit = rng.choice([1, 5, 100])
+        positions, scores = index.phrase_terms(phrase, "body", mask=mask, limit=limit)
+        if not words:
+            assert positions.tolist() == []
+            continue
+        rows = field.phrase_rows(phrase)
+        if mask is not None:
+            rows = rows[mask[rows]]
+        dense = field.score(Counter(words), index.size)
+        expected = _plain_top(dense, rows, limit) if dense is not None and len(rows) else ([], [])
+        assert (positions.tolist(), scores.tolist()) == expected, words
+
+
+def _plain_spelling_leg(
+    column: Sequence[str], spellings: Sequence[Sequence[str]], mask: np.ndarray | None, limit: int
+) -> tuple[list[int], list[float]]:
+    """The spelling leg's credits summed row by row in Python."""
+    postings: dict[str, list[int]] = {}
+    for row, text in enumerate(column):
+        for word in dict.fromkeys(text.split(" ")):
+            if word:
+                postings.setdefault(word, []).append(row)
+    credit: dict[int, float] = {}
+    for forms in spellings:
+        segments = forms[0].count(".") + 1
+        best: dict[int, float] = {}
+        for form in forms:
+            rows = postings.get(form)
+            if rows is None:
+                continue
+            base = math.log1p(len(column) / len(rows)) * (1 + (form.count(".") + 1) / segments) / 2
+            titled = set(postings.get(HEADING_MARK + form, []))
+            for row in rows:
+                value = base * (1 + HEADING_BONUS) if row in titled else base
+                best[row] = max(best.get(row, 0.0), value)
+        for row, value in best.items():
+            credit[row] = credit.get(row, 0.0) + value
+    kept = {r: c for r, c in credit.items() if mask is None or mask[r]}
+    order = sorted(kept, key=lambda r: (-kept[r], r))[:limit]
+    return order, [kept[r] for r in order]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_spelling_leg_equals_crediting_row_by_row(seed: int) -> None:
+    rng = random.Random(seed)
+    forms = [
+        "dub.links.createMany",
+        "links.createMany",
+        "createMany",
+        "s.Links.Upsert",
+        "Links.Upsert",
+        "Upsert",
+    ]
+    rows = []
+    for _ in range(rng.randint(1, 200)):
+        written = rng.sample(forms, rng.randint(0, 3))
+        titled = [HEADING_MARK + f for f in rng.sample(written, min(len(written), rng.randint(0, 1)))]
+        rows.append(" ".join(written + titled))
+    rows = [r for r in rows for _ in range(rng.choice([1, 3]))]
+    index = SpellingIndex.build(pa.array(rows))
+    for _ in range(20):
+        spellings = [forms[:3], forms[3:]] if rng.random() < 0.5 else [forms[rng.choice([1, 4]) :][:2]]
+        mask = np.array([rng.random() < 0.6 for _ in rows]) if rng.random() < 0.4 else None
+        limit = rng.choice([1, 5, 1000])
+        positions, credit = index.leg(spellings, mask, limit)
+        assert (positions.tolist(), credit.tolist()) == _plain_spelling_leg(rows, spellings, mask, limit)
