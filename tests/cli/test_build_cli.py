@@ -121,6 +121,14 @@ def test_missing_docs_dir_exits_2(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_an_unknown_embedding_provider_is_a_usage_error(tmp_path: Path, examples_docs: Path) -> None:
+    out = tmp_path / "out"
+    done = run_docs_mcp("build", "--docs-dir", examples_docs, "--out", out, "--embedding-provider", "cohere")
+    assert done.returncode == 2, done.stderr
+    assert "'cohere' is not one of" in done.stderr and "--embedding-provider" in done.stderr
+    assert not out.exists()
+
+
 def test_empty_corpus_exits_1_and_keeps_the_old_index(tmp_path: Path, old_index: Path) -> None:
     before = _snapshot(old_index)
     empty = _write(tmp_path / "empty", {})

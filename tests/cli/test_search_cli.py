@@ -256,7 +256,7 @@ def test_get_a_whole_section_in_budgeted_parts(cli_index: Path) -> None:
 def test_get_scope_usage_errors(cli_index: Path) -> None:
     code, _, err = _invoke("get", "--index-dir", cli_index, "guides/environments.md", "--scope", "page")
     assert code == 2
-    assert "scope must be one of: chunk, section, parent" in usage_error(err)
+    assert "'page' is not one of 'chunk', 'section', 'parent'" in usage_error(err)
     code, _, err = _invoke(
         "get", "--index-dir", cli_index, "guides/environments.md", "--scope", "section", "--context", "1"
     )

@@ -9,7 +9,7 @@ untouched.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -29,7 +29,7 @@ OutOption = Annotated[
     ),
 ]
 ProviderOption = Annotated[
-    str,
+    Literal["none", "local", "hash", "openai"],
     typer.Option(
         "--embedding-provider",
         help="none (lexical only), local (bundled MiniLM model, offline, no API key), "

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -24,7 +24,9 @@ from docs_mcp_core.errors import IndexNotFoundError, SearchError
 if TYPE_CHECKING:
     from docs_mcp_core.search import SearchEngine, SearchResult
 
-SCOPES = ("chunk", "section", "parent")  # docs_mcp_core.search.sections.SCOPES, without importing search
+Scope = Literal[
+    "chunk", "section", "parent"
+]  # docs_mcp_core.search.sections.SCOPES, without importing search
 IndexDir = Annotated[str, index_dir_option()]
 StorageOption = Annotated[list[str] | None, storage_option_option()]
 
@@ -137,7 +139,7 @@ def get(
         int, typer.Option("--context", min=0, max=5, help="Neighbouring chunks on each side (0-5).")
     ] = 0,
     scope: Annotated[
-        str,
+        Scope,
         typer.Option(
             "--scope",
             help="chunk (with --context), section (the chunk's whole section) or parent (one level up).",
@@ -160,8 +162,6 @@ def get(
     """Print a chunk, its neighbours or its whole section the way the get_doc tool does."""
     if not chunk_id.strip():
         raise usage_error("the chunk id must not be empty", "CHUNK_ID")
-    if scope not in SCOPES:
-        raise usage_error(f"scope must be one of: {', '.join(SCOPES)}", "--scope")
     if scope != "chunk" and context:
         raise usage_error("--context applies only to --scope chunk", "--context")
     where, storage_options = location(index_dir, storage_option, "--index-dir")
