@@ -15,8 +15,8 @@ interleaved (case by case, each size in turn), so that the load of the machine f
    size (the copies are byte-identical and collapse onto ``copy-0``, but BM25's statistics and the
    pool of each leg change with the size, so these differ for most cases);
 4. **over stdio** (unless ``--no-stdio``): one ``docs-mcp-server`` per size, raw JSON-RPC lines, the
-   same interleaving; p50/p95, the server's CPU per request (``/proc``) and requests per second per
-   core, its private memory (``/proc/<pid>/smaps_rollup``) and the time from spawn to the first
+   same interleaving once every server has finished its start-up work in the background; p50/p95,
+   the server's CPU per request (``/proc``) and requests per second per core, its private memory (``/proc/<pid>/smaps_rollup``) and the time from spawn to the first
    search's answer.
 
 ``--profile N`` instead runs the dev queries under cProfile (CPU time) at the index of size N and
@@ -213,6 +213,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def settle(pid: int, quiet: float = 0.05, window: float = 2.0, limit: float = 300.0) -> None:
+    """Wait (at most ``limit`` seconds) until a server has finished what it does in the background
+    after its first answer (it spends under ``quiet`` CPU seconds in ``window`` seconds), so that
+    its start-up work is not counted against its searches."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(window)
+        if cpu_seconds(pid) - before < quiet:
+            return
+
+
 def over_stdio(indexes: dict[int, Path], cases: list[dict[str, Any]], rounds: int) -> None:
     servers: dict[int, StdioServer] = {}
     first_answer: dict[int, float] = {}
@@ -222,6 +234,8 @@ def over_stdio(indexes: dict[int, Path], cases: list[dict[str, Any]], rounds: in
             server.handshake()
             server.call("tools/call", {"name": "search_docs", "arguments": tool_arguments(cases[0])})
             first_answer[size] = time.perf_counter() - server.started
+        for server in servers.values():
+            settle(server.proc.pid)
         timings = {size: Timings() for size in indexes}
         for round_ in range(rounds + 1):
             for case in cases:
