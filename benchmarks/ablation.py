@@ -8,8 +8,9 @@ A signal earns its place when removing it lowers the figures on a set nobody tun
 halves under ``evals/``); ``docs/ranking.md`` keeps the table.
 
 Signals switched off here: the spelling leg, the path field, the phrase leg, the vector leg (when
-the index has vectors), taxonomy cues, static priors, query-term coverage and the byte-identical
-collapse. The identifier-aware heading and text fields are build-time columns and cannot be
+the index has vectors), taxonomy cues, static priors, query-term coverage, the byte-identical
+collapse and the intent signals (topic introduction, action verbs, data-model damping, short
+forms). The identifier-aware heading and text fields are build-time columns and cannot be
 switched off without another index; the ``original`` row shows the recipe without any signal.
 """
 
@@ -62,6 +63,10 @@ def _no_priors(engine: SearchEngine) -> None:
     object.__setattr__(catalog, "prior", np.ones_like(catalog.prior))
 
 
+def _no_short_forms(engine: SearchEngine) -> None:
+    engine._retrieval.prefixes = None  # pyright: ignore[reportPrivateUsage]
+
+
 def _no_collapse(engine: SearchEngine) -> None:
     engine._ranker._dedup = False  # pyright: ignore[reportPrivateUsage]
 
@@ -86,6 +91,10 @@ VARIANTS = (
     Variant("- static priors", after_open=_no_priors),
     Variant("- query-term coverage", coverage=False),
     Variant("- byte-identical collapse", after_open=_no_collapse),
+    Variant("- topic introduction", weights={"topic": 0.0}),
+    Variant("- action verbs", weights={"verb": 0.0}),
+    Variant("- data-model damping", weights={"model": 0.0}),
+    Variant("- short forms", after_open=_no_short_forms),
     Variant("original recipe", options={"ranking": "original"}),
 )
 

@@ -63,6 +63,7 @@ from docs_mcp_core.search.filters import active_filters, check_filter_values, ma
 from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING
 from docs_mcp_core.search.options import SearchOptions, clamp_limit, fetch_depth
+from docs_mcp_core.search.prefixes import PrefixExpander
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.ranker import Ranker, RankingWeights
 from docs_mcp_core.search.retrieval import (
@@ -161,6 +162,9 @@ class SearchEngine:
             lexical=lexical,
             vector=vector,
             spelling=spelling,
+            prefixes=PrefixExpander({c: lexical.fields[c] for c in match_boosts if c in lexical.fields})
+            if lexical is not None and self._default
+            else None,
         )
 
     def _open_ranker(self) -> Ranker:
@@ -233,13 +237,15 @@ class SearchEngine:
             self._retrieval.vector.close()
 
     def warm(self) -> None:
-        """Load the full-text indexes' term dictionaries with one cheap query per column, so that
-        the first real search is as fast as the rest, then return the heap freed since opening."""
+        """Load the full-text indexes' term dictionaries with one cheap query per column and derive
+        the ranking's per-row attributes, so that the first real search is as fast as the rest,
+        then return the heap freed since opening."""
         text = self.metadata.corpus_description or "documentation"
         columns = self._retrieval.warm_columns(
             self._columns, default=self._default, phrase_slop=self.options.phrase_slop
         )
         self._retrieval.warm(text, columns, self._loop.run)
+        self._loop.run(self._ranker.warm())
         release_free_heap()
 
     # ── search ───────────────────────────────────────────────────────────────────────────────

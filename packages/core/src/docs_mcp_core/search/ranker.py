@@ -32,6 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from docs_mcp_core.search.intent import (
+    IntentIndex,
+    load_intent,
+    model_factors,
+    query_verbs,
+    topic_boost,
+    topic_key,
+    verb_factors,
+)
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog
@@ -92,6 +101,9 @@ class RankingWeights:
     vector: float = 0.5
     cue: float = 0.5
     spelling: float = 0.6
+    topic: float = 1.0
+    verb: float = 0.3
+    model: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -358,6 +370,8 @@ class Ranker:
         self.weights = weights
         self._original_weights = dict(original_weights)
         self._dedup = dedup
+        self._intent: IntentIndex | None = None
+        self._intent_loaded = False
 
     async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
         """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""
@@ -375,20 +389,46 @@ class Ranker:
         return order(rows, score, self._catalog.sort_rank)
 
     async def _default(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranked:
-        """Score fusion with identifier-aware fields, static priors, taxonomy cues and query-term
-        coverage."""
+        """Score fusion with identifier-aware fields, static priors, taxonomy cues, the intent
+        signals (:mod:`.intent`) and query-term coverage."""
         catalog = self._catalog
-        rows, score = summed(*default_contributions(legs, self.weights))
+        weights = self.weights
+        rows, score = summed(*default_contributions(legs, weights))
+        cues: dict[str, str] = {}
         if len(rows):
             score = score * catalog.prior[rows]
             cues = query_cues(query.words, self._taxonomy, filters)
             if cues:
-                score = score * cue_factors(rows, cues, catalog.codes, self.weights.cue)
-        terms = query.coverage_terms
+                score = score * cue_factors(rows, cues, catalog.codes, weights.cue)
         match = legs.get("match")
-        if len(terms) >= 2 and match is not None and len(match[0]):
-            top = coverage_rows(rows, score, match[0], COVERAGE_DEPTH)
+        matched = match[0] if match is not None else rows[:0]
+        intent = await self._intent_index() if len(rows) else None
+        wanted = query_verbs(query.terms)
+        if intent is not None and wanted:
+            if weights.verb and len(matched):
+                top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
+                score[top] *= verb_factors(intent.verbs[rows[top]], wanted, weights.verb)
+            if weights.model:
+                score = score * model_factors(intent.model[rows], weights.model)
+        terms = query.coverage_terms
+        if len(terms) >= 2 and len(matched):
+            top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
             texts = await coverage_texts(self._reader, rows[top])
             score[top] *= np.fromiter((coverage_factor(t, terms) for t in texts), np.float64, len(top))
+        if intent is not None and weights.topic:
+            topic = intent.topic_rows(topic_key(query.terms, list(cues.values())))
+            topic_boost(rows, score, catalog.prior, topic, weights.topic)
         dedup = catalog.dedup_group if self._dedup else None
         return order(rows, score, catalog.sort_rank, depth=catalog.depth, dedup_group=dedup)
+
+    async def warm(self) -> None:
+        """Derive what the default ranking's first search would (the intent signals' attributes)."""
+        if self.default:
+            await self._intent_index()
+
+    async def _intent_index(self) -> IntentIndex | None:
+        """The intent signals' per-row attributes, derived on first use (:func:`.intent.load_intent`)."""
+        if not self._intent_loaded:
+            self._intent = await load_intent(self._catalog, self._reader)
+            self._intent_loaded = True
+        return self._intent

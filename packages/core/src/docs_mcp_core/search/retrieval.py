@@ -30,6 +30,7 @@ from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.filters import filter_mask, where_clause
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
 from docs_mcp_core.search.lexical_index import LexicalIndex, Scoring
+from docs_mcp_core.search.prefixes import PrefixExpander
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.search.spelling_leg import SpellingIndex
@@ -95,6 +96,7 @@ class Retrieval:
         lexical: LexicalIndex | None,
         vector: VectorLeg | None,
         spelling: SpellingIndex | None = None,
+        prefixes: PrefixExpander | None = None,
     ) -> None:
         self._atable = async_table(table)
         self._catalog = catalog
@@ -104,6 +106,7 @@ class Retrieval:
         self.lexical = lexical
         self.vector = vector
         self.spelling = spelling
+        self.prefixes = prefixes
         self._prefilters: dict[tuple[tuple[str, str], ...], Prefilter] = {}
 
     def warm_columns(self, columns: Collection[str], *, default: bool, phrase_slop: int) -> list[str]:
@@ -160,9 +163,10 @@ class Retrieval:
         if lexical is not None:
             if legs:
                 await asyncio.sleep(0)  # let the LanceDB legs submit their queries
-            found = {
-                "match": lexical.search_terms(query.match_terms, self.match_boosts, mask=mask, limit=fetch)
-            }
+            terms = (
+                query.match_terms if self.prefixes is None else self.prefixes.expand(query.match_terms, mask)
+            )
+            found = {"match": lexical.search_terms(terms, self.match_boosts, mask=mask, limit=fetch)}
             if not slop:
                 found["phrase"] = lexical.phrase_terms(query.phrase, PHRASE_COLUMN, mask=mask, limit=fetch)
         else:

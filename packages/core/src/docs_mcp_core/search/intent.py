@@ -1,0 +1,251 @@
+"""Intent signals of the default ranking: what a reader's own words say about the section wanted.
+
+Agents describe what they want in their own words. Three signals read those words against the
+shape every API reference and guide shares, none against a particular corpus:
+
+* **Topic → introduction.** A query that is only the name of a page's topic ("subscribers",
+  "environment variables", "QR codes"; stop words and named taxonomy values aside) asks for the
+  section that introduces the topic: the first section of that page with text of its own (a
+  resource's overview, a guide's opening; a data-model page, below, introduces no topic). The page's name is its file name (the folder's for a
+  ``README``/``index``), its title, or the title's last dotted part, compared as one lower-case word
+  without a plural ``s`` (so a folder ``environmentvariables`` names "environment variables").
+  Such a section is multiplied by ``1 + weight`` with its static prior undone: an overview is often
+  a list of links to its operations, which the link-list prior damps.
+* **Action → operation.** Generated references name an operation's section by the operation
+  (``create``, ``createBulk``, ``delete_by_transaction_id``), verb first. When the query says an
+  action in any of the common words for it (:data:`VERB_GROUPS`: remove ↔ delete, fetch ↔ get ↔
+  retrieve, many ↔ bulk ↔ batch...), the best rows whose own heading is such a name and starts with
+  a verb of the same group (or, for the batch group, holds one anywhere) are multiplied by
+  ``1 + weight``. A heading with a space is prose, not an operation name, and is left alone.
+* **Action → not a data model.** A page whose every section carries one of the corpus's generic
+  headings ("Fields", "Supported Types", "Values"), none of them an operation verb, documents a data
+  type. An action query wants the operation, not the type its nouns name: such sections are
+  multiplied by ``1 - weight``.
+
+The per-row attributes (:class:`IntentIndex`) are derived from the headings, breadcrumbs and paths
+(and the text of each file's first sections) when the first default-ranked search needs them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from docs_mcp_core.ranking import generic_headings, identifier_parts
+from docs_mcp_core.search.query import STOP_WORDS
+from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.rows import RowReader
+
+__all__ = [
+    "LEAD_MIN_WORDS",
+    "TOPIC_MAX_WORDS",
+    "VERB_GROUPS",
+    "IntentIndex",
+    "first_sections",
+    "heading_verbs",
+    "lead_text",
+    "load_intent",
+    "model_factors",
+    "page_names",
+    "query_verbs",
+    "topic_boost",
+    "topic_key",
+    "verb_factors",
+]
+
+# General API vocabulary: the words readers and references use for the same operation. Each group
+# is one action; a query word of a group counts for every word of it.
+VERB_GROUPS: tuple[frozenset[str], ...] = tuple(
+    frozenset(words.split())
+    for words in (
+        "get fetch retrieve read look lookup view show see",
+        "list all every browse enumerate",
+        "create add new make register sign insert",
+        "update change edit modify rename set patch",
+        "delete remove erase destroy drop purge",
+        "batch bulk many multiple several once",
+        "search find query lookup filter",
+        "trigger start run launch kick execute fire invoke",
+        "cancel stop abort void terminate revoke halt",
+        "copy duplicate clone",
+        "count total",
+    )
+)
+_BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
+_COUNT = 10
+_VERBS = frozenset().union(*VERB_GROUPS)
+TOPIC_MAX_WORDS = 3  # a topic query names a page in at most this many words
+LEAD_TEXT_CHARS = 2000  # of a section's text, looked at for words of its own
+LEAD_MIN_WORDS = 3  # words of its own (beyond its headings) that make a section a page's introduction
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+_NAME_RE = re.compile(r"[^a-z0-9]")
+_INDEX_STEMS = frozenset({"readme", "index", "_index"})
+
+
+def query_verbs(terms: Sequence[str]) -> int:
+    """Bit mask of the :data:`VERB_GROUPS` the query's lower-case ``terms`` name ("how many" counts)."""
+    mask = 0
+    previous = ""
+    for term in terms:
+        for bit, group in enumerate(VERB_GROUPS):
+            if term in group:
+                mask |= 1 << (_COUNT if term == "many" and previous == "how" else bit)
+        previous = term
+    return mask
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def heading_verbs(heading: str) -> int:
+    """Bit mask of the :data:`VERB_GROUPS` an operation-name ``heading`` starts with (0 for prose)."""
+    text = heading.strip()
+    if not text or " " in text:
+        return 0
+    parts = identifier_parts(text)
+    mask = 0
+    for bit, group in enumerate(VERB_GROUPS):
+        if (parts and parts[0] in group) or (bit == _BATCH and not group.isdisjoint(parts)):
+            mask |= 1 << bit
+    return mask
+
+
+def _name(text: str) -> str:
+    return _NAME_RE.sub("", text.lower()).rstrip("s")
+
+
+def page_names(filepath: str, breadcrumb: str) -> set[str]:
+    """The names of a chunk's page: file stem (the folder for ``README``/``index``), title, and the
+    title's last dotted part, each as one lower-case word without a plural ``s``."""
+    parts = filepath.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    names = {parts[-2] if stem.lower() in _INDEX_STEMS and len(parts) > 1 else stem}
+    crumbs = breadcrumb.split(" > ")
+    if len(crumbs) > 1 and crumbs[1].strip():  # the first crumb is the file's path
+        title = crumbs[1]
+        names.update((title, re.split(r"[.:/]", title)[-1]))
+    return {name for name in map(_name, names) if name}
+
+
+def topic_key(terms: Sequence[str], named_values: Sequence[str]) -> str | None:
+    """The page name a topic query asks for: its words (no stop words, no taxonomy values it
+    names) joined, without a plural ``s``; None when the query is not that short."""
+    skip = {v.lower() for v in named_values}
+    words = [t for t in terms if t not in STOP_WORDS and t not in skip]
+    if not 1 <= len(words) <= TOPIC_MAX_WORDS:
+        return None
+    return _name("".join(words)) or None
+
+
+def lead_text(heading: str, breadcrumb: str, text: str) -> bool:
+    """Whether a section says something of its own: enough words that are not its headings'."""
+    own = {w.lower() for w in _WORD_RE.findall(f"{heading} {breadcrumb}")}
+    count = 0
+    for word in _WORD_RE.finditer(text, 0, LEAD_TEXT_CHARS):
+        if word.group().lower() not in own:
+            count += 1
+            if count >= LEAD_MIN_WORDS:
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class IntentIndex:
+    """Per-row attributes of the intent signals, in catalog order."""
+
+    verbs: np.ndarray  # int32: verb-group bits of an operation-name heading
+    model: np.ndarray  # bool: a section of a data-model page
+    lead: np.ndarray  # bool: the section that introduces its page
+    topics: dict[str, np.ndarray]  # page name -> positions of the introductions of pages so named
+
+    @classmethod
+    def build(
+        cls,
+        headings: Sequence[str],
+        breadcrumbs: Sequence[str],
+        filepaths: Sequence[str],
+        file_codes: np.ndarray,
+        lead: np.ndarray,
+    ) -> IntentIndex:
+        """From every row's heading, breadcrumb, path and file code; ``lead`` marks introductions."""
+        size = len(headings)
+        verbs = np.fromiter((heading_verbs(h) for h in headings), np.int32, size)
+        generic = generic_headings(headings)
+        not_model: set[int] = set()
+        sections: Counter[int] = Counter()
+        for code, heading in zip(file_codes.tolist(), headings, strict=True):
+            name = heading.strip().lower()
+            if not name:  # a preamble
+                continue
+            sections[code] += 1
+            if name not in generic or name in _VERBS:
+                not_model.add(code)
+        model_files = [code for code, n in sections.items() if n and code not in not_model]
+        model = np.isin(file_codes, np.asarray(model_files, dtype=file_codes.dtype))
+        by_name: dict[str, list[int]] = {}
+        for position in np.flatnonzero(lead & ~model).tolist():  # a type's fields introduce no topic
+            for name in page_names(filepaths[position], breadcrumbs[position]):
+                by_name.setdefault(name, []).append(position)
+        topics = {name: np.asarray(rows, dtype=np.int64) for name, rows in by_name.items()}
+        return cls(verbs=verbs, model=model, lead=np.asarray(lead, dtype=bool), topics=topics)
+
+    def topic_rows(self, key: str | None) -> np.ndarray:
+        """Positions of the introductions of the pages named ``key``."""
+        return self.topics.get(key, _NONE) if key else _NONE
+
+
+_NONE = np.empty(0, dtype=np.int64)
+
+
+def first_sections(file_codes: np.ndarray, chunk_index: np.ndarray, per_file: int) -> np.ndarray:
+    """Positions of the first ``per_file`` chunks of every file, in file then chunk order."""
+    order = np.lexsort((chunk_index, file_codes))
+    codes = file_codes[order]
+    start = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    rank = np.arange(len(order)) - np.repeat(start, np.diff(np.r_[start, len(order)]))
+    return order[rank < per_file]
+
+
+LEAD_CANDIDATES = 3  # first sections of a file looked at for its introduction
+_NAME_COLUMNS = ("heading", "breadcrumb", "filepath")
+
+
+async def load_intent(catalog: RowCatalog, reader: RowReader) -> IntentIndex | None:
+    """The :class:`IntentIndex` of an open index (None when the catalog does not know the files)."""
+    if catalog.file_codes is None or catalog.chunk_index is None:
+        return None
+    everything = np.arange(len(catalog.row_ids), dtype=np.int64)
+    heads, crumbs, paths = await reader.values(everything, _NAME_COLUMNS)
+    firsts = first_sections(catalog.file_codes, catalog.chunk_index, LEAD_CANDIDATES)
+    (texts,) = await reader.values(firsts, ("content_text",))
+    lead = np.zeros(len(everything), dtype=bool)
+    done: set[int] = set()
+    for position, text in zip(firsts.tolist(), texts, strict=True):
+        code = int(catalog.file_codes[position])
+        if code not in done and lead_text(heads[position], crumbs[position], text):
+            lead[position] = True
+            done.add(code)
+    return IntentIndex.build(heads, crumbs, paths, catalog.file_codes, lead)
+
+
+def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:
+    """``1 + weight`` for rows whose operation name says an action of the ``wanted`` groups, else 1."""
+    return np.where((verbs & wanted) != 0, 1.0 + weight, 1.0)
+
+
+def model_factors(model: np.ndarray, weight: float) -> np.ndarray:
+    """``1 - weight`` for sections of data-model pages, else 1 (for queries that name an action)."""
+    return np.where(model, 1.0 - weight, 1.0)
+
+
+def topic_boost(
+    rows: np.ndarray, score: np.ndarray, prior: np.ndarray, topic: np.ndarray, weight: float
+) -> None:
+    """Multiply, in place, the introductions (catalog positions ``topic``) among ``rows`` by
+    ``1 + weight``, their static ``prior`` undone."""
+    at = np.flatnonzero(np.isin(rows, topic))
+    if len(at):
+        score[at] = score[at] / prior[rows[at]] * (1.0 + weight)

@@ -1,0 +1,77 @@
+"""Short forms: a query word that no searchable row writes whole read as the start of words they do.
+
+Readers shorten long words (``repo`` for repository, ``config`` for configuration, ``auth`` for
+authentication). When a term of the match query occurs in no row the filters admit, in no column
+the match leg searches, the default ranking searches instead for the (at most
+:data:`PREFIX_TERMS`) most frequent terms of the corpus that start with it, so a shortened word
+finds its long form rather than nothing. Terms shorter than :data:`PREFIX_MIN_CHARS` and terms with
+digits are left as they are; a word the rows do write is never expanded.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from docs_mcp_core.search.lexical_index import FieldIndex
+
+__all__ = ["PREFIX_MIN_CHARS", "PREFIX_SCAN", "PREFIX_TERMS", "PrefixExpander"]
+
+PREFIX_MIN_CHARS = 3
+PREFIX_TERMS = 3  # long forms searched for one short form
+PREFIX_SCAN = 200  # terms with the prefix looked at (in alphabetical order) to pick the most frequent
+
+
+class PrefixExpander:
+    """Expands the match terms a search's rows never write, over the match leg's columns."""
+
+    def __init__(self, fields: Mapping[str, FieldIndex]) -> None:
+        self._fields = list(fields.values())
+        self._sorted: list[str] | None = None  # every term, sorted; made on first need
+
+    def _written(self, term: str, mask: np.ndarray | None) -> bool:
+        for field in self._fields:
+            index = field.terms.get(term)
+            if index is None:
+                continue
+            if mask is None:
+                return True
+            rows = field.rows[field.offsets[index] : field.offsets[index + 1]]
+            if mask[rows].any():
+                return True
+        return False
+
+    def _frequency(self, term: str) -> int:
+        total = 0
+        for field in self._fields:
+            index = field.terms.get(term)
+            if index is not None:
+                total += int(field.offsets[index + 1] - field.offsets[index])
+        return total
+
+    def long_forms(self, prefix: str, mask: np.ndarray | None) -> list[str]:
+        """The most frequent terms starting with ``prefix`` that a row the ``mask`` admits writes."""
+        if self._sorted is None:
+            self._sorted = sorted(set().union(*(f.terms for f in self._fields)))
+        terms = self._sorted
+        start = bisect.bisect_right(terms, prefix)
+        found: list[str] = []
+        for term in terms[start : start + PREFIX_SCAN]:
+            if not term.startswith(prefix):
+                break
+            if self._written(term, mask):
+                found.append(term)
+        found.sort(key=lambda t: (-self._frequency(t), t))
+        return found[:PREFIX_TERMS]
+
+    def expand(self, terms: Sequence[str], mask: np.ndarray | None) -> list[str]:
+        """``terms`` with each one no admitted row writes replaced by its long forms (if any)."""
+        out: list[str] = []
+        for term in terms:
+            if len(term) < PREFIX_MIN_CHARS or not term.isalpha() or self._written(term, mask):
+                out.append(term)
+                continue
+            out.extend(self.long_forms(term, mask) or [term])
+        return out

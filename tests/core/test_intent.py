@@ -1,0 +1,101 @@
+"""The intent signals' mechanisms: verb groups, operation headings, page names, topic keys, model pages."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from docs_mcp_core.search.intent import (
+    VERB_GROUPS,
+    IntentIndex,
+    first_sections,
+    heading_verbs,
+    lead_text,
+    page_names,
+    query_verbs,
+    topic_key,
+)
+
+
+def bit(word: str) -> int:
+    return next(1 << i for i, group in enumerate(VERB_GROUPS) if word in group)
+
+
+def test_query_words_name_the_group_of_their_action() -> None:
+    assert query_verbs(["remove", "a", "webhook"]) == bit("delete")
+    assert query_verbs(["fetch", "one", "invoice"]) == bit("get")
+    assert query_verbs(["invoices", "overview"]) == 0
+
+
+def test_how_many_asks_for_a_count_not_a_batch() -> None:
+    assert query_verbs(["how", "many", "links"]) == bit("count")
+    assert query_verbs(["create", "many", "links"]) == bit("create") | bit("batch")
+
+
+def test_an_operation_heading_names_its_verb_first_in_any_naming_convention() -> None:
+    assert heading_verbs("deleteByTransactionId") == bit("delete")
+    assert heading_verbs("delete_by_transaction_id") == bit("delete")
+    assert heading_verbs("retrieve") == bit("get")
+
+
+def test_batch_words_count_anywhere_in_an_operation_name() -> None:
+    assert heading_verbs("createBulk") == bit("create") | bit("batch")
+    assert heading_verbs("bulk_update") & bit("batch")
+
+
+def test_prose_and_noun_headings_name_no_operation() -> None:
+    assert heading_verbs("Run different examples") == 0
+    assert heading_verbs("Fields") == 0
+    assert heading_verbs("") == 0
+
+
+def test_page_names_come_from_the_file_the_folder_of_a_readme_and_the_title() -> None:
+    names = page_names(
+        "sdks/python/docs/sdks/environmentvariables/README.md", "x > EnvironmentVariables > Overview"
+    )
+    assert "environmentvariable" in names
+    crumb = "docs/sdks/preferences/README.md > Subscribers.Preferences > list"
+    assert page_names("docs/sdks/preferences/README.md", crumb) >= {"preference", "subscriberspreference"}
+    assert page_names("guides/vision.md", "guides/vision.md") == {"vision"}
+
+
+def test_a_topic_key_is_the_short_query_joined_without_stop_words_named_values_or_plural() -> None:
+    assert topic_key(["environment", "variables"], []) == "environmentvariable"
+    assert topic_key(["the", "webhooks", "in", "python"], ["python"]) == "webhook"
+    assert topic_key(["how", "do", "i", "create", "a", "new", "link", "for", "a", "partner"], []) is None
+    assert topic_key(["the"], []) is None
+
+
+def test_topic_key_meets_the_name_of_a_page_written_as_one_compound() -> None:
+    names = page_names("docs/sdks/qrcodes/README.md", "docs/sdks/qrcodes/README.md > QR Codes > Overview")
+    assert topic_key(["qr", "codes"], []) in names
+
+
+def test_a_lead_section_says_words_of_its_own() -> None:
+    assert not lead_text("", "docs/subscribers.md", "Subscribers")
+    assert lead_text("Overview", "x > Subscribers > Overview", "Overview A subscriber receives messages")
+
+
+def test_model_pages_have_only_generic_non_verb_headings() -> None:
+    headings = ["", "Fields"] * 30 + ["", "create", "list"] * 30 + ["Overview", "createBulk"]
+    files = np.concatenate([np.repeat(np.arange(30), 2), np.repeat(np.arange(30, 60), 3), [60, 60]])
+    n = len(headings)
+    index = IntentIndex.build(headings, [""] * n, ["f.md"] * n, files, np.zeros(n, dtype=bool))
+    assert index.model[:60].all()  # "Fields" is generic and no verb: type pages
+    assert not index.model[60:].any()  # "create"/"list" are generic but operations
+
+
+def test_topic_rows_are_the_lead_sections_of_pages_so_named() -> None:
+    paths = ["docs/sdks/topics/README.md"] * 3 + ["docs/sdks/workflows/README.md"] * 2
+    crumbs = [f"{p} > T > s" for p in paths]
+    heads = ["", "Overview", "list", "Overview", "get"]
+    lead = np.array([False, True, False, True, False])
+    index = IntentIndex.build(heads, crumbs, paths, np.array([0, 0, 0, 1, 1]), lead)
+    assert index.topic_rows("topic").tolist() == [1]
+    assert index.topic_rows("workflow").tolist() == [3]
+    assert index.topic_rows(None).tolist() == []
+
+
+def test_first_sections_take_the_first_chunks_of_every_file_in_order() -> None:
+    files = np.array([1, 0, 1, 0, 1])
+    chunk_index = np.array([2, 1, 0, 0, 1])
+    assert first_sections(files, chunk_index, 2).tolist() == [3, 1, 2, 4]
