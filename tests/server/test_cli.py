@@ -34,11 +34,30 @@ def test_version_prints_the_program_version(flag: str) -> None:
 def test_version_with_a_value_points_to_server_version() -> None:
     result = run_server(["--index-dir", "idx", "--version", "1.2.3"])
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.startswith("usage: docs-mcp-server")
-    assert result.stderr.splitlines()[-1] == (
+    assert result.stderr.splitlines()[0] == (
         "docs-mcp-server: error: --version takes no value; "
         "set the version reported to clients with --server-version 1.2.3"
     )
+
+
+@pytest.mark.parametrize("args", [["--wrong"], ["--index-dir", "idx", "--wrong", "x"], []])
+def test_a_usage_error_is_one_line_and_one_line_of_advice(args: list[str]) -> None:
+    result = run_server(args)
+    assert result.returncode == 2 and result.stdout == ""
+    error, advice = result.stderr.splitlines()
+    assert error.startswith("docs-mcp-server: error: ")
+    assert advice == (
+        "usage: docs-mcp-server --index-dir DIR [options]  (`docs-mcp-server --help` lists every option)"
+    )
+
+
+@pytest.mark.parametrize("args", [["--docs-dir", "docs"], ["--docs-dir=docs", "--out", "idx"]])
+def test_docs_dir_given_to_the_server_says_how_to_build_an_index(args: list[str]) -> None:
+    result = run_server(args)
+    assert result.returncode == 2
+    error = result.stderr.splitlines()[0]
+    assert "the server serves an index, not a docs folder" in error
+    assert "`docs-mcp build --docs-dir DOCS --out INDEX`" in error and "--index-dir INDEX" in error
 
 
 @pytest.mark.parametrize("flag", ["-h", "--help"])

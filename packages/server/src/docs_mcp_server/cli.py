@@ -120,10 +120,33 @@ class _PrintVersion(argparse.Action):
         parser.exit()
 
 
+USAGE = f"{PACKAGE_NAME} --index-dir DIR [options]"
+ADVICE = f"usage: {USAGE}  (`{PACKAGE_NAME} --help` lists every option)"
+# flags of `docs-mcp build` that people give the server, which serves what that command built
+_BUILD_FLAGS = ("--docs-dir", "--out")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a short answer to a usage error: the error, then one line of advice (the
+    full usage block of 40 options would bury the one line that matters)."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments:"):
+            given = message.removeprefix("unrecognized arguments:").split()
+            if any(word.split("=", 1)[0] in _BUILD_FLAGS for word in given):
+                message = (
+                    f"{message}: the server serves an index, not a docs folder; build one with "
+                    "`docs-mcp build --docs-dir DOCS --out INDEX`, then run "
+                    f"`{PACKAGE_NAME} --index-dir INDEX`"
+                )
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n{ADVICE}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PACKAGE_NAME,
+        usage=USAGE,
         description="Serve a docs-mcp index (search_docs, get_doc, resources, prompts) over MCP.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
