@@ -29,6 +29,7 @@ import anyio
 import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from docs_mcp_server import http_checks
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
@@ -48,7 +49,6 @@ MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 DOCS_MCP_HEADER = "DOCS-MCP"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def _json_response_parts(status: int, body: dict[str, Any], extra: list[tuple[bytes, bytes]] | None = None):
@@ -109,8 +109,12 @@ class DocsHttpMiddleware:
         playground: Playground | None = None,
         stateless: bool = False,
         worker: dict[str, int] | None = None,
+        loopback: bool = False,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
         self.inner = inner
+        self.loopback = loopback  # bound to a loopback address: refuse foreign Host/Origin headers
+        self.max_body_bytes = max_body_bytes
         self.worker = worker
         self.app = app
         self.stateless = stateless
@@ -137,11 +141,14 @@ class DocsHttpMiddleware:
         started = time.perf_counter()
         status_seen: list[int] = []
         log(logging.DEBUG, "request", method=method, path=path)
+        opening = path == MCP_PATH and http_checks.opens_session(scope)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_seen.append(message["status"])
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"docs-mcp"]
+                if opening and message["status"] >= 400:  # no session was made
+                    headers = http_checks.without_session_id(headers)
                 message = {**message, "headers": headers + self._common_headers()}
             await send(message)
 
@@ -197,6 +204,10 @@ class DocsHttpMiddleware:
             if method != "POST":
                 await self.inner(scope, receive, send)
                 return
+            receive, rejection = await http_checks.screen_body(scope, receive, self.max_body_bytes)
+            if rejection is not None:
+                await self._respond(send, *http_checks.rejection_response(rejection))
+                return
             self.drain.begin()
             try:
                 await self.inner(scope, receive, send)
@@ -225,13 +236,21 @@ class DocsHttpMiddleware:
         return health
 
     async def _admit_mcp(self, scope: Scope, send: Send) -> bool:
-        """Whether the request may use ``/mcp``; when not, it has been answered (401 or 429).
+        """Whether the request may use ``/mcp``; when not, it has been answered (421 or 403 for a
+        foreign Host or Origin on a loopback-bound server, 401 or 429).
 
         The auth token and the login cookie are checked first: they let a request in even while its
         address is throttled, so another client's wrong guesses from the same address (a proxy, a
         NAT) never lock out valid ones. Only failures are throttled, and so is the playground
         password sent as a bearer credential, which people choose and others could guess.
         """
+        if self.loopback:
+            refusal = http_checks.rebinding_refusal(scope)
+            if refusal is not None:
+                status, message = refusal
+                log(logging.WARNING, "refused a request naming a foreign host", reason=message)
+                await self._respond(send, *_json_response_parts(status, _jsonrpc_error(-32000, message)))
+                return False
         token_guard = self.auth_token is not None
         page = self.playground if self.playground is not None and self.playground.protects_mcp else None
         if not token_guard and page is None:
@@ -240,6 +259,9 @@ class DocsHttpMiddleware:
             return True
         if page is not None and page.has_login_cookie(scope):
             return True
+        if not _presents_credentials(scope):  # not a guess: asked to authenticate even when throttled
+            await self._unauthorized(send)
+            return False
         client = client_address(scope)
         wait = self.throttle.retry_after(client)
         if wait > 0:
@@ -255,15 +277,17 @@ class DocsHttpMiddleware:
             return False
         if page is not None and page.bearer_is_password(scope):
             return True
-        if _presents_credentials(scope):  # a request with none is not a guess
-            self.throttle.failed(client)
+        self.throttle.failed(client)
+        await self._unauthorized(send)
+        return False
+
+    async def _unauthorized(self, send: Send) -> None:
         await self._respond(
             send,
             *_json_response_parts(
                 401, _jsonrpc_error(-32000, "Unauthorized"), [(b"www-authenticate", b"Bearer")]
             ),
         )
-        return False
 
     def _token_matches(self, scope: Scope) -> bool:
         assert self.auth_token is not None
@@ -306,6 +330,8 @@ def build_asgi_app(
     login; ``limits`` bound the MCP sessions (the connection limits apply in :func:`serve_http`);
     ``worker`` (one of several processes) is shown by ``/healthz``.
     """
+    from mcp.server.transport_security import TransportSecuritySettings
+
     limits = limits or HttpLimits()
     inner = app.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -314,6 +340,8 @@ def build_asgi_app(
         # machinery (about a third of the server's CPU per request)
         json_response=stateless,
         host=host,
+        # Host/Origin are checked by DocsHttpMiddleware (every loopback address, case-insensitively)
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=max_body_bytes,
         session_idle_timeout=limits.session_idle_timeout,
         max_sessions=limits.max_sessions,
@@ -326,7 +354,14 @@ def build_asgi_app(
             app.build_info, password=playground_password, auth_token=auth_token, read_query=app.parse_query
         )
     return DocsHttpMiddleware(
-        inner, app, auth_token=auth_token, playground=page, stateless=stateless, worker=worker
+        inner,
+        app,
+        auth_token=auth_token,
+        playground=page,
+        stateless=stateless,
+        worker=worker,
+        loopback=http_checks.is_loopback_name(host),
+        max_body_bytes=max_body_bytes,
     )
 
 

@@ -9,7 +9,10 @@ are. :func:`guarded_protocol` returns uvicorn's HTTP/1.1 protocol (h11) with wha
   of the previous response ending, and its body within ``body_timeout`` of the headers; when time
   is up the client gets ``408 Request Timeout`` (silence if it had sent nothing) and the connection
   is closed;
-- beyond ``max_connections`` open connections, a new one is answered ``503`` and closed at once.
+- beyond ``max_connections`` open connections, a new one is answered ``503`` and closed at once;
+- a request whose line and headers exceed 16 KiB is refused with ``400`` however it arrives: h11
+  enforces its limit only on a request still incomplete, so headers of any size that arrive in one
+  write would pass.
 
 It also turns Nagle's algorithm off on every connection. asyncio does that only for sockets created
 with ``IPPROTO_TCP`` as their protocol, which ``socket.create_server`` does not pass; with Nagle on,
@@ -57,6 +60,26 @@ _BUSY_RESPONSE = _plain_response(
 )
 
 
+MAX_HEADER_BYTES = 16 * 1024  # h11's and uvicorn's limit on an incomplete request head
+
+
+class _HeadCappedConnection(h11.Connection):
+    """An h11 connection that refuses a request head over :data:`MAX_HEADER_BYTES` even when it
+    arrived complete (uvicorn answers the ``RemoteProtocolError`` with 400 and closes)."""
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if isinstance(event, h11.Request):
+            size = (
+                len(event.method)
+                + len(event.target)
+                + sum(len(name) + len(value) + 4 for name, value in event.headers.raw_items())
+            )
+            if size > MAX_HEADER_BYTES:
+                raise h11.RemoteProtocolError("request headers are too large", error_status_hint=431)
+        return event
+
+
 class _GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with request read deadlines and a cap on open connections."""
 
@@ -65,6 +88,7 @@ class _GuardedH11Protocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.conn = _HeadCappedConnection(h11.SERVER, MAX_HEADER_BYTES)
         self._phase: str | None = None
         self._deadline: asyncio.TimerHandle | None = None
         self._received_in_phase = False

@@ -14,7 +14,11 @@ The error carries the request's ``id`` when one can be recovered (from the parse
 scanning the text of one that could not be parsed, as with objects nested too deeply for a
 recursive parser), and ``null`` otherwise, as the specification says.
 
-Standard library only: the stdio transport uses this before the MCP SDK has finished importing.
+:func:`screen` is the one check both transports (stdio and HTTP) put every incoming message through
+before the MCP SDK sees it, so that both answer the same message the same way.
+
+Standard library only at import time: the stdio transport uses this module before the MCP SDK has
+finished importing (only :func:`screen` imports the SDK, when first called).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
-_BATCH_REASON = "batches are not supported; send each message on its own line"
+_BATCH_REASON = "batches are not supported; send each message by itself"
 # a JSON string (to its closing quote, or to the end of an unterminated one) or a bracket; possessive,
 # so that scanning any text is linear in its length
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)|[{}\[\]]', re.DOTALL)
@@ -57,6 +61,32 @@ class Rejection:
     code: int
     request_id: Any
     reason: str
+
+
+def screen(text: str | bytes) -> tuple[Any, Rejection | None]:
+    """``(message, None)`` when the SDK accepts ``text`` as a JSON-RPC message (parsed as the SDK's
+    ``JSONRPCMessage``), else ``(None, rejection)``.
+
+    Beyond what the SDK refuses, a notification carrying an ``"id"`` is refused (the SDK would
+    silently drop it, leaving a client that expects an answer waiting).
+    """
+    from mcp.types import JSONRPCNotification, jsonrpc_message_adapter
+    from pydantic import ValidationError
+
+    try:
+        message = jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        json_problem = next((e["msg"] for e in errors if e["type"] == "json_invalid"), None)
+        detail = "; ".join(sorted({e["msg"] for e in errors})) or None
+        decoded = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+        return None, reject(decoded, json_problem, detail)
+    carries_id = b'"id"' in text if isinstance(text, bytes) else '"id"' in text
+    if isinstance(message, JSONRPCNotification) and carries_id:
+        parsed = json.loads(text)
+        if isinstance(parsed, dict) and "id" in parsed:
+            return None, reject_message(parsed)
+    return message, None
 
 
 def reject(text: str, json_problem: str | None = None, detail: str | None = None) -> Rejection:

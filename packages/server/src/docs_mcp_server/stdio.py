@@ -218,26 +218,22 @@ class StdioWire:
 
     # -- checking what the SDK gets -------------------------------------------------------------
 
-    def admit(self, text: str, message: Any) -> bool:
-        """Note a message the SDK accepted; False when it must be rejected after all (a
-        notification carrying an invalid ``"id"``, which the SDK would silently drop)."""
+    def admit(self, message: Any) -> None:
+        """Note a message the SDK accepted (a request in flight, a cancelled one answered)."""
         from mcp.types import JSONRPCNotification, JSONRPCRequest
 
         if isinstance(message, JSONRPCRequest):
             with self._state_lock:
                 self._in_flight.add(_id_key(message.id))
                 self._idle.clear()
-        elif isinstance(message, JSONRPCNotification):
-            if '"id"' in text:
-                parsed = json.loads(text)
-                if isinstance(parsed, dict) and "id" in parsed:
-                    self.reject(text, jsonrpc.reject_message(parsed))
-                    return False
-            if message.method == "notifications/cancelled" and message.params:
-                request_id = message.params.get("requestId")
-                if jsonrpc.is_request_id(request_id):
-                    self._answered(_id_key(request_id))  # a cancelled request gets no answer
-        return True
+        elif (
+            isinstance(message, JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and message.params
+        ):
+            request_id = message.params.get("requestId")
+            if jsonrpc.is_request_id(request_id):
+                self._answered(_id_key(request_id))  # a cancelled request gets no answer
 
     def reject(self, text: str, rejection: jsonrpc.Rejection) -> None:
         """Answer a message that is not handed to the SDK (when JSON-RPC wants an answer) and log it."""
@@ -314,10 +310,7 @@ class _WireMessages:
     """
 
     def __init__(self, wire: StdioWire) -> None:
-        from mcp.types import jsonrpc_message_adapter
-
         self._wire = wire
-        self._adapter = jsonrpc_message_adapter  # what the SDK's transport parses lines with
         self._done = False
 
     def __aiter__(self) -> _WireMessages:
@@ -369,17 +362,12 @@ class _WireMessages:
     def _accepted(self, text: str) -> Any:
         """The parsed message when the SDK gets ``text``; a line it would drop is answered and
         rejected here (``None``)."""
-        from pydantic import ValidationError
-
-        try:
-            message = self._adapter.validate_json(text, by_name=False)
-        except ValidationError as exc:
-            errors = exc.errors(include_url=False, include_input=False)
-            json_problem = next((e["msg"] for e in errors if e["type"] == "json_invalid"), None)
-            detail = "; ".join(sorted({e["msg"] for e in errors})) or None
-            self._wire.reject(text, jsonrpc.reject(text, json_problem, detail))
+        message, rejection = jsonrpc.screen(text)
+        if rejection is not None:
+            self._wire.reject(text, rejection)
             return None
-        return message if self._wire.admit(text, message) else None
+        self._wire.admit(message)
+        return message
 
     async def _next_line(self) -> bytes | None:
         """The next line, awaited on the event loop: the reader thread wakes it directly."""

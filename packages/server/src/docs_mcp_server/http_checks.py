@@ -1,0 +1,157 @@
+"""Checks on a ``/mcp`` request before the MCP SDK sees it.
+
+- **DNS rebinding.** A server bound to a loopback address (any of 127.0.0.0/8, ``::1``,
+  ``localhost``) answers only requests whose ``Host`` names a loopback address (421 otherwise) and
+  whose ``Origin``, when present, is a loopback origin (403 otherwise); host names are compared
+  case-insensitively and a trailing dot is ignored. The SDK's own check is turned off: it knows
+  only three spellings of loopback and compares them case-sensitively.
+- **The JSON-RPC screen.** The body of ``POST /mcp`` goes through :func:`docs_mcp_server.jsonrpc.screen`,
+  the check the stdio transport uses, so a malformed message gets the same answer over both:
+  ``-32700``/``-32600`` with the request's id when it can be read, as one line of JSON (status 400).
+- **No session for a refused opening.** A request without ``mcp-session-id`` that is refused (any
+  status from 400) established no session, so its answer carries no session id.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+from collections import deque
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.types import Message, Receive, Scope
+
+from docs_mcp_server import jsonrpc
+from docs_mcp_server.logs import log
+
+SESSION_HEADER = b"mcp-session-id"
+LOGGED_EXCERPT_CHARS = 200
+
+
+def is_loopback_name(name: str) -> bool:
+    """Whether ``name`` (a host name or an IP address, brackets allowed) is a loopback address."""
+    name = name.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def _host_name(host: str) -> str:
+    """The name part of a ``Host`` header value (``[::1]:8000`` → ``::1``, ``localhost.:80`` →
+    ``localhost.``)."""
+    host = host.strip()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else ""
+    name, colon, port = host.rpartition(":")
+    return name if colon and (port.isdigit() or not port) else host
+
+
+def rebinding_refusal(scope: Scope) -> tuple[int, str] | None:
+    """``(status, message)`` when a request to a loopback-bound server names a foreign Host or
+    Origin, else None."""
+    headers = {key: value for key, value in scope.get("headers", []) if key in (b"host", b"origin")}
+    host = headers.get(b"host", b"").decode("latin-1")
+    if not host or not is_loopback_name(_host_name(host)):
+        return 421, f"Invalid Host header: {host!r} is not a loopback address"
+    origin = headers.get(b"origin")
+    if origin is not None:
+        text = origin.decode("latin-1")
+        try:
+            parts = urlsplit(text)
+            name = parts.hostname or ""
+        except ValueError:
+            parts, name = None, ""
+        if parts is None or parts.scheme not in ("http", "https") or not is_loopback_name(name):
+            return 403, f"Invalid Origin header: {text!r} is not a loopback origin"
+    return None
+
+
+def _declared_length(scope: Scope) -> int | None:
+    for key, value in scope.get("headers", []):
+        if key == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _json_body(scope: Scope) -> bool:
+    for key, value in scope.get("headers", []):
+        if key == b"content-type":
+            return value.split(b";")[0].strip().lower() == b"application/json"
+    return False
+
+
+async def screen_body(scope: Scope, receive: Receive, limit: int) -> tuple[Receive, jsonrpc.Rejection | None]:
+    """Read a ``POST /mcp`` body (at most ``limit`` bytes) and screen it as stdio screens a line.
+
+    Returns a ``receive`` that replays what was read (for the SDK) and the rejection of a body
+    that is not an acceptable message. Bodies the SDK refuses anyway (not JSON by content type,
+    larger than ``limit``) are passed on unread or unscreened.
+    """
+    declared = _declared_length(scope)
+    if not _json_body(scope) or (declared is not None and declared > limit):
+        return receive, None
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    trailing: Message | None = None
+    while more and size <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            trailing = message
+            break
+        body = message.get("body", b"")
+        chunks.append(body)
+        size += len(body)
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    replayed: deque[Message] = deque([{"type": "http.request", "body": body, "more_body": more}])
+    if trailing is not None:
+        replayed.append(trailing)
+
+    async def replay() -> Message:
+        return replayed.popleft() if replayed else await receive()
+
+    if more or trailing is not None:
+        return replay, None  # too large (the SDK answers 413) or the client went away
+    _, rejection = jsonrpc.screen(body)
+    if rejection is not None:
+        log(
+            logging.WARNING,
+            "rejected a malformed JSON-RPC message",
+            code=rejection.code,
+            id=rejection.request_id,
+            reason=rejection.reason,
+            excerpt=body[:LOGGED_EXCERPT_CHARS].decode("utf-8", errors="replace"),
+        )
+    return replay, rejection
+
+
+def rejection_response(rejection: jsonrpc.Rejection) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """The HTTP answer to a screened-out message: 400 with the JSON-RPC error on one line (202 and
+    no body for a malformed response, which JSON-RPC never answers)."""
+    if rejection.answer is None:
+        return 202, [(b"content-length", b"0")], b""
+    payload = json.dumps(rejection.answer, ensure_ascii=False, separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    return 400, headers, payload
+
+
+def opens_session(scope: Scope) -> bool:
+    """Whether a ``/mcp`` request carries no session id (it could only open a session)."""
+    return not any(key == SESSION_HEADER for key, _ in scope.get("headers", []))
+
+
+def without_session_id(headers: list[Any]) -> list[Any]:
+    """``headers`` without ``mcp-session-id`` (for the answer to a refused opening)."""
+    return [(key, value) for key, value in headers if key.lower() != SESSION_HEADER]

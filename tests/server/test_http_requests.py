@@ -1,0 +1,194 @@
+"""What ``/mcp`` answers to malformed, foreign, oversized and unauthenticated requests, against real
+server processes on 127.0.0.1 (raw HTTP, so that a test sends exactly the bytes it means)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docs_mcp_server.http_checks import is_loopback_name, rebinding_refusal
+from docs_mcp_server.playground import LOGIN_ATTEMPTS
+from tests.support.protocol import INITIALIZE, INITIALIZED
+from tests.support.server_process import MCP_HEADERS, ServerProcess, post_mcp, request, start_http_server
+
+pytestmark = pytest.mark.integration
+
+READ_BOUND = 20.0
+
+# Messages no transport may accept, each with the id its answer must carry.
+MALFORMED: list[tuple[bytes, Any, int]] = [
+    (b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', 1, -32600),  # a batch
+    (b"[]", None, -32600),
+    (b'"tools/list"', None, -32600),
+    (b'{"jsonrpc":"1.0","id":5,"method":"tools/list"}', 5, -32600),
+    (b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":[1]}', 6, -32600),
+    (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', None, -32600),
+    (b'{"a":1}', None, -32600),
+    (b"true", None, -32600),
+    (b'{"jsonrpc":"2.0","id":{"x":1},"method":"notifications/initialized"}', None, -32600),
+    (b'{"jsonrpc":"2.0","id":"p","method":"tools/list",', "p", -32700),
+]
+
+
+@pytest.fixture(scope="module", params=["stateful", "stateless"])
+def server(request: pytest.FixtureRequest, built_index: Path) -> Iterator[tuple[str, ServerProcess, int]]:
+    extra = ["--stateless"] if request.param == "stateless" else []
+    process, port = start_http_server(built_index, *extra)
+    try:
+        yield request.param, process, port
+    finally:
+        process.stop()
+
+
+def _session(mode: str, port: int) -> dict[str, str]:
+    """Headers for a request inside an open session (nothing extra when stateless)."""
+    status, headers, _ = post_mcp(port, INITIALIZE)
+    assert status == 200
+    if mode == "stateless":
+        return {"MCP-Protocol-Version": "2025-06-18"}
+    session = {"mcp-session-id": headers["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+    assert post_mcp(port, INITIALIZED, session)[0] == 202
+    return session
+
+
+def test_malformed_messages_get_the_answers_stdio_gives(
+    server: tuple[str, ServerProcess, int], stdio_session: ServerProcess
+) -> None:
+    mode, _, port = server
+    session = _session(mode, port)
+    for body, request_id, code in MALFORMED:
+        for headers in (MCP_HEADERS, {**MCP_HEADERS, **session}):  # opening a session, and inside one
+            status, response_headers, answer = request(port, "POST", "/mcp", body, headers)
+            assert status == 400, (body, status, answer)
+            assert answer.count(b"\n") == 0 and b"errors.pydantic.dev" not in answer, answer
+            assert "mcp-session-id" not in response_headers, body
+            http_answer = json.loads(answer)
+            stdio_session.send_raw(body)
+            stdio_answer = stdio_session.receive_any()
+            if code == -32700:  # the parser's position differs by stdio's newline
+                http_answer["error"]["message"] = stdio_answer["error"]["message"] = "parse error"
+            assert http_answer == stdio_answer, body
+            answers = http_answer if isinstance(http_answer, list) else [http_answer]
+            assert all(a["id"] == request_id and a["error"]["code"] == code for a in answers), answers
+
+
+def test_a_valid_request_still_gets_its_answer_after_the_screen(
+    server: tuple[str, ServerProcess, int],
+) -> None:
+    mode, _, port = server
+    session = _session(mode, port)
+    status, _, messages = post_mcp(port, {"jsonrpc": "2.0", "id": 41, "method": "tools/list"}, session)
+    assert status == 200 and messages[0]["id"] == 41 and messages[0]["result"]["tools"]
+
+
+def test_a_406_makes_no_session_and_names_none(server: tuple[str, ServerProcess, int]) -> None:
+    _, _, port = server
+    body = json.dumps(INITIALIZE).encode()
+    status, headers, answer = request(
+        port, "POST", "/mcp", body, {"Content-Type": "application/json", "Accept": "text/html"}
+    )
+    assert status == 406, answer
+    assert "mcp-session-id" not in headers
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    """Send ``data`` in one write and read the whole answer (the server closes, or the bound ends)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=READ_BOUND) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_oversized_headers_are_refused_when_they_arrive_in_one_write(
+    server: tuple[str, ServerProcess, int],
+) -> None:
+    _, _, port = server
+    head = (
+        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
+        + b"a" * 100_000
+        + b"\r\nConnection: close\r\n\r\n"
+    )
+    answer = _raw(port, head)
+    assert answer.split(b" ", 2)[1] in (b"400", b"431"), answer[:200]
+    small = _raw(port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    assert small.startswith(b"HTTP/1.1 200"), small[:200]
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["localhost", "LOCALHOST", "localhost.", "LocalHost.", "127.0.0.1", "127.0.0.2", "[::1]", "127.1.2.3"],
+)
+def test_every_spelling_of_loopback_is_a_valid_host(
+    server: tuple[str, ServerProcess, int], host: str
+) -> None:
+    _, _, port = server
+    status, _, _ = post_mcp(port, INITIALIZE, {"Host": f"{host}:{port}"})
+    assert status == 200
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Host": "evil.example"}, 421),
+        ({"Host": "localhost.evil.example:80"}, 421),
+        ({"Host": "127.0.0.1.nip.io"}, 421),
+        ({"Origin": "http://evil.example"}, 403),
+        ({"Origin": "http://127.0.0.1.evil.example:80"}, 403),
+        ({"Origin": "null"}, 403),
+    ],
+)
+def test_foreign_hosts_and_origins_are_refused(
+    server: tuple[str, ServerProcess, int], headers: dict[str, str], expected: int
+) -> None:
+    _, _, port = server
+    status, _, _ = post_mcp(port, INITIALIZE, headers)
+    assert status == expected
+
+
+def test_rebinding_protection_holds_on_every_loopback_address(built_index: Path) -> None:
+    process, port = start_http_server(built_index, "--host", "127.0.0.2")
+    try:
+        conn = socket.create_connection(("127.0.0.2", port), timeout=READ_BOUND)
+        body = json.dumps(INITIALIZE).encode()
+        conn.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: evil.com\r\nOrigin: http://evil.com\r\n"
+            b"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+        conn.close()
+        assert answer.startswith(b"HTTP/1.1 421"), answer[:200]
+    finally:
+        process.proc.send_signal(signal.SIGTERM)
+        process.wait()
+        process.stop()
+
+
+def test_loopback_names() -> None:
+    assert all(map(is_loopback_name, ["127.0.0.2", "::1", "[::1]", "LOCALHOST.", "::ffff:127.0.0.1"]))
+    assert not any(map(is_loopback_name, ["0.0.0.0", "10.0.0.1", "evil.com", "localhost.evil.com", ""]))
+    assert rebinding_refusal({"headers": []}) is not None  # no Host header at all
+
+
+def test_a_throttled_address_is_asked_to_authenticate_when_it_sends_no_credential(built_index: Path) -> None:
+    process, port = start_http_server(built_index, "--auth-token", "s3cret")
+    try:
+        for _ in range(LOGIN_ATTEMPTS):
+            assert post_mcp(port, INITIALIZE, {"Authorization": "Bearer wrong"})[0] == 401
+        assert post_mcp(port, INITIALIZE, {"Authorization": "Bearer wrong"})[0] == 429
+        status, headers, _ = post_mcp(port, INITIALIZE)
+        assert status == 401 and headers["WWW-Authenticate"] == "Bearer"
+        assert post_mcp(port, INITIALIZE, {"Authorization": "Bearer s3cret"})[0] == 200
+    finally:
+        process.stop()
