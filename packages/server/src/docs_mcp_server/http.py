@@ -204,12 +204,12 @@ class DocsHttpMiddleware:
             if method != "POST":
                 await self.inner(scope, receive, send)
                 return
-            receive, rejection = await http_checks.screen_body(scope, receive, self.max_body_bytes)
-            if rejection is not None:
-                await self._respond(send, *http_checks.rejection_response(rejection))
-                return
             self.drain.begin()
             try:
+                receive, rejection = await http_checks.screen_body(scope, receive, self.max_body_bytes)
+                if rejection is not None:
+                    await self._respond(send, *http_checks.rejection_response(rejection))
+                    return
                 await self.inner(scope, receive, send)
             finally:
                 self.drain.end()

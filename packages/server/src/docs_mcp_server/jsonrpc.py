@@ -168,6 +168,11 @@ def top_level_id(text: str) -> Any:
     return None
 
 
+def too_long(request_id: Any, reason: str) -> Rejection:
+    """The rejection of a message longer than the transport accepts (``request_id`` read from its start)."""
+    return _invalid(request_id if is_request_id(request_id) else None, reason)
+
+
 def _describe(json_problem: str) -> str:
     if "recursion limit" in json_problem:
         return f"the message nests arrays or objects too deeply ({json_problem})"

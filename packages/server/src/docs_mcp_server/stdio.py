@@ -12,7 +12,15 @@ answered here with the error JSON-RPC 2.0 prescribes (see :mod:`docs_mcp_server.
 WARNING and dropped, so one bad message never ends the session or leaves a client waiting.
 
 At end of input, and on SIGINT/SIGTERM, requests already received are answered first (bounded by
-a grace period); then the SDK winds down and the process exits with status 0.
+a grace period); then the SDK winds down and the process exits with status 0. A client that closes
+the server's stdout (a broken pipe) has gone: the session ends at once, with one log line and
+status 0, and answers still being computed are dropped.
+
+A client that stops reading does not make the server buffer without bound: input is read only
+while fewer than :data:`MAX_IN_FLIGHT` requests await their answer and less than
+:data:`MAX_PENDING_OUTPUT_BYTES` of answers wait to be written. A line longer than
+:data:`MAX_LINE_BYTES` (the HTTP body limit) is answered with ``-32600`` (its id when the start of
+the line shows one) and skipped without being held in memory; the session goes on.
 """
 
 from __future__ import annotations
@@ -38,6 +46,11 @@ if TYPE_CHECKING:
 _EOF = None
 INLINE_WRITE_CHARS = 16 * 1024
 LOGGED_EXCERPT_CHARS = 200
+MAX_LINE_BYTES = 4 * 1024 * 1024  # as an HTTP request body
+MAX_IN_FLIGHT = 64  # requests read and not yet answered, before input is paused
+MAX_PENDING_OUTPUT_BYTES = 16 * 1024 * 1024  # answers waiting for the client to read them
+MAX_QUEUED_LINES = 16  # lines read and not yet taken by the SDK
+_SKIP_CHUNK_BYTES = 64 * 1024
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -79,6 +92,10 @@ class StdioWire:
         self._waker: Callable[[], None] | None = None  # wakes an async reader waiting for a line
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
+        self._room = threading.Condition(self._state_lock)  # signalled when input may be read again
+        self._pending_output = 0  # bytes of answers being written
+        self._gone = False  # the client closed our stdout: the session is over
+        self._on_gone: Callable[[], None] | None = None
         self._opening_seen = False
         self._swallow: dict[tuple[str, Any], dict[str, Any]] = {}
         self._in_flight: set[tuple[str, Any]] = set()
@@ -124,6 +141,14 @@ class StdioWire:
         """Behave as if stdin reached end of file (used on SIGINT/SIGTERM)."""
         self._put(_EOF)
 
+    @property
+    def client_gone(self) -> bool:
+        return self._gone
+
+    def pending_output_bytes(self) -> int:
+        """Bytes of answers being written and not yet taken by the client."""
+        return self._pending_output
+
     def _put(self, raw: bytes | None) -> None:
         self._lines.put(raw)
         with self._state_lock:
@@ -139,10 +164,12 @@ class StdioWire:
         arranging for ``waker`` to be called (once, from the reader thread) when one arrives."""
         with self._state_lock:
             try:
-                return True, self._lines.get_nowait()
+                line = self._lines.get_nowait()
             except queue.Empty:
                 self._waker = waker
                 return False, None
+            self._room.notify_all()
+            return True, line
 
     def cancel_wake(self) -> None:
         with self._state_lock:
@@ -153,7 +180,13 @@ class StdioWire:
     def _read_loop(self) -> None:
         assert self._in is not None
         try:
-            for raw in iter(self._in.readline, b""):
+            while self._wait_for_room():
+                raw = self._in.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    break
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    self._refuse_long_line(raw)
+                    continue
                 if not raw.strip():
                     continue
                 if not self._opening_seen:
@@ -162,6 +195,40 @@ class StdioWire:
         except (OSError, ValueError) as exc:
             log(logging.WARNING, "stdin read failed", error=str(exc))
         self._put(_EOF)
+
+    def _wait_for_room(self) -> bool:
+        """Block while the client is behind on reading answers; False once the session is over."""
+        with self._room:
+            paused = False
+            while not self._gone and (
+                len(self._in_flight) >= MAX_IN_FLIGHT
+                or self._pending_output >= MAX_PENDING_OUTPUT_BYTES
+                or self._lines.qsize() >= MAX_QUEUED_LINES
+            ):
+                if not paused:
+                    paused = True
+                    log(
+                        logging.DEBUG,
+                        "input paused until the client reads its answers",
+                        in_flight=len(self._in_flight),
+                        pending_output_bytes=self._pending_output,
+                    )
+                self._room.wait()
+            return not self._gone
+
+    def _refuse_long_line(self, start: bytes) -> None:
+        """Answer a line over :data:`MAX_LINE_BYTES` and skip the rest of it (never held whole)."""
+        assert self._in is not None
+        size = len(start)
+        while True:
+            chunk = self._in.readline(_SKIP_CHUNK_BYTES)
+            size += len(chunk)
+            if not chunk or chunk.endswith(b"\n"):
+                break
+        text = start[: 64 * 1024].decode("utf-8", errors="replace")
+        request_id = jsonrpc.top_level_id(text)
+        reason = f"the message is {size} bytes long; the limit is {MAX_LINE_BYTES} bytes (4 MiB)"
+        self.reject(text, jsonrpc.too_long(request_id, reason))
 
     def _consider_opening(self, raw: bytes) -> None:
         try:
@@ -193,9 +260,36 @@ class StdioWire:
         assert self._out is not None
         data = memoryview((text + "\n").encode("utf-8"))
         fd = self._out.fileno()
-        with self._write_lock:
-            while data:
-                data = data[os.write(fd, data) :]
+        size = len(data)
+        with self._room:
+            self._pending_output += size
+        try:
+            with self._write_lock:
+                while data and not self._gone:
+                    data = data[os.write(fd, data) :]
+        except OSError as exc:  # EPIPE, ECONNRESET ...: the client closed its end
+            self._client_left(exc)
+        finally:
+            with self._room:
+                self._pending_output -= size
+                self._room.notify_all()
+
+    def _client_left(self, exc: OSError) -> None:
+        """End the session: the client can no longer read answers (logged once)."""
+        with self._room:
+            first, self._gone = not self._gone, True
+            self._room.notify_all()
+            on_gone = self._on_gone
+        if not first:
+            return
+        log(
+            logging.INFO,
+            "the client closed the connection; ending the session",
+            error=exc.strerror or str(exc),
+        )
+        self._put(_EOF)
+        if on_gone is not None:
+            on_gone()
 
     def send(self, text: str) -> None:
         """Write one serialised message, unless it duplicates an answer given early."""
@@ -257,8 +351,9 @@ class StdioWire:
     # -- in-flight requests (for a graceful stop) ----------------------------------------------
 
     def _answered(self, key: tuple[str, Any]) -> None:
-        with self._state_lock:
+        with self._room:
             self._in_flight.discard(key)
+            self._room.notify_all()
             if not self._in_flight:
                 self._idle.set()
 
@@ -276,7 +371,20 @@ class StdioWire:
         self.grace_seconds = grace_seconds
         messages = _WireMessages(self)
         sink = _WireSink(self)
+        loop = asyncio.get_running_loop()
         async with anyio.create_task_group() as tg:
+            scope = tg.cancel_scope
+
+            def end_session() -> None:
+                try:
+                    loop.call_soon_threadsafe(scope.cancel)
+                except RuntimeError:  # the loop has closed: the session is over anyway
+                    pass
+
+            with self._room:
+                self._on_gone = end_session
+            if self._gone:
+                end_session()
             if handle_signals and threading.current_thread() is threading.main_thread():
                 tg.start_soon(self._watch_signals, tg.cancel_scope, grace_seconds)
             await server.run(cast(Any, messages), cast(Any, sink), server.create_initialization_options())

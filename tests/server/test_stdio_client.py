@@ -1,0 +1,211 @@
+"""A stdio client that goes away, stops reading or sends an enormous line, against real server
+subprocesses (raw pipes, so that a test can close or stop reading them as such a client would).
+
+Every wait is bounded; memory is the process's peak resident size (``VmHWM``), which does not
+depend on when it is sampled.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from docs_mcp_core.build import BuildOptions, build_index
+from tests.support.programs import SERVER_COMMAND, server_env
+from tests.support.protocol import INITIALIZE, INITIALIZED
+
+pytestmark = pytest.mark.integration
+
+WAIT = 60.0
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def big_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One file whose sections make a parent section of about 200 KB (get_doc scope parent)."""
+    docs = tmp_path_factory.mktemp("big-docs")
+    paragraph = "Retries back off exponentially between attempts of a failed request. " * 70
+    sections = "".join(f"## Part {n}\n\n{paragraph}\n\n" for n in range(40))
+    (docs / "guide.md").write_text(f"# Guide\n\n{paragraph}\n\n{sections}", encoding="utf-8")
+    out = tmp_path_factory.mktemp("big-index")
+    build_index(BuildOptions(docs_dir=docs, out_dir=out))
+    return out
+
+
+class RawServer:
+    """``docs-mcp-server`` over stdio with raw pipes and a thread collecting stderr."""
+
+    def __init__(self, index: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [SERVER_COMMAND, "--index-dir", str(index), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=server_env(),
+        )
+        self.stderr: list[str] = []
+        self._log_seen = threading.Condition()
+        assert self.proc.stderr is not None
+        threading.Thread(target=self._collect, args=(self.proc.stderr,), daemon=True).start()
+
+    def _collect(self, stream: IO[bytes]) -> None:
+        for line in iter(stream.readline, b""):
+            with self._log_seen:
+                self.stderr.append(line.decode("utf-8", errors="replace").rstrip("\n"))
+                self._log_seen.notify_all()
+
+    def wait_for_log(self, message: str) -> None:
+        with self._log_seen:
+            found = self._log_seen.wait_for(lambda: any(message in line for line in self.stderr), WAIT)
+        assert found, f"no {message!r} in the log:\n" + "\n".join(self.stderr[-30:])
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, "\n".join(self.stderr)
+        return json.loads(line)
+
+    def open_session(self) -> None:
+        self.send(INITIALIZE)
+        assert self.receive()["id"] == 1
+        self.send(INITIALIZED)
+
+    def status(self, field: str) -> int:
+        """A number from /proc/<pid>/status (``VmHWM`` and ``VmRSS`` in kB, ``Threads``)."""
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+        raise AssertionError(field)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(WAIT)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
+@pytest.fixture
+def server(built_index: Path) -> Iterator[RawServer]:
+    raw = RawServer(built_index)
+    try:
+        yield raw
+    finally:
+        raw.stop()
+
+
+def _search(request_id: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": "search_docs", "arguments": {"query": "retry a request"}}}  # fmt: skip
+
+
+def _assert_ended_quietly(server: RawServer) -> None:
+    assert server.proc.wait(WAIT) == 0, "\n".join(server.stderr)
+    log = "\n".join(server.stderr)
+    assert "Traceback" not in log and '"ERROR"' not in log, log
+    assert sum("the client closed the connection" in line for line in server.stderr) == 1, log
+    # the session ended when the pipe broke, not after the end-of-input grace period
+    assert "requests still running at end of input were cancelled" not in log, log
+
+
+def test_an_answer_written_after_the_client_closed_stdout_ends_the_session(server: RawServer) -> None:
+    server.open_session()
+    assert server.proc.stdout is not None
+    server.proc.stdout.close()
+    server.send(_search(2))  # stdin stays open: only the broken pipe can end the session
+    _assert_ended_quietly(server)
+
+
+def test_forty_requests_in_flight_when_the_client_closes_its_pipes(server: RawServer) -> None:
+    server.open_session()
+    server.send(_search(1000))  # the index is open before the flood (answers come within the grace)
+    assert server.receive()["id"] == 1000
+    assert server.proc.stdout is not None and server.proc.stdin is not None
+    server.proc.stdout.close()
+    for request_id in range(2, 42):
+        server.send(_search(request_id))
+    server.proc.stdin.close()
+    _assert_ended_quietly(server)
+
+
+def _get_parent(request_id: int) -> bytes:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+               "params": {"name": "get_doc", "arguments": {"chunk_id": "guide.md#guide/part-1", "scope": "parent",
+                                                           "max_tokens": 1_000_000}}}  # fmt: skip
+    return json.dumps(message).encode() + b"\n"
+
+
+def test_a_client_that_stops_reading_does_not_grow_the_server(big_index: Path) -> None:
+    server = RawServer(big_index, "--log-level", "debug")
+    try:
+        server.open_session()
+        assert server.proc.stdin is not None and server.proc.stdout is not None
+        server.proc.stdin.write(_get_parent(2))
+        server.proc.stdin.flush()
+        first = server.receive()
+        answer_bytes = len(json.dumps(first))
+        assert answer_bytes > 150_000, first  # each answer is large
+        baseline_kb = server.status("VmHWM")
+
+        def flood() -> None:
+            assert server.proc.stdin is not None
+            try:
+                for request_id in range(3, 1003):
+                    server.proc.stdin.write(_get_parent(request_id))
+                server.proc.stdin.flush()
+            except (BrokenPipeError, ValueError):
+                pass
+
+        writer = threading.Thread(target=flood, daemon=True)
+        writer.start()
+        server.wait_for_log("input paused until the client reads its answers")
+        threads_while_paused = server.status("Threads")
+        ids = set()
+        for _ in range(1000):
+            ids.add(server.receive()["id"])
+        writer.join(WAIT)
+        assert ids == set(range(3, 1003))
+        growth_mb = (server.status("VmHWM") - baseline_kb) / 1024
+        # 1,000 answers of ~200 KB: without backpressure the server held most of them (over 1 GB)
+        assert growth_mb < 250, growth_mb
+        assert threads_while_paused < 100, threads_while_paused
+    finally:
+        server.stop()
+
+
+def test_an_over_long_line_is_refused_without_being_held_and_the_session_goes_on(server: RawServer) -> None:
+    server.open_session()
+    server.send(_search(76))  # the index is open: what follows measures the line alone
+    assert server.receive()["id"] == 76
+    baseline_kb = server.status("VmHWM")
+    assert server.proc.stdin is not None
+    head = b'{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"'
+    server.proc.stdin.write(head)
+    chunk = b"a" * MIB
+    for _ in range(64):
+        server.proc.stdin.write(chunk)
+    server.proc.stdin.write(b'"}}}\n')
+    server.proc.stdin.flush()
+    refused = server.receive()
+    assert refused["id"] == 77 and refused["error"]["code"] == -32600, refused
+    assert "limit is 4194304 bytes" in refused["error"]["message"]
+    server.send(_search(78))
+    answer = server.receive()
+    assert answer["id"] == 78 and "result" in answer
+    growth_mb = (server.status("VmHWM") - baseline_kb) / 1024
+    assert growth_mb < 40, growth_mb  # a 64 MiB line, never held whole
