@@ -44,18 +44,12 @@ if TYPE_CHECKING:
     from docs_mcp_server.app import DocsMcpApp
 
 _EOF = None
-INLINE_WRITE_CHARS = 16 * 1024
 LOGGED_EXCERPT_CHARS = 200
 MAX_LINE_BYTES = 4 * 1024 * 1024  # as an HTTP request body
 MAX_IN_FLIGHT = 64  # requests read and not yet answered, before input is paused
 MAX_PENDING_OUTPUT_BYTES = 16 * 1024 * 1024  # answers waiting for the client to read them
 MAX_QUEUED_LINES = 16  # lines read and not yet taken by the SDK
 _SKIP_CHUNK_BYTES = 64 * 1024
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 _RESPONSE_PREFIX = re.compile(r'^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
@@ -369,8 +363,10 @@ class StdioWire:
 
         self.start()
         self.grace_seconds = grace_seconds
-        messages = _WireMessages(self)
-        sink = _WireSink(self)
+        from docs_mcp_server.stdio_streams import WireMessages, WireSink
+
+        messages = WireMessages(self)
+        sink = WireSink(self)
         loop = asyncio.get_running_loop()
         async with anyio.create_task_group() as tg:
             scope = tg.cancel_scope
@@ -408,121 +404,6 @@ class StdioWire:
         with anyio.move_on_after(grace_seconds):
             await anyio.sleep_forever()
         scope.cancel()
-
-
-class _WireMessages:
-    """The MCP SDK's read stream: the messages it will accept, each parsed once.
-
-    The SDK's own stdio transport would parse every line a second time and hand it over through a
-    task of its own; the wire gives the dispatcher the parsed message directly.
-    """
-
-    def __init__(self, wire: StdioWire) -> None:
-        self._wire = wire
-        self._done = False
-
-    def __aiter__(self) -> _WireMessages:
-        return self
-
-    async def __anext__(self) -> Any:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def receive(self) -> Any:
-        """The next accepted message as the SDK's ``SessionMessage``; ``anyio.EndOfStream`` at the end."""
-        import anyio
-        from mcp.shared.message import SessionMessage
-
-        if self._done:
-            raise anyio.EndOfStream
-        while True:
-            raw = await self._next_line()
-            if raw is None:
-                # End of input: answer what was already asked (bounded), then let the SDK wind down.
-                if not await anyio.to_thread.run_sync(
-                    self._wire.wait_idle, self._wire.grace_seconds, abandon_on_cancel=True
-                ):
-                    log(
-                        logging.WARNING,
-                        "requests still running at end of input were cancelled",
-                        grace_seconds=self._wire.grace_seconds,
-                    )
-                self._done = True
-                raise anyio.EndOfStream
-            text = raw.decode("utf-8", errors="replace")
-            message = self._accepted(text)
-            if message is not None:
-                return SessionMessage(message)
-
-    async def aclose(self) -> None:
-        self._done = True
-
-    async def __aenter__(self) -> _WireMessages:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def _accepted(self, text: str) -> Any:
-        """The parsed message when the SDK gets ``text``; a line it would drop is answered and
-        rejected here (``None``)."""
-        message, rejection = jsonrpc.screen(text)
-        if rejection is not None:
-            self._wire.reject(text, rejection)
-            return None
-        self._wire.admit(message)
-        return message
-
-    async def _next_line(self) -> bytes | None:
-        """The next line, awaited on the event loop: the reader thread wakes it directly."""
-        loop = asyncio.get_running_loop()
-        while True:
-            arrived: asyncio.Future[None] = loop.create_future()
-
-            def wake(arrived: asyncio.Future[None] = arrived) -> None:
-                loop.call_soon_threadsafe(_resolve, arrived)
-
-            ready, raw = self._wire.poll_line(wake)
-            if ready:
-                return raw
-            try:
-                await arrived
-            finally:
-                self._wire.cancel_wake()
-
-
-class _WireSink:
-    """The MCP SDK's write stream: each message serialised and written as the SDK hands it over
-    (no writer task in between)."""
-
-    def __init__(self, wire: StdioWire) -> None:
-        self._wire = wire
-        self._closed = False
-
-    async def send(self, item: Any) -> None:
-        import anyio
-
-        if self._closed:
-            raise anyio.ClosedResourceError
-        text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-        if len(text) <= INLINE_WRITE_CHARS:
-            # well under a pipe's buffer: the write returns at once unless the client stops reading
-            self._wire.send(text)
-            return
-        await anyio.to_thread.run_sync(self._wire.send, text)
-
-    async def aclose(self) -> None:
-        self._closed = True
-
-    async def __aenter__(self) -> _WireSink:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 def run_stdio(app: DocsMcpApp, *, warm_up: bool = True) -> None:
