@@ -129,6 +129,23 @@ def test_an_unknown_embedding_provider_is_a_usage_error(tmp_path: Path, examples
     assert not out.exists()
 
 
+def test_an_out_folder_that_is_not_an_index_exits_2_untouched(tmp_path: Path, examples_docs: Path) -> None:
+    out = _write(
+        tmp_path / "mine",
+        {"metadata.json": '{"author": "me"}\n', "chunks.json": "[]\n", ".lancedb/notes.txt": "my notes\n"},
+    )
+    before = _snapshot(out)
+    done = run_docs_mcp("build", "--docs-dir", examples_docs, "--out", out)
+    assert done.returncode == 2, done.stderr
+    message = " ".join(line.strip(" │") for line in done.stderr.splitlines() if line.startswith("│"))
+    assert message.startswith(
+        f"Invalid value for '--out': '{out}' is not empty and is not a docs-mcp index (its metadata.json "
+        "has no metadata_version; it holds .lancedb, chunks.json, metadata.json): "
+    ), done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert _snapshot(out) == before
+
+
 def test_empty_corpus_exits_1_and_keeps_the_old_index(tmp_path: Path, old_index: Path) -> None:
     before = _snapshot(old_index)
     empty = _write(tmp_path / "empty", {})

@@ -16,7 +16,13 @@ import pytest
 from docs_mcp_core.build import BuildOptions, BuildReporter, build_index
 from docs_mcp_core.chunk_stream import ChunksJsonWriter, ChunkSpill
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.errors import CorpusInvalidError, IndexNotFoundError, MetadataNotFoundError, StorageError
+from docs_mcp_core.errors import (
+    CorpusInvalidError,
+    IndexNotFoundError,
+    MetadataNotFoundError,
+    OutputNotAnIndexError,
+    StorageError,
+)
 from docs_mcp_core.index.location import (
     GENERATION_PREFIX,
     S3Storage,
@@ -422,3 +428,21 @@ def test_a_generation_that_was_removed_is_reported_not_half_fetched(
     with pytest.raises(IndexNotFoundError, match=r"holds no files .*--generation-retention"):
         fetch_generation(storage, tmp_path / "cache")
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())
+
+
+@pytest.mark.integration
+def test_a_prefix_holding_other_files_than_an_index_is_refused_untouched(
+    examples_docs: Path, s3: S3Endpoint
+) -> None:
+    uri = f"s3://{BUCKET}/not-an-index/docs"
+    storage = open_storage(uri, s3.storage_options())
+    assert isinstance(storage, S3Storage)
+    storage.write_bytes("metadata.json", b'{"author": "me"}')
+    storage.write_bytes("chunks.json", b"[1, 2, 3]")
+    with pytest.raises(
+        OutputNotAnIndexError, match=r"its metadata.json has no metadata_version; it holds chunks"
+    ):
+        _build(examples_docs, uri, s3)
+    assert storage.list_names() == ["chunks.json", "metadata.json"]  # no lock, no generation
+    assert storage.read_bytes("metadata.json") == b'{"author": "me"}'
+    assert storage.read_bytes("chunks.json") == b"[1, 2, 3]"

@@ -2,7 +2,7 @@
 
 Progress goes to stderr; the last line on stdout is ``wrote N chunks from F files to OUT (...)``.
 Exit status: 0 on success, 1 when the build failed (a corpus with errors prints its findings first),
-2 on usage errors, 130 when interrupted, 143 when terminated; in every failure the previous index is
+2 on usage errors (among them an ``--out`` that holds other files than an index), 130 when interrupted, 143 when terminated; in every failure the previous index is
 untouched.
 """
 
@@ -13,10 +13,10 @@ from typing import Annotated, Literal
 
 import typer
 
-from docs_mcp_cli.errors import fail, reporting, sigterm_stops_like_ctrl_c
+from docs_mcp_cli.errors import fail, reporting, sigterm_stops_like_ctrl_c, usage_error
 from docs_mcp_cli.params import docs_dir_option, location, storage_option_option
 from docs_mcp_cli.progress import ConsoleReporter, human_bytes
-from docs_mcp_core.errors import CorpusInvalidError
+from docs_mcp_core.errors import CorpusInvalidError, OutputNotAnIndexError
 
 UNTOUCHED = " (the previous index, if any, is untouched)"
 
@@ -152,6 +152,9 @@ def build(
         try:
             with sigterm_stops_like_ctrl_c():
                 summary = build_index(options, reporter)
+        except OutputNotAnIndexError as exc:
+            reporter.close()
+            raise usage_error(str(exc), "--out") from None
         except CorpusInvalidError as exc:
             reporter.close()
             for finding in exc.findings:

@@ -82,6 +82,10 @@ class BuildError(DocsMcpError):
     """A build that cannot proceed (invalid corpus, empty corpus, embedding failure)."""
 
 
+class OutputNotAnIndexError(BuildError):
+    """``--out`` holds files that are not a docs-mcp index; a build refuses to replace them."""
+
+
 class BuildLockedError(BuildError):
     """Another build holds the lock on the output location (``holder`` describes it)."""
 

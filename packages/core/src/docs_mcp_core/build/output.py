@@ -9,6 +9,12 @@ no rename: the table goes under a fresh ``.lancedb-<build-id>`` prefix and ``met
 last and only if nobody else published meanwhile, switches readers to it (:class:`Output`). Either
 way the new table is opened and checked before it is published (:mod:`.verify`).
 
+A build writes only where an index, or nothing, is: a non-empty folder or prefix whose
+``metadata.json`` is not an index's (no ``metadata_version``) is refused before anything there is
+touched (:func:`refuse_unless_index`), so a wrong ``--out`` never replaces the user's own files.
+What an interrupted build leaves behind (its lock, scratch and temporary files, the embedding
+cache, object-store generations) does not count.
+
 Retention: an object store keeps the generation just replaced, and any other replaced generation
 until it has been replaced for ``generation_retention_seconds``, for replicas and readers still
 fetching or reading it.
@@ -28,7 +34,8 @@ from typing import Any
 
 from docs_mcp_core.build.options import BuildOptions, BuildReporter
 from docs_mcp_core.build.verify import verify_table
-from docs_mcp_core.errors import BuildError
+from docs_mcp_core.embedding.cache import CACHE_DIRNAME
+from docs_mcp_core.errors import BuildError, OutputNotAnIndexError
 from docs_mcp_core.index.location import (
     GENERATION_PREFIX,
     IndexStorage,
@@ -37,11 +44,19 @@ from docs_mcp_core.index.location import (
     new_build_id,
     open_storage,
 )
-from docs_mcp_core.index.lock import BuildLock, acquire_build_lock
+from docs_mcp_core.index.lock import LOCK_FILENAME, BuildLock, acquire_build_lock
 from docs_mcp_core.index.table import LANCEDB_DIRNAME, directory_size, write_table
 from docs_mcp_core.metadata import METADATA_FILENAME
+from docs_mcp_core.ordering import sort_key
 
-__all__ = ["CHUNKS_FILENAME", "SPILL_FILENAME", "WORK_DIRNAME", "Output", "recover_interrupted_swap"]
+__all__ = [
+    "CHUNKS_FILENAME",
+    "SPILL_FILENAME",
+    "WORK_DIRNAME",
+    "Output",
+    "recover_interrupted_swap",
+    "refuse_unless_index",
+]
 
 CHUNKS_FILENAME = "chunks.json"
 WORK_DIRNAME = ".lancedb.work"  # a local build's scratch: the chunk spill and chunks.json being written
@@ -53,6 +68,62 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     elif path.exists() or path.is_symlink():
         path.unlink(missing_ok=True)
+
+
+_BUILD_FILES = frozenset(
+    {
+        LOCK_FILENAME,
+        f"{LANCEDB_DIRNAME}.tmp",
+        f"{LANCEDB_DIRNAME}.old",
+        WORK_DIRNAME,
+        f"{CHUNKS_FILENAME}.tmp",
+        f"{METADATA_FILENAME}.tmp",
+        CACHE_DIRNAME,
+    }
+)
+
+
+def _is_index_metadata(data: bytes | None) -> bool:
+    try:
+        raw = json.loads(data.decode("utf-8-sig")) if data is not None else None
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(raw, dict) and "metadata_version" in raw
+
+
+def refuse_unless_index(names: list[str], read: Callable[[str], bytes | None], where: str) -> None:
+    """Raise :class:`OutputNotAnIndexError` when an output holding ``names`` (its top-level entries)
+    is neither empty nor an index: no ``metadata.json`` (or, for a first build cut short while
+    publishing, ``metadata.json.tmp``) with a ``metadata_version``. ``read(name)`` gives a file's
+    bytes, ``None`` if it cannot be read. Entries a build itself leaves behind do not count."""
+    theirs = [n for n in names if n not in _BUILD_FILES and not n.startswith(GENERATION_PREFIX)]
+    if not theirs:
+        return
+    for name in (METADATA_FILENAME, f"{METADATA_FILENAME}.tmp"):
+        if name in names and _is_index_metadata(read(name)):
+            return
+    theirs.sort(key=sort_key)
+    shown = ", ".join(theirs[:5]) + (f" and {len(theirs) - 5} more" if len(theirs) > 5 else "")
+    why = (
+        f"its {METADATA_FILENAME} has no metadata_version"
+        if METADATA_FILENAME in names
+        else f"it has no {METADATA_FILENAME}"
+    )
+    raise OutputNotAnIndexError(
+        f"'{where}' is not empty and is not a docs-mcp index ({why}; it holds {shown}): a build "
+        "replaces the index files in its output, so it writes nothing there. Choose a new or empty "
+        "folder, or remove these files first if they are an index you no longer need"
+    )
+
+
+def _read_file(folder: Path) -> Callable[[str], bytes | None]:
+    def read(name: str) -> bytes | None:
+        try:
+            return (folder / name).read_bytes()
+        except OSError:
+            return None
+
+    return read
 
 
 def recover_interrupted_swap(out_dir: Path) -> None:
@@ -115,12 +186,26 @@ class Output:
             if self.out_dir.exists() and not self.out_dir.is_dir():
                 raise BuildError(f"--out '{self.options.out_dir}' exists and is not a directory")
             self._created = not self.out_dir.exists()
+            if not self._created:
+                try:
+                    names = sorted(p.name for p in self.out_dir.iterdir())
+                except OSError as exc:
+                    raise BuildError(f"cannot read --out '{self.options.out_dir}': {exc.strerror}") from None
+                refuse_unless_index(names, _read_file(self.out_dir), str(self.options.out_dir))
             self._lock = acquire_build_lock(self.out_dir, wait=self.options.wait_for_lock, notify=rep.step)
             recover_interrupted_swap(self.out_dir)
         elif self.storage is not None:
             _previous_index(self.storage)  # unreachable store, bad credentials, no bucket: fail here
+            refuse_unless_index(self.storage.list_names(), self._read_object, self.storage.location)
             self._lock = acquire_build_lock(self.storage, wait=self.options.wait_for_lock, notify=rep.step)
             self.previous_path, self._previous_etag = _previous_index(self.storage)
+
+    def _read_object(self, name: str) -> bytes | None:
+        assert self.storage is not None
+        try:
+            return self.storage.read_bytes(name)
+        except OSError:
+            return None
 
     def open_work(self) -> Path:
         """The local folder for scratch files (the output folder itself, or a temporary folder)."""
