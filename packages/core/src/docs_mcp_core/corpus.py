@@ -34,6 +34,12 @@ from docs_mcp_core.markdown import ParsedMarkdown, parse_markdown
 from docs_mcp_core.ordering import sort_key
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml")
+BOM = "\ufeff"
+"""A UTF-8 byte-order mark: ignored at the start of a markdown file or a manifest, with a warning."""
+BOM_WARNING = (
+    "the file starts with a UTF-8 byte-order mark, which is ignored; save it as UTF-8 without one "
+    "to silence this warning"
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -203,7 +209,9 @@ class ManifestResolver:
         if full.is_file():
             try:
                 text = full.read_text(encoding="utf-8")
-                manifest, issues = parse_manifest(text, source=rel_path)
+                manifest, issues = parse_manifest(text.removeprefix(BOM), source=rel_path)
+                if text.startswith(BOM):
+                    issues.insert(0, ManifestIssue(BOM_WARNING, "warning"))
             except UnicodeDecodeError:
                 err = FindingError(Finding(rel_path, None, "error", "manifest is not valid UTF-8"))
                 self._errors[rel_dir] = err
@@ -298,6 +306,7 @@ class PreparedFile:
     manifest: ManifestEntry | None
     front_matter: dict[str, Any] | None
     id_collisions: list[IdCollision] = field(default_factory=list)  # filled by chunks()
+    bom: bool = False  # the file started with a byte-order mark (not part of ``markdown``)
 
     def chunks(self) -> list[Chunk]:
         self.id_collisions = []
@@ -443,8 +452,14 @@ def first_h1(parsed: ParsedMarkdown) -> str | None:
 
 
 def prepare_file(docs_dir: Path, relpath: str, resolver: ManifestResolver) -> PreparedFile:
-    """Read, parse and configure one file. Raises :class:`FindingError` on any problem."""
+    """Read, parse and configure one file. Raises :class:`FindingError` on any problem.
+
+    A byte-order mark at the start is dropped before parsing (it would hide the front matter and
+    a first-line heading) and noted in ``bom``.
+    """
     markdown = read_markdown(docs_dir, relpath)
+    bom = markdown.startswith(BOM)
+    markdown = markdown.removeprefix(BOM)
     parsed = parse_markdown(markdown)
     front_matter = parse_front_matter(parsed, relpath)
     entry = resolver.nearest(relpath)
@@ -461,4 +476,4 @@ def prepare_file(docs_dir: Path, relpath: str, resolver: ManifestResolver) -> Pr
     except ManifestError as exc:
         msg = str(exc).removeprefix(relpath + ": ")
         raise FindingError(Finding(relpath, parsed.front_matter_line or None, "error", msg)) from None
-    return PreparedFile(relpath, markdown, parsed, config, entry, front_matter)
+    return PreparedFile(relpath, markdown, parsed, config, entry, front_matter, bom=bom)

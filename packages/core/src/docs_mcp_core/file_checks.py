@@ -1,7 +1,7 @@
 """The checks of one markdown file, run inside the chunking workers (see :mod:`.validation`).
 
 Beyond what reading, parsing and chunking a file already enforce: a file no manifest governs, an
-empty file, unknown ``mcp_*`` front matter keys, two chunks the original would give one id (see
+empty file, a byte-order mark (dropped before parsing), unknown ``mcp_*`` front matter keys, two chunks the original would give one id (see
 :mod:`.chunking`), and every HTML comment directive
 ``<!-- mcp_... -->`` (:func:`directive_findings`; the rules are in :mod:`.validation`'s docstring).
 """
@@ -18,7 +18,7 @@ from typing import Any, Literal
 from markdown_it import MarkdownIt
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Chunk
-from docs_mcp_core.corpus import Finding, PreparedFile
+from docs_mcp_core.corpus import BOM_WARNING, Finding, PreparedFile
 from docs_mcp_core.manifest import hint_comments
 from docs_mcp_core.ordering import sort_key
 
@@ -40,6 +40,8 @@ def inspect_prepared_file(prepared: PreparedFile, chunks: list[Chunk]) -> list[F
         else:
             message = f"no manifest found; using strategy '{chunk_by}' set in the file"
         findings.append(Finding(rel, None, "warning", message))
+    if prepared.bom:
+        findings.append(Finding(rel, None, "warning", BOM_WARNING))
     if not prepared.markdown.strip():
         findings.append(Finding(rel, None, "warning", "file is empty; it is indexed as one empty chunk"))
     findings.extend(_front_matter_findings(prepared))

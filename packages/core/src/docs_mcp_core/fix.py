@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
-from docs_mcp_core.corpus import Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
+from docs_mcp_core.corpus import BOM, Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
 from docs_mcp_core.errors import FindingError, ManifestError
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, glob_match, parse_manifest
 from docs_mcp_core.markdown import ParsedMarkdown, utf16_len
@@ -188,7 +188,7 @@ def bootstrap_manifest(corpus: Corpus | Path) -> FixPlan:
     suggestions: list[tuple[str, str]] = []
     for rel in unmanaged:
         try:
-            suggestions.append((rel, suggest_chunk_by(read_markdown(docs_dir, rel))))
+            suggestions.append((rel, suggest_chunk_by(read_markdown(docs_dir, rel).removeprefix(BOM))))
         except FindingError as exc:
             plan.notes.append(f"{exc.finding.render()} (skipped)")
     default = pick_default_chunk_by([s for _rel, s in suggestions]) if suggestions else "h2"
@@ -380,7 +380,7 @@ def drift_repairs(corpus: Corpus | Path, base: FixPlan | None = None) -> FixPlan
         current = texts.get(path)
         if current is None:
             current = (docs_dir / path).read_text(encoding="utf-8")
-        raw = json.loads(current)
+        raw = json.loads(current.removeprefix(BOM))
         creating = previous is not None and previous.old_text is None
         _apply(raw, items, entry.base, sort_all=creating)
         new_text = _dump(raw)

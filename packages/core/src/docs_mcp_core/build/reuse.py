@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.corpus import ManifestResolver, file_fingerprint, load_yaml
+from docs_mcp_core.corpus import BOM, ManifestResolver, file_fingerprint, load_yaml
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import FindingError, YamlExpansionError
 from docs_mcp_core.manifest import resolve_file_config
@@ -57,6 +57,8 @@ def reuse_unchanged_file(
         manifest = resolver.nearest(rel)
     except (OSError, UnicodeDecodeError, FindingError):
         return None
+    if markdown.startswith(BOM):
+        return None  # parsed again, so validate's warning about the mark is reported again
     front_matter: dict[str, Any] | None = None
     if markdown.startswith("---"):
         front_matter = scan_front_matter(markdown)
