@@ -1,8 +1,11 @@
 """Token budgets: answers that fit the ``max_tokens`` an agent asked for.
 
 An agent pays for every token a tool returns. With ``max_tokens``, the whole text of an answer
-stays within that many tokens, counted with a tiktoken encoding (``o200k_base`` unless the engine
-is configured otherwise, see :mod:`docs_mcp_core.tokens`), and a cut always says so:
+stays within that many tokens, and a cut always says so. Tokens are counted with the engine's
+encoding (``o200k_base`` unless configured otherwise) and with every other tiktoken encoding the
+project ships (:data:`docs_mcp_core.tokens.ENCODINGS`), the largest count deciding: the budget
+holds whichever of them the client counts with (``cl100k_base``, the default of
+:func:`~docs_mcp_core.tokens.count_tokens`, counts some answers a few percent longer):
 
 * ``get_doc``: the answer is a sequence of :class:`Piece` s, delimiter lines and blocks of
   markdown cut only where :func:`docs_mcp_core.markdown.cut_points` allows (never inside a code
@@ -12,8 +15,9 @@ is configured otherwise, see :mod:`docs_mcp_core.tokens`), and a cut always says
 * ``search_docs``: :func:`fit_page` renders the result as compact JSON (indentation is tokens spent
   on nothing); if that is not enough, it leaves out the fields that repeat others (``filepath``,
   ``heading``, the breadcrumb's file path, ``score``: see :class:`~.hits.SearchHit`), then shortens
-  the snippets and, last, leaves hits out from the end, so ``next_cursor`` continues with the first
-  hit left out; a ``cut`` field says what was done.
+  the snippets down to :data:`MIN_SNIPPET` characters, then leaves hits out from the end (so
+  ``next_cursor`` continues with the first hit left out), and only when not even one hit with such
+  a snippet fits does it give hits without snippets; a ``cut`` field says what was done.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from typing import Any
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.markdown import cut_points
 from docs_mcp_core.search.hits import SearchResult
-from docs_mcp_core.tokens import get_encoding
+from docs_mcp_core.tokens import ENCODINGS, get_encoding
 
 __all__ = [
     "DELIMITER",
     "MAX_MAX_TOKENS",
     "MIN_MAX_TOKENS",
+    "MIN_SNIPPET",
     "SNIPPET_CAPS",
     "Fitted",
     "Piece",
@@ -46,6 +51,7 @@ MIN_MAX_TOKENS = 200  # room for a delimiter, a block and the notice, or one hit
 MAX_MAX_TOKENS = 1_000_000
 DELIMITER = "delimiter"  # the kind of a piece that only introduces a chunk or a section
 SNIPPET_CAPS = (160, 100, 60, 0)  # characters a snippet is shortened to, tried in this order
+MIN_SNIPPET = 60  # a page drops hits before it shortens their snippets below this
 _KIND_NAMES = {
     "fence": "code block",
     "code": "code block",
@@ -66,14 +72,16 @@ def check_max_tokens(max_tokens: int | None) -> int | None:
 
 
 class TokenBudget:
-    """``max_tokens`` and the encoding its tokens are counted with."""
+    """``max_tokens`` and the encodings its tokens are counted with: ``encoding`` and the other
+    shipped ones, the largest count deciding (see the module docstring)."""
 
     def __init__(self, max_tokens: int, encoding: str) -> None:
         self.max_tokens = max_tokens
-        self._encoding = get_encoding(encoding)
+        names = [encoding, *(name for name in ENCODINGS if name != encoding)]
+        self._encodings = [get_encoding(name) for name in names]
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(text))
+        return max(len(encoding.encode_ordinary(text)) for encoding in self._encodings)
 
     def fits(self, text: str) -> bool:
         # every token covers at least one UTF-8 byte: short texts need no tokenizing
@@ -212,19 +220,24 @@ def fit_page(
         kept = len(_shorten(snippet, cap))
         return lean_costs[i] - snippet_costs[i] + -(-snippet_costs[i] * kept // len(snippet))
 
-    for kept in range(len(hits), 0, -1):
-        for cap in (None, *SNIPPET_CAPS):
-            if envelope + sum(cost(i, cap) for i in range(kept)) > budget.max_tokens + 8:
-                continue
-            shortened = cap is not None and any(len(h.snippet) > cap for h in hits[:kept])
-            candidate = replace(
-                compact,
-                hits=[shortened_hit(i, cap) for i in range(kept)],
-                next_cursor=result.next_cursor if kept == len(hits) else cursor_after(kept),
-                cut=_cut_message(budget.max_tokens, shortened, len(hits) - kept),
-            )
-            if budget.fits(candidate.text()):
-                return candidate
+    # Fewer hits an agent can judge by their snippets beat more hits it cannot: hits are left out
+    # before snippets go below MIN_SNIPPET characters, and snippets are dropped only when not even
+    # one hit with such a snippet fits.
+    useful = tuple(c for c in SNIPPET_CAPS if c >= MIN_SNIPPET)
+    for caps in ((None, *useful), tuple(c for c in SNIPPET_CAPS if c < MIN_SNIPPET)):
+        for kept in range(len(hits), 0, -1):
+            for cap in caps:
+                if envelope + sum(cost(i, cap) for i in range(kept)) > budget.max_tokens + 8:
+                    continue
+                shortened = cap is not None and any(len(h.snippet) > cap for h in hits[:kept])
+                candidate = replace(
+                    compact,
+                    hits=[shortened_hit(i, cap) for i in range(kept)],
+                    next_cursor=result.next_cursor if kept == len(hits) else cursor_after(kept),
+                    cut=_cut_message(budget.max_tokens, shortened, len(hits) - kept),
+                )
+                if budget.fits(candidate.text()):
+                    return candidate
     empty = replace(
         compact,
         hits=[],
