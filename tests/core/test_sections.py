@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.search import SearchEngine
-from docs_mcp_core.search.sections import FileChunk, find_section, section_paths
+from docs_mcp_core.search.sections import FileChunk, find_section, section_paths, split_chunk_id
 
 HEADER = re.compile(r"^--- Section: (\S+) \((Chunks? [\d-]+) of (\d+)\) \(Target: (\S+)\) ---\n")
 
@@ -161,3 +162,38 @@ def test_every_part_of_sdk_docs_brings_its_whole_section(sdk_docs_index: Path) -
             at = found + len(part["content"])
         checked += 1
     assert checked == 141  # every -part-N chunk the original's chunking gives sdk-docs
+
+
+@pytest.mark.parametrize(
+    ("chunk_id", "expected"),
+    [
+        ("sdks/c#/README.md#c-sharp/install", ("sdks/c#/README.md", "c-sharp/install")),
+        ("sdks/c#/README.md#_preamble-part-2", ("sdks/c#/README.md", "_preamble-part-2")),
+        ("sdks/c#/README.md", ("sdks/c#/README.md", None)),
+        ("notes#1.md", ("notes#1.md", None)),
+        ("guides/a.md#a/b", ("guides/a.md", "a/b")),
+        ("guides/a.md", ("guides/a.md", None)),
+    ],
+)
+def test_a_chunk_id_splits_at_the_fragment_not_at_a_hash_in_its_path(
+    chunk_id: str, expected: tuple[str, str | None]
+) -> None:
+    assert split_chunk_id(chunk_id) == expected
+
+
+def test_sections_of_a_file_whose_path_holds_a_hash(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "sdks" / "c#").mkdir(parents=True)
+    (docs / ".docs-mcp.json").write_text(json.dumps({"version": "1"}), encoding="utf-8")
+    (docs / "sdks" / "c#" / "README.md").write_text(
+        "## Install\n\nrun dotnet add\n\n## Usage\n\ncall it\n", encoding="utf-8"
+    )
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "out"))
+    engine = SearchEngine.open(tmp_path / "out")
+    target = "sdks/c#/README.md#install"
+    header = HEADER.match(engine.get_doc(target, scope="parent"))
+    assert header is not None
+    assert header.groups() == ("sdks/c#/README.md", "Chunks 1-2", "2", target)  # the whole file
+    header = HEADER.match(engine.get_doc(target, scope="section"))
+    assert header is not None and header.group(1) == target
+    assert engine.get_doc(target, context=-1).startswith("## Install\n")

@@ -35,7 +35,7 @@ from docs_mcp_core.search.budget import DELIMITER, Piece, TokenBudget, check_max
 from docs_mcp_core.search.content_store import ContentStore
 from docs_mcp_core.search.cursor import DocRequest, decode_doc_cursor, encode_doc_cursor
 from docs_mcp_core.search.row_catalog import RowCatalog
-from docs_mcp_core.search.sections import SCOPES, FileChunk, Section, find_section
+from docs_mcp_core.search.sections import SCOPES, FileChunk, Section, find_section, split_chunk_id
 from docs_mcp_core.tokens import BUDGET_ENCODING
 
 __all__ = ["MAX_CONTEXT", "Documents", "is_chunk_id_format"]
@@ -113,7 +113,7 @@ class Documents:
         if not chunk_id or not chunk_id.strip():
             raise SearchError("chunk_id must be a non-empty string")
         if context == WHOLE_FILE:
-            return await self.file_content(chunk_id.split("#", 1)[0])
+            return await self.file_content(split_chunk_id(chunk_id)[0])
         if scope not in SCOPES:
             raise SearchError(f"scope must be one of: {', '.join(SCOPES)}")
         c = max(0, min(MAX_CONTEXT, int(context)))
@@ -204,7 +204,7 @@ class Documents:
                 texts.insert(0, heading)
         first, last = section.indexes[0] + 1, section.indexes[-1] + 1
         numbers = f"Chunk {first}" if first == last else f"Chunks {first}-{last}"
-        filepath = chunk_id.split("#", 1)[0]
+        filepath = split_chunk_id(chunk_id)[0]
         header = (
             f"--- Section: {section.section_id(filepath)} ({numbers} of {len(order)}) (Target: {chunk_id})"
         )

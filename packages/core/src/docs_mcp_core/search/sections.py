@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["SCOPES", "FileChunk", "Section", "find_section", "section_paths"]
+__all__ = ["SCOPES", "FileChunk", "Section", "find_section", "section_paths", "split_chunk_id"]
 
 SCOPES = ("chunk", "section", "parent")
 _PART_RE = re.compile(r"^(.*)-part-(\d+)$")
@@ -55,8 +55,21 @@ class Section:
         return f"{filepath}#{'/'.join(self.path)}" if self.path else filepath
 
 
+def split_chunk_id(chunk_id: str) -> tuple[str, str | None]:
+    """``(filepath, fragment)`` of a chunk id; the fragment is ``None`` for a file chunked whole.
+
+    A file path may itself hold ``#`` (``sdks/c#/README.md``), a fragment never does, nor a ``.``
+    (slugs keep only ``[a-z0-9 -]``), while every document's path ends in a name with a suffix
+    (``.md``): the fragment is what follows the last ``#``, when it holds no ``.``.
+    """
+    filepath, sep, fragment = chunk_id.rpartition("#")
+    if not sep or "." in fragment:
+        return chunk_id, None
+    return filepath, fragment
+
+
 def _fragment(chunk_id: str) -> str | None:
-    return chunk_id.split("#", 1)[1] if "#" in chunk_id else None
+    return split_chunk_id(chunk_id)[1]
 
 
 def section_paths(chunks: Sequence[FileChunk]) -> list[tuple[str, ...]]:
