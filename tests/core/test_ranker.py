@@ -9,7 +9,9 @@ from docs_mcp_core.search import Query
 from docs_mcp_core.search.legs import EMPTY_LEG
 from docs_mcp_core.search.ranker import (
     RRF_K,
+    Ranked,
     RankingWeights,
+    continued,
     coverage_factor,
     coverage_rows,
     cue_factors,
@@ -132,8 +134,15 @@ def test_order_rounds_then_breaks_ties_by_depth_then_chunk_id() -> None:
     assert ranked.positions.tolist() == [2, 1, 3, 0]  # 6 decimals: rows 0, 1, 3 tie
     assert ranked.scores.tolist() == [2.0, 1.0, 1.0, 1.0]
     assert order(rows, score, sort_rank).positions.tolist() == [2, 3, 1, 0]
-    deduped = order(rows, score, sort_rank, depth=depth, dedup_group=np.array([0, 0, 1, 0]))
-    assert deduped.positions.tolist() == [2, 1]
+
+
+def test_continued_keeps_the_first_ranking_and_appends_the_rest_in_deeper_order() -> None:
+    first = Ranked(np.array([5, 2, 9]), np.array([3.0, 2.0, 1.0]))
+    deeper = Ranked(np.array([2, 7, 5, 1, 9, 4]), np.array([3.5, 3.0, 2.5, 2.0, 1.5, 1.0]))
+    both = continued(first, deeper)
+    assert both.positions.tolist() == [5, 2, 9, 7, 1, 4]
+    assert both.scores.tolist() == [3.0, 2.0, 1.0, 3.0, 2.0, 1.0]
+    assert continued(first, Ranked(np.empty(0, np.int64), np.empty(0))).positions.tolist() == [5, 2, 9]
 
 
 def test_first_of_each_group_keeps_order_and_ungrouped_rows() -> None:

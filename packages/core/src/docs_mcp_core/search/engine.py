@@ -21,11 +21,16 @@ A request goes through the parts of this package in order:
 
 1. :class:`~docs_mcp_core.search.query.Query`: the query, read once for everything below;
 2. :func:`~docs_mcp_core.search.filters.active_filters` and the cursor: which rows, which page;
-3. :class:`~docs_mcp_core.search.retrieval.Retrieval`: the match, phrase and vector legs, each
-   returning up to :func:`~docs_mcp_core.search.options.fetch_depth` rows under the same prefilter;
+3. :class:`~docs_mcp_core.search.retrieval.Retrieval`: the match, phrase, vector and spelling
+   legs, each returning up to :func:`~docs_mcp_core.search.options.fetch_depth` rows under the
+   same prefilter;
    with, for a search that found nothing, the full-text matches a hint suggests filters from;
 4. :class:`~docs_mcp_core.search.ranker.Ranker`: the legs ranked into the ordered rows, by the
-   default ranking (``docs/ranking.md``) or the original recipe (weighted reciprocal-rank fusion);
+   default ranking (``docs/ranking.md``) or the original recipe (weighted reciprocal-rank fusion).
+   A default-ranking page that reaches the end of that ranking while a leg had more rows runs
+   steps 3 and 4 once more with :data:`~docs_mcp_core.search.options.MAX_FETCH` rows per leg, and
+   the deeper ranking continues the first (:meth:`~docs_mcp_core.search.ranker.Ranker.extend`):
+   every page of a query is cut from one order, and its first 5,000 rows can be paged through;
 5. :mod:`~docs_mcp_core.search.facets` (when asked for) and the page of the ordered rows;
 6. :class:`~docs_mcp_core.search.hits.HitReader`: the page of hits with snippets, or a hint;
 7. :mod:`~docs_mcp_core.search.budget` (with ``max_tokens``): the answer fitted to a token budget.
@@ -61,8 +66,9 @@ from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
 from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
+from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING
-from docs_mcp_core.search.options import SearchOptions, clamp_limit, fetch_depth
+from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, clamp_limit, fetch_depth
 from docs_mcp_core.search.prefixes import PrefixExpander
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.ranker import Ranker, RankingWeights
@@ -308,18 +314,23 @@ class SearchEngine:
         legs = await self._retrieval.legs(q, prefilter, fetch)
         hint_matches = await self._retrieval.hint_matches(q, prefilter, legs, HINT_ROWS)
         ranking = await self._ranker.rank(q, active, legs)
+        if self._default and offset + page_size >= len(ranking.ordered) and _cut(legs, fetch):
+            # the page reaches the end of the first pool's ranking, and a leg had more rows
+            deeper = await self._retrieval.legs(q, prefilter, MAX_FETCH)
+            ranking = await self._ranker.extend(ranking, q, active, deeper)
         counts = None
         if facets:
             unfiltered = [k for k in self._taxonomy_keys if k not in active]
             counts = facet_counts(self._catalog, ranking.candidates.positions, unfiltered)
         ranked = ranking.ordered
-        end = min(offset + page_size, len(ranked))
+        total = min(len(ranked), MAX_FETCH)  # the pageable depth
+        end = min(offset + page_size, total)
         page = ranked.positions[offset:end]
         hits = await self._hits.hits(page, ranked.scores[offset:end], q)
         hint = None if hits else await self._hits.hint(q, active, hint_matches)
 
         def cursor_after(shown: int) -> str | None:
-            if offset + shown >= len(ranked):
+            if offset + shown >= total:
                 return None
             position = CursorPosition(offset + shown, page_size)
             return encode_cursor(position, query=q.text, filters=active, secret=self._secret)
@@ -401,6 +412,11 @@ class SearchEngine:
     def list_filepaths(self, filters: Mapping[str, str]) -> list[str]:
         """Files that have a chunk matching every ``key = value`` in ``filters`` (no auto-include)."""
         return self._documents.filepaths(filters)
+
+
+def _cut(legs: Mapping[str, Leg], fetch: int) -> bool:
+    """Whether some leg returned as many rows as it was asked for (it may have had more)."""
+    return any(len(leg[0]) >= fetch for leg in legs.values())
 
 
 def _completed(call: Coroutine[Any, Any, T]) -> T:

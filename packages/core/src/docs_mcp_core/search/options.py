@@ -34,7 +34,7 @@ MatchRetriever = Literal["memory", "lancedb"]
 RANKINGS: tuple[Ranking, ...] = get_args(Ranking)
 MATCH_RETRIEVERS: tuple[MatchRetriever, ...] = get_args(MatchRetriever)
 MAX_FETCH = 5000
-DEFAULT_POOL = 200  # rows per retriever for pages within the first 200 results (docs/ranking.md)
+DEFAULT_POOL = 200  # rows per retriever of the default ranking's first pool (docs/ranking.md)
 VECTOR_COOLDOWN_SECONDS = 60.0
 QUERY_EMBEDDING_TIMEOUT_SECONDS = 5.0  # per request; a query never waits on a slow embedding API for long
 QUERY_EMBEDDING_MAX_RETRIES = 1
@@ -90,8 +90,10 @@ def fetch_depth(offset: int, page_size: int, *, rescored: bool) -> int:
     The original recipe fetches ``max(offset + limit + 200, 5 * limit)``, as the original does.
     The default ranking re-scores the pool with priors and cues (``rescored``), which can lift a row
     from deep in BM25 order to the top; a pool that grew with the offset would then let pages repeat
-    or skip hits. It therefore fetches a fixed depth for the first pages and the maximum beyond it.
+    or skip hits. It therefore ranks every page from the same pool of :data:`DEFAULT_POOL` rows,
+    continued, for a page beyond that ranking's end, by a ranking of :data:`MAX_FETCH` rows per leg
+    (:meth:`~docs_mcp_core.search.ranker.Ranker.extend`).
     """
     if not rescored:
         return min(max(offset + page_size + 200, page_size * 5), MAX_FETCH)
-    return DEFAULT_POOL if offset + page_size <= DEFAULT_POOL else MAX_FETCH
+    return DEFAULT_POOL

@@ -56,6 +56,7 @@ __all__ = [
     "Ranker",
     "Ranking",
     "RankingWeights",
+    "continued",
     "coverage_factor",
     "coverage_rows",
     "cue_factors",
@@ -122,11 +123,13 @@ class Ranked:
 
 @dataclass(frozen=True)
 class Ranking:
-    """What :meth:`Ranker.rank` returns: the ordered rows, and the candidates before near-identical
-    hits were collapsed (what facets count)."""
+    """What :meth:`Ranker.rank` returns: the ordered rows; the candidates before near-identical
+    hits were collapsed (what facets count); the scored rows in order before byte-identical and
+    near-identical hits were left out (what :meth:`Ranker.extend` continues)."""
 
     ordered: Ranked
     candidates: Ranked
+    scored: Ranked
 
 
 Contributions = tuple[list[np.ndarray], list[np.ndarray]]  # per leg: the rows and what each adds
@@ -320,23 +323,22 @@ def first_of_each_group(groups: np.ndarray) -> np.ndarray:
 
 
 def order(
-    rows: np.ndarray,
-    score: np.ndarray,
-    sort_rank: np.ndarray,
-    *,
-    depth: np.ndarray | None = None,
-    dedup_group: np.ndarray | None = None,
+    rows: np.ndarray, score: np.ndarray, sort_rank: np.ndarray, *, depth: np.ndarray | None = None
 ) -> Ranked:
     """Scored rows sorted best first, scores rounded to 6 decimals; ties by ``depth`` (when given),
-    then chunk id (``sort_rank``). With ``dedup_group``, only the first row of each group stays
-    (byte-identical chunks give one hit)."""
+    then chunk id (``sort_rank``)."""
     score = np.round(score, 6)
     keys = [sort_rank[rows], *([depth[rows]] if depth is not None else []), -score]
     ranking = np.lexsort(keys)
-    ranked = Ranked(rows[ranking], score[ranking])
-    if dedup_group is not None:
-        ranked = ranked.keep(first_of_each_group(dedup_group[ranked.positions]))
-    return ranked
+    return Ranked(rows[ranking], score[ranking])
+
+
+def continued(first: Ranked, deeper: Ranked) -> Ranked:
+    """``first``, then the rows of ``deeper`` that ``first`` does not hold, in ``deeper``'s order."""
+    tail = deeper.keep(~np.isin(deeper.positions, first.positions))
+    return Ranked(
+        np.concatenate([first.positions, tail.positions]), np.concatenate([first.scores, tail.scores])
+    )
 
 
 # ── the whole ranking of one request ─────────────────────────────────────────────────────────
@@ -375,13 +377,32 @@ class Ranker:
 
     async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
         """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""
-        ranked = await self._default(query, filters, legs) if self.default else self._original(legs)
+        scored = await self._default(query, filters, legs) if self.default else self._original(legs)
+        return self._distinct(scored, filters)
+
+    async def extend(
+        self, first: Ranking, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]
+    ) -> Ranking:
+        """``first`` continued by the rows of deeper ``legs`` it does not hold, in their own ranking
+        order: the rows ``first`` ordered keep their places, so pages cut from either agree."""
+        deeper = await self._default(query, filters, legs) if self.default else self._original(legs)
+        return self._distinct(continued(first.scored, deeper), filters)
+
+    def _distinct(self, scored: Ranked, filters: Mapping[str, str]) -> Ranking:
+        """``scored`` without the byte-identical chunks after the first (default ranking) and then
+        without near-identical hits that differ only by a collapse key not in ``filters``. Both keep
+        the first row of a group, so a longer ``scored`` with the same beginning gives the same
+        beginning."""
+        ranked = scored
+        dedup = self._catalog.dedup_group if self.default and self._dedup else None
+        if dedup is not None and len(ranked):
+            ranked = ranked.keep(first_of_each_group(dedup[ranked.positions]))
         candidates = ranked
         live = [k for k in self._collapse_keys if k not in filters]
         if live and len(ranked):
             groups = self._catalog.collapse_groups(live)[ranked.positions]
             ranked = ranked.keep(first_of_each_group(groups))
-        return Ranking(ordered=ranked, candidates=candidates)
+        return Ranking(ordered=ranked, candidates=candidates, scored=scored)
 
     def _original(self, legs: Mapping[str, Leg]) -> Ranked:
         """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
@@ -418,8 +439,7 @@ class Ranker:
         if intent is not None and weights.topic:
             topic = intent.topic_rows(topic_key(query.terms, list(cues.values())))
             topic_boost(rows, score, catalog.prior, topic, weights.topic)
-        dedup = catalog.dedup_group if self._dedup else None
-        return order(rows, score, catalog.sort_rank, depth=catalog.depth, dedup_group=dedup)
+        return order(rows, score, catalog.sort_rank, depth=catalog.depth)
 
     async def warm(self) -> None:
         """Derive what the default ranking's first search would (the intent signals' attributes)."""
