@@ -28,6 +28,7 @@ def test_schema_describes_the_manifest() -> None:
         "taxonomy",
         "mcpServerInstructions",
         "overrides",
+        "auto_include",
     }
     strategy = schema["$defs"]["StrategyModel"]
     assert strategy["properties"]["chunk_by"]["enum"] == ["h1", "h2", "h3", "file"]

@@ -7,6 +7,7 @@ must never widen the selection.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.index.table import TABLE_NAME, chunks_to_arrow, write_table
+from docs_mcp_core.metadata import AutoInclude
 from docs_mcp_core.search.filters import matches_filters, where_clause
 
 KEYS = ["scope", "language", "service"]
@@ -236,3 +238,97 @@ def test_no_filter_no_mask() -> None:
         raise AssertionError("not consulted")
 
     assert filter_mask({}, KEYS, equals) is None
+
+
+# ── a declared auto-include rule (a manifest's ``auto_include``) ─────────────────────────────────
+
+# the same rule over other keys and values: 'service' filtered, 'scope' says how
+SERVICE_RULE = AutoInclude(key="service", scope_key="scope", specific="sdk-specific", shared="global-guide")
+
+
+@pytest.mark.parametrize(
+    ("rule", "filters", "selected"),
+    [
+        # service filtered: sdk-specific chunks of that service, every guide, other scopes without a service
+        (
+            SERVICE_RULE,
+            {"service": "mistral"},
+            {"py-mistral", "guide", "guide-mistral", "guide-ts", "legacy", "legacy-py", "legacy-ts"}
+            | {"unscoped", "unscoped-py", "unscoped-go"},
+        ),
+        # language is now a plain key
+        (SERVICE_RULE, {"language": "python"}, {"py", "py-mistral", "legacy-py", "unscoped-py"}),
+        # no rule: every filter is plain equality
+        (None, {"language": "python"}, {"py", "py-mistral", "legacy-py", "unscoped-py"}),
+        (None, {"language": "python", "service": "mistral"}, {"py-mistral"}),
+    ],
+)
+def test_a_declared_rule_in_sql_in_memory_and_as_a_mask(
+    table: Any, rule: AutoInclude | None, filters: dict[str, str], selected: set[str]
+) -> None:
+    from docs_mcp_core.search.filters import filter_mask
+    from docs_mcp_core.search.row_catalog import RowCatalog
+
+    where = where_clause(filters, KEYS, rule)
+    assert where is not None
+    ids = table.search().where(where).select(["chunk_id"]).limit(1000).to_arrow().column("chunk_id")
+    assert {i.removesuffix(".md") for i in ids.to_pylist()} == selected
+    assert {name for name, meta in ROWS.items() if matches_filters(meta, filters, KEYS, rule)} == selected
+    catalog = RowCatalog.load(table, KEYS, "search_prior", "search_dedup", display_columns=["chunk_id"])
+    assert catalog.display is not None
+    names = [i.removesuffix(".md") for i in catalog.display.column("chunk_id").to_pylist()]
+    mask = filter_mask(filters, KEYS, catalog.equals, rule)
+    assert mask is not None
+    assert {name for name, keep in zip(names, mask.tolist(), strict=True) if keep} == selected
+
+
+def _corpus(root: Path, manifest: dict[str, Any]) -> Path:
+    docs = root / "docs"
+    overrides = []
+    for rel, meta in [
+        ("sdks/python.md", {"scope": "sdk-specific", "service": "billing"}),
+        ("sdks/go.md", {"scope": "sdk-specific", "service": "ledger"}),
+        ("guides/intro.md", {"scope": "global-guide"}),
+        ("notes/billing.md", {"scope": "notes", "service": "billing"}),
+        ("notes/ledger.md", {"scope": "notes", "service": "ledger"}),
+    ]:
+        path = docs / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {rel}\n\nRefunds are processed nightly.\n", encoding="utf-8")
+        overrides.append({"pattern": rel, "metadata": meta})
+    text = json.dumps({"version": "1", "overrides": overrides, **manifest})
+    (docs / ".docs-mcp.json").write_text(text, encoding="utf-8")
+    return docs
+
+
+@pytest.mark.parametrize(
+    ("manifest", "written", "found"),
+    [
+        # the original's rule is about 'language', which this taxonomy does not have
+        ({}, None, {"sdks/python.md", "notes/billing.md"}),
+        (
+            {"auto_include": {"key": "service"}},
+            {"key": "service", "scope_key": "scope", "specific": "sdk-specific", "shared": "global-guide"},
+            {"sdks/python.md", "guides/intro.md", "notes/billing.md"},
+        ),
+        ({"auto_include": False}, False, {"sdks/python.md", "notes/billing.md"}),
+    ],
+)
+def test_a_manifest_declares_the_rule_and_the_index_applies_it(
+    tmp_path: Path, manifest: dict[str, Any], written: Any, found: set[str]
+) -> None:
+    from docs_mcp_core.build import BuildOptions, build_index
+    from docs_mcp_core.search import SearchEngine
+
+    out = tmp_path / "idx"
+    build_index(
+        BuildOptions(docs_dir=_corpus(tmp_path, manifest), out_dir=out, indexed_at="2026-01-01T00:00:00.000Z")
+    )
+    document = json.loads((out / "metadata.json").read_text(encoding="utf-8"))
+    assert document.get("auto_include") == written
+    engine = SearchEngine.open(out)
+    try:
+        hits = engine.search("refunds processed", limit=20, filters={"service": "billing"}).hits
+        assert {h.filepath for h in hits} == found
+    finally:
+        engine.close()

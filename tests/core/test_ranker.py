@@ -78,6 +78,30 @@ def test_query_cues_find_taxonomy_values_named_in_the_query() -> None:
     assert cues("billing in python", ("language",)) == {"service": "billing"}
 
 
+def test_aliases_name_only_values_the_key_has() -> None:
+    def cues(query: str, taxonomy: dict[str, list[str]]) -> dict[str, str]:
+        return query_cues(Query.parse(query).words, taxonomy, ())
+
+    with_js = {"language": ["javascript", "python", "typescript"]}
+    assert cues("paginate with js", with_js) == {"language": "javascript"}
+    assert cues("paginate in JavaScript", with_js) == {"language": "javascript"}
+    assert cues("paginate in Node", with_js) == {"language": "javascript"}
+    assert cues("paginate with js", TAXONOMY) == {"language": "typescript"}  # no javascript value
+    assert cues("paginate in javascript", TAXONOMY) == {"language": "typescript"}
+    # 'node' is an ordinary word unless capitalised
+    assert cues("how to delete a node from the tree", with_js) == {}
+    assert cues("how to delete a node from the tree", TAXONOMY) == {}
+    # an alias names nothing when the key has none of its values
+    assert cues("retries with golang", {"language": ["python"]}) == {}
+    # C# is a word: it names c#, or csharp / dotnet through the aliases
+    assert cues("retries in C#", {"language": ["c#", "go"]}) == {"language": "c#"}
+    assert cues("retries in C#", {"language": ["csharp", "go"]}) == {"language": "csharp"}
+    assert cues("retries in csharp", {"language": ["dotnet"]}) == {"language": "dotnet"}
+    assert cues("C++ bindings", {"sdk": ["c++", "rust"]}) == {"sdk": "c++"}
+    # aliases apply to any key that has the value they stand for
+    assert cues("the py client", {"sdk": ["python", "go"], "kind": ["guide"]}) == {"sdk": "python"}
+
+
 def test_cue_factors_boost_the_named_value_and_damp_the_others() -> None:
     # rows 0..4 carry: go, python, (no value), typescript, go; service: billing on row 4 only
     language = np.array([0, 1, -1, 2, 0])

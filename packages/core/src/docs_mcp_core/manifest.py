@@ -76,6 +76,29 @@ class TaxonomyKeyConfig(BaseModel):
     properties: dict[str, TaxonomyValueConfig] = Field(default_factory=dict)
 
 
+class AutoIncludeConfig(BaseModel):
+    """The auto-include rule of filters; every field defaults to the original's rule."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    key: str = Field(default="language", min_length=1, description="The filter that includes more chunks.")
+    scope_key: str = Field(
+        default="scope",
+        min_length=1,
+        description="The taxonomy key whose values say how a chunk is included.",
+    )
+    specific: str = Field(
+        default="sdk-specific",
+        min_length=1,
+        description="Scope value of chunks that match only when they carry the filtered value.",
+    )
+    shared: str = Field(
+        default="global-guide",
+        min_length=1,
+        description="Scope value of chunks that match whatever the filter.",
+    )
+
+
 class OverrideModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -100,6 +123,13 @@ class Manifest(BaseModel):
         default=None, description="Instructions the MCP server gives to clients."
     )
     overrides: list[OverrideModel] | None = None
+    auto_include: AutoIncludeConfig | Literal[False] | None = Field(
+        default=None,
+        description=(
+            "The auto-include rule of search filters (default: the original's, key 'language', "
+            "scope key 'scope', values 'sdk-specific' and 'global-guide'); false turns it off."
+        ),
+    )
 
 
 def manifest_json_schema() -> dict[str, Any]:
@@ -162,7 +192,10 @@ def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Ma
     if not isinstance(raw, dict):
         raise ManifestError(f"{source}: manifest must be a JSON object")
     issues: list[ManifestIssue] = []
-    known = {"$schema", "version", "strategy", "metadata", "taxonomy", "mcpServerInstructions", "overrides"}
+    known = {
+        *("$schema", "version", "strategy", "metadata", "taxonomy"),
+        *("mcpServerInstructions", "overrides", "auto_include"),
+    }
     data = {}
     for key, value in raw.items():
         if key in known:

@@ -75,6 +75,21 @@ class TaxonomyField(BaseModel):
     properties: dict[str, TaxonomyValueProperties] = {}
 
 
+class AutoInclude(BaseModel):
+    """The auto-include rule of filters (``docs/manifest.md``). When ``key`` is filtered and
+    ``scope_key`` is not: a chunk whose ``scope_key`` is ``specific`` must carry the filtered value,
+    one whose ``scope_key`` is ``shared`` always matches, and any other chunk matches when it carries
+    the value or no value for ``key``. The defaults are the original's rule."""
+
+    key: str = "language"
+    scope_key: str = "scope"
+    specific: str = "sdk-specific"
+    shared: str = "global-guide"
+
+
+ORIGINAL_AUTO_INCLUDE = AutoInclude()
+
+
 class CorpusStats(BaseModel):
     total_chunks: int
     total_files: int
@@ -114,6 +129,8 @@ class IndexMetadata(BaseModel):
     mcpServerInstructions: str | None = None  # the key as written in metadata.json
     files: dict[str, dict[str, str]] = {}
     index: IndexLocation = Field(default_factory=IndexLocation)
+    # None: no auto-include (a manifest said ``"auto_include": false``)
+    auto_include: AutoInclude | None = ORIGINAL_AUTO_INCLUDE
 
     @property
     def mcp_server_instructions(self) -> str | None:
@@ -434,6 +451,23 @@ def _instructions(raw: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _auto_include(raw: Any) -> AutoInclude | None:
+    """``auto_include``: absent or null is the original's rule, ``false`` none, else an object."""
+    if raw is None:
+        return ORIGINAL_AUTO_INCLUDE
+    if raw is False:
+        return None
+    if not isinstance(raw, Mapping):
+        raise _Invalid("auto_include", f"must be false or an object, got {_type_name(raw)}")
+    entry: Mapping[str, Any] = raw  # pyright: ignore[reportUnknownVariableType]
+    values = {
+        name: _text(entry[name], f"auto_include.{name}")
+        for name in AutoInclude.model_fields
+        if entry.get(name) is not None
+    }
+    return AutoInclude(**values)
+
+
 def normalize_metadata(raw: Any) -> IndexMetadata:
     """Validate and normalise a ``metadata.json`` document (a parsed JSON value or an :class:`IndexMetadata`).
 
@@ -461,6 +495,7 @@ def normalize_metadata(raw: Any) -> IndexMetadata:
             mcpServerInstructions=_instructions(doc),
             files=_files(doc.get("files")),
             index=_index(doc.get("index")),
+            auto_include=_auto_include(doc.get("auto_include")),
         )
     except _Invalid as exc:
         raise MetadataError(str(exc)) from None
@@ -607,6 +642,8 @@ def metadata_to_dict(meta: IndexMetadata, *, validate: bool = True) -> dict[str,
             out["tool_descriptions"] = tools
     if meta.mcpServerInstructions is not None:
         out["mcpServerInstructions"] = meta.mcpServerInstructions
+    if meta.auto_include != ORIGINAL_AUTO_INCLUDE:  # written only when a manifest changed it
+        out["auto_include"] = meta.auto_include.model_dump() if meta.auto_include else False
     out["files"] = {path: dict(entry) for path, entry in meta.files.items()}
     out["index"] = {"engine": meta.index.engine, "table": meta.index.table, "path": meta.index.path}
     return out
@@ -631,7 +668,9 @@ __all__ = [
     "MAX_VALUE_LENGTH",
     "METADATA_FILENAME",
     "METADATA_VERSION",
+    "ORIGINAL_AUTO_INCLUDE",
     "SUPPORTED_MAJOR",
+    "AutoInclude",
     "CorpusStats",
     "EmbeddingInfo",
     "IndexLocation",

@@ -20,6 +20,7 @@ from docs_mcp_core.corpus import ManifestEntry, ManifestResolver
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.embedding import EmbeddingProvider
 from docs_mcp_core.index.table import LANCEDB_DIRNAME, TABLE_NAME
+from docs_mcp_core.manifest import AutoIncludeConfig
 from docs_mcp_core.prompts import PromptDefinition
 
 __all__ = ["git_source_commit", "metadata_document"]
@@ -92,6 +93,14 @@ def metadata_document(
         meta["tool_descriptions"] = tool_descriptions
     if instructions:
         meta["mcpServerInstructions"] = instructions
+    for entry in manifests:  # the first governing manifest that declares the rule
+        declared = entry.manifest.auto_include
+        if isinstance(declared, AutoIncludeConfig):
+            meta["auto_include"] = declared.model_dump()
+        elif declared is False:
+            meta["auto_include"] = False
+        if declared is not None:
+            break
     meta["files"] = {r.relpath: {"title": r.title} for r in files if r.title}
     meta["index"] = {"engine": "lancedb", "table": TABLE_NAME, "path": index_path}
     return meta

@@ -67,7 +67,7 @@ from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
 from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
 from docs_mcp_core.search.legs import Leg
-from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING
+from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING, LexicalIndex
 from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, clamp_limit, fetch_depth
 from docs_mcp_core.search.prefixes import PrefixExpander
 from docs_mcp_core.search.query import Query
@@ -154,23 +154,33 @@ class SearchEngine:
                 cooldown_seconds=options.vector_cooldown_seconds,
                 on_warning=on_warning,
             )
+        self._retrieval = self._open_retrieval(table, match_boosts, lexical, vector)
+
+    def _open_retrieval(
+        self,
+        table: Any,
+        match_boosts: dict[str, float],
+        lexical: LexicalIndex | None,
+        vector: VectorLeg | None,
+    ) -> Retrieval:
         spelling = (
             load_spelling_index(table, self._catalog, SPELLING_COLUMN)
             if self._default and SPELLING_COLUMN in self._columns
             else None
         )
-        self._retrieval = Retrieval(
+        return Retrieval(
             table=table,
             catalog=self._catalog,
             taxonomy_keys=self._taxonomy_keys,
             match_boosts=match_boosts,
-            phrase_slop=options.phrase_slop,
+            phrase_slop=self.options.phrase_slop,
             lexical=lexical,
             vector=vector,
             spelling=spelling,
             prefixes=PrefixExpander({c: lexical.fields[c] for c in match_boosts if c in lexical.fields})
             if lexical is not None and self._default
             else None,
+            auto_include=self.metadata.auto_include,
         )
 
     def _open_ranker(self) -> Ranker:
@@ -357,7 +367,7 @@ class SearchEngine:
         return [rows[int(r)]["chunk_id"] for r in row_ids if int(r) in rows]
 
     def matches(self, metadata: Mapping[str, str], filters: Mapping[str, str]) -> bool:
-        return matches_filters(metadata, filters, self._taxonomy_keys)
+        return matches_filters(metadata, filters, self._taxonomy_keys, self.metadata.auto_include)
 
     # ── documents ────────────────────────────────────────────────────────────────────────────
 

@@ -3,9 +3,11 @@
 :func:`active_filters` is the one place that decides which filters of a request apply and refuses
 unknown keys (:func:`check_filter_values` also refuses values no chunk has, for front ends that
 want that). The rule itself has three forms here: SQL for LanceDB, a test of one chunk's metadata,
-and a vectorised mask over every row. The ``language``/``scope`` auto-include rule is the original's: when ``language`` is filtered and
-``scope`` is not, SDK-specific chunks of that language, every ``global-guide`` chunk, and chunks of
-any other scope that are language-neutral or in that language all match.
+and a vectorised mask over every row. The auto-include rule
+(:class:`~docs_mcp_core.metadata.AutoInclude`) is the original's unless the index's manifest
+declared another or none: when ``language`` is filtered and ``scope`` is not, ``sdk-specific``
+chunks of that language, every ``global-guide`` chunk, and chunks of any other scope that are
+language-neutral or in that language all match.
 """
 
 from __future__ import annotations
@@ -16,9 +18,7 @@ import numpy as np
 
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.index.table import quote_identifier, quote_string
-
-SDK_SPECIFIC = "sdk-specific"
-GLOBAL_GUIDE = "global-guide"
+from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
 
 
 def active_filters(
@@ -46,61 +46,77 @@ def check_filter_values(filters: Mapping[str, str], taxonomy: Mapping[str, Seque
             )
 
 
-def _auto_include(filters: Mapping[str, str], taxonomy_keys: Sequence[str] | None) -> bool:
-    has_scope = taxonomy_keys is None or "scope" in taxonomy_keys
-    has_language = taxonomy_keys is None or "language" in taxonomy_keys
-    return has_scope and has_language and bool(filters.get("language")) and not filters.get("scope")
+def _auto_include(
+    filters: Mapping[str, str], taxonomy_keys: Sequence[str] | None, rule: AutoInclude | None
+) -> AutoInclude | None:
+    """``rule`` when it applies to ``filters``: its key filtered, its scope key not, both keys in the
+    taxonomy (``None`` taxonomy: assumed)."""
+    if rule is None:
+        return None
+    keys = (rule.key, rule.scope_key)
+    if taxonomy_keys is not None and not all(k in taxonomy_keys for k in keys):
+        return None
+    return rule if filters.get(rule.key) and not filters.get(rule.scope_key) else None
 
 
-def where_clause(filters: Mapping[str, str], taxonomy_keys: Sequence[str] | None = None) -> str | None:
+def _first_keys(rule: AutoInclude | None) -> tuple[str, ...]:
+    """The keys the rule is about, tested first (the original's order: language, then scope)."""
+    return (rule.key, rule.scope_key) if rule is not None else ()
+
+
+def where_clause(
+    filters: Mapping[str, str],
+    taxonomy_keys: Sequence[str] | None = None,
+    rule: AutoInclude | None = ORIGINAL_AUTO_INCLUDE,
+) -> str | None:
     """SQL WHERE clause for ``filters`` (None when there is nothing to filter)."""
     clauses: list[str] = []
-    language, scope = filters.get("language"), filters.get("scope")
-    if _auto_include(filters, taxonomy_keys):
-        lang = quote_string(language or "")
-        s, lcol = quote_identifier("scope"), quote_identifier("language")
+    auto = _auto_include(filters, taxonomy_keys, rule)
+    first = _first_keys(rule)
+    if auto is not None:
+        value = quote_string(filters[auto.key])
+        s, k = quote_identifier(auto.scope_key), quote_identifier(auto.key)
+        specific, shared = quote_string(auto.specific), quote_string(auto.shared)
         clauses.append(
-            f"(({s} = '{SDK_SPECIFIC}' AND {lcol} = {lang}) OR {s} = '{GLOBAL_GUIDE}' OR "
-            f"({s} <> '{SDK_SPECIFIC}' AND {s} <> '{GLOBAL_GUIDE}' AND ({lcol} = '' OR {lcol} = {lang})))"
+            f"(({s} = {specific} AND {k} = {value}) OR {s} = {shared} OR "
+            f"({s} <> {specific} AND {s} <> {shared} AND ({k} = '' OR {k} = {value})))"
         )
     else:
-        if language:
-            clauses.append(f"{quote_identifier('language')} = {quote_string(language)}")
-        if scope:
-            clauses.append(f"{quote_identifier('scope')} = {quote_string(scope)}")
+        clauses.extend(f"{quote_identifier(k)} = {quote_string(filters[k])}" for k in first if filters.get(k))
     for key, value in filters.items():
-        if key in ("language", "scope"):
-            continue
-        clauses.append(f"{quote_identifier(key)} = {quote_string(value)}")
+        if key not in first:
+            clauses.append(f"{quote_identifier(key)} = {quote_string(value)}")
     return " AND ".join(clauses) if clauses else None
 
 
 def matches_filters(
-    metadata: Mapping[str, str], filters: Mapping[str, str], taxonomy_keys: Sequence[str] | None = None
+    metadata: Mapping[str, str],
+    filters: Mapping[str, str],
+    taxonomy_keys: Sequence[str] | None = None,
+    rule: AutoInclude | None = ORIGINAL_AUTO_INCLUDE,
 ) -> bool:
     """Whether a chunk with ``metadata`` passes ``filters`` (same semantics as :func:`where_clause`)."""
-    language, scope = filters.get("language"), filters.get("scope")
-    if _auto_include(filters, taxonomy_keys):
-        s, lang = metadata.get("scope", ""), metadata.get("language", "")
+    auto = _auto_include(filters, taxonomy_keys, rule)
+    first = _first_keys(rule)
+    if auto is not None:
+        s, have, value = metadata.get(auto.scope_key, ""), metadata.get(auto.key, ""), filters[auto.key]
         ok = (
-            (s == SDK_SPECIFIC and lang == language)
-            or s == GLOBAL_GUIDE
-            or (s not in (SDK_SPECIFIC, GLOBAL_GUIDE) and lang in ("", language))
+            (s == auto.specific and have == value)
+            or s == auto.shared
+            or (s not in (auto.specific, auto.shared) and have in ("", value))
         )
         if not ok:
             return False
-    else:
-        if language and metadata.get("language", "") != language:
-            return False
-        if scope and metadata.get("scope", "") != scope:
-            return False
-    return all(metadata.get(k, "") == v for k, v in filters.items() if k not in ("language", "scope"))
+    elif any(filters.get(k) and metadata.get(k, "") != filters[k] for k in first):
+        return False
+    return all(metadata.get(k, "") == v for k, v in filters.items() if k not in first)
 
 
 def filter_mask(
     filters: Mapping[str, str],
     taxonomy_keys: Sequence[str] | None,
     equals: Callable[[str, str], np.ndarray],
+    rule: AutoInclude | None = ORIGINAL_AUTO_INCLUDE,
 ) -> np.ndarray | None:
     """Boolean mask of the rows passing ``filters`` (same semantics as :func:`where_clause`).
 
@@ -108,18 +124,16 @@ def filter_mask(
     None when nothing is filtered.
     """
     masks: list[np.ndarray] = []
-    language, scope = filters.get("language"), filters.get("scope")
-    if _auto_include(filters, taxonomy_keys):
-        sdk, guide = equals("scope", SDK_SPECIFIC), equals("scope", GLOBAL_GUIDE)
-        in_language = equals("language", language or "")
-        neutral = equals("language", "")
-        masks.append((sdk & in_language) | guide | (~sdk & ~guide & (neutral | in_language)))
+    auto = _auto_include(filters, taxonomy_keys, rule)
+    first = _first_keys(rule)
+    if auto is not None:
+        specific, shared = equals(auto.scope_key, auto.specific), equals(auto.scope_key, auto.shared)
+        in_value = equals(auto.key, filters[auto.key])
+        neutral = equals(auto.key, "")
+        masks.append((specific & in_value) | shared | (~specific & ~shared & (neutral | in_value)))
     else:
-        if language:
-            masks.append(equals("language", language))
-        if scope:
-            masks.append(equals("scope", scope))
-    masks.extend(equals(k, v) for k, v in filters.items() if k not in ("language", "scope"))
+        masks.extend(equals(k, filters[k]) for k in first if filters.get(k))
+    masks.extend(equals(k, v) for k, v in filters.items() if k not in first)
     if not masks:
         return None
     mask = masks[0]

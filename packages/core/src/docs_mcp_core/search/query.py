@@ -15,8 +15,8 @@ the snippet take what they need from it, so the whole request agrees on what the
 * ``match_terms`` and ``phrase``: ``match`` and ``lexical`` as LanceDB's full-text analyzer reads
   them (:mod:`.analyzer`, with the stop words of the LanceDB version whose scores are reproduced):
   the terms the in-memory match and phrase legs look up.
-* ``words``: the runs of ASCII letters and digits of ``text`` as written (taxonomy cues tell ``Go``
-  the language from ``go`` the verb).
+* ``words``: the runs of ASCII letters and digits of ``text`` as written, ``C#`` and ``C++`` kept
+  whole (taxonomy cues tell ``Go`` the language from ``go`` the verb).
 * ``terms``: the runs of ASCII letters and digits of the lower-cased ``text``, each once, in order.
   :attr:`Query.key_terms` are the ones that say what is wanted (no :data:`STOP_WORDS`, no single
   letters: the snippet looks for them) and :attr:`Query.coverage_terms` the ones the coverage signal
@@ -57,7 +57,7 @@ STOP_WORDS = frozenset(
     "that to we what when which with you your".split()
 )
 COVERAGE_ENDINGS = ("ing", "es", "ed", "s")  # cut from coverage terms: "tags" and "tag" are one word
-_CASED_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+_CASED_WORD_RE = re.compile(r"[A-Za-z0-9]+(?:#|\+\+)?")  # C# and C++ are words
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _ANY_WORD_RE = re.compile(r"[^\W_]+")  # letters and digits of any script, as the analyzer splits words
 

@@ -75,20 +75,25 @@ COVERAGE_EXPONENT = 0.5
 COVERAGE_SMOOTHING = 0.5
 _COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath", "content_text")
 
-# Common spellings of language values. Only used when the target value is in the taxonomy.
-LANGUAGE_ALIASES = {
-    "ts": "typescript",
-    "javascript": "typescript",
-    "js": "typescript",
-    "node": "typescript",
-    "nodejs": "typescript",
-    "golang": "go",
-    "py": "python",
-    "python3": "python",
-    "csharp": "csharp",
-    "c#": "csharp",
-    "dotnet": "csharp",
+# Other spellings of taxonomy values (programming languages), each with the values it may stand
+# for, most likely first. A word that is not itself a value of a key names the first of these
+# values that the key has, for any taxonomy key (a key without any of them: no cue), so ``js``
+# names ``javascript`` where the index has it and ``typescript`` only where it has no javascript.
+LANGUAGE_ALIASES: dict[str, tuple[str, ...]] = {
+    "ts": ("typescript",),
+    "javascript": ("typescript",),
+    "js": ("javascript", "typescript"),
+    "node": ("javascript", "typescript"),
+    "nodejs": ("javascript", "typescript"),
+    "golang": ("go",),
+    "py": ("python",),
+    "python3": ("python",),
+    "csharp": ("c#", "dotnet"),
+    "c#": ("csharp", "dotnet"),
+    "dotnet": ("csharp", "c#"),
 }
+# aliases that are also ordinary words ("delete a node"): they count only when capitalised ("Node")
+CAPITALISED_ALIASES = frozenset({"node"})
 
 
 @dataclass(frozen=True)
@@ -212,10 +217,13 @@ def query_cues(
     words: Sequence[str], taxonomy: Mapping[str, Sequence[str]], filtered: Iterable[str]
 ) -> dict[str, str]:
     """Taxonomy values named by a query for keys that are not filtered; ``words`` are the query's
-    runs of ASCII letters and digits as written (:attr:`docs_mcp_core.search.query.Query.words`).
+    words as written (:attr:`docs_mcp_core.search.query.Query.words`: runs of ASCII letters and
+    digits, ``C#`` and ``C++`` kept whole).
 
-    Values of one or two letters (``go``) only count when written with a capital (``Go``), so that
-    ordinary words are not mistaken for them.
+    A word names a value it spells (case-insensitively) or, through :data:`LANGUAGE_ALIASES`, the
+    first of its alias's values that the key has. Values of one or two letters and digits (``go``)
+    and the aliases in :data:`CAPITALISED_ALIASES` (``node``) only count when written with a
+    capital (``Go``, ``Node``), so that ordinary words are not mistaken for them.
     """
     skip = set(filtered)
     raw_words = list(words)
@@ -228,14 +236,16 @@ def query_cues(
         value_set = {v.lower(): v for v in values}
         found: str | None = None
         for raw, word in zip(raw_words, lower_words, strict=True):
-            target = word
-            if word not in value_set and key == "language":
-                target = LANGUAGE_ALIASES.get(word, word)
-            if target in value_set:
-                if len(target) <= 2 and not raw[:1].isupper():
-                    continue
-                found = value_set[target]
-                break
+            target = word if word in value_set else _alias_target(word, value_set)
+            if target is None:
+                continue
+            capital = raw[:1].isupper()
+            if not capital and (
+                (len(target) <= 2 and target.isalnum()) or (target != word and word in CAPITALISED_ALIASES)
+            ):
+                continue
+            found = value_set[target]
+            break
         if found is None:
             for low, original in value_set.items():
                 if ("-" in low or " " in low) and " ".join(_WORD_RE.findall(low)) in lowered:
@@ -244,6 +254,11 @@ def query_cues(
         if found is not None:
             cues[key] = found
     return cues
+
+
+def _alias_target(word: str, value_set: Mapping[str, str]) -> str | None:
+    """The first value ``word`` may stand for (:data:`LANGUAGE_ALIASES`) that ``value_set`` has."""
+    return next((v for v in LANGUAGE_ALIASES.get(word, ()) if v in value_set), None)
 
 
 def cue_factors(

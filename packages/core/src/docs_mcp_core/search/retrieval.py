@@ -26,6 +26,7 @@ import numpy as np
 
 from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.memory import release_free_heap
+from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
 from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.filters import filter_mask, where_clause
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
@@ -97,6 +98,7 @@ class Retrieval:
         vector: VectorLeg | None,
         spelling: SpellingIndex | None = None,
         prefixes: PrefixExpander | None = None,
+        auto_include: AutoInclude | None = ORIGINAL_AUTO_INCLUDE,
     ) -> None:
         self._atable = async_table(table)
         self._catalog = catalog
@@ -107,6 +109,7 @@ class Retrieval:
         self.vector = vector
         self.spelling = spelling
         self.prefixes = prefixes
+        self._auto_include = auto_include
         self._prefilters: dict[tuple[tuple[str, str], ...], Prefilter] = {}
 
     def warm_columns(self, columns: Collection[str], *, default: bool, phrase_slop: int) -> list[str]:
@@ -130,7 +133,7 @@ class Retrieval:
         key = tuple(sorted(active.items()))
         found = self._prefilters.get(key)
         if found is None:
-            where = where_clause(active, self._taxonomy_keys)
+            where = where_clause(active, self._taxonomy_keys, self._auto_include)
             vector = self.vector
             in_memory = (
                 self.lexical is not None
@@ -139,7 +142,8 @@ class Retrieval:
             )
             ann_index = vector.ann_index if vector is not None else None
             wanted = where is not None and (ann_index is not None or in_memory)
-            mask = filter_mask(active, self._taxonomy_keys, self._catalog.equals) if wanted else None
+            equals = self._catalog.equals
+            mask = filter_mask(active, self._taxonomy_keys, equals, self._auto_include) if wanted else None
             share = float(mask.mean()) if mask is not None and len(mask) else 1.0
             if len(self._prefilters) >= _PREFILTER_MEMO:
                 self._prefilters.clear()
