@@ -25,10 +25,13 @@ CATEGORIES = (
     "natural-language",
     "workflow",
     "cross-service",
+    "cross-reference",
     "clarification",
     "distractor",
 )
-"""The six case categories, as the shared corpora README defines them."""
+"""The case categories: the shared corpora README's six, and ``cross-reference`` (one subject that
+several kinds of page cover, the query naming the kind), which replaces ``cross-service`` on a corpus
+with one product."""
 
 DEFAULT_LIMIT = 5
 DEFAULT_MAX_ROUNDS = 2
