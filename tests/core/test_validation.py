@@ -537,3 +537,15 @@ def test_examples_docs_are_clean(examples_docs: Path) -> None:
 def test_sdk_docs_is_clean(shared_dir: Path) -> None:
     report = validate_corpus(shared_dir / "corpora" / "sdk-docs")
     assert (report.files, report.chunks, report.errors) == (4087, 10_969, 0), report.lines()[:20]
+
+
+def test_a_file_name_holding_a_newline_stays_on_one_line(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1"}))
+    write(tmp_path, "two\nlines\t.md", "")
+    report = validate_corpus(tmp_path, workers=1)
+    lines = report.lines()
+    assert lines == [
+        "two\\nlines\\t.md: warning: file is empty; it is indexed as one empty chunk",
+        "validated 1 markdown file, 0 errors, 1 warning",
+    ]
+    assert report.findings[0].to_dict()["path"] == "two\nlines\t.md"  # JSON output keeps the name

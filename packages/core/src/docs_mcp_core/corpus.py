@@ -52,11 +52,23 @@ class Finding:
     message: str
 
     def render(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.severity}: {self.message}"
+        """One line, whatever the path or message holds: control characters (a newline in a file
+        name) are written as escapes (``\\n``, ``\\t``, ``\\x1b``)."""
+        path = _one_line(self.path)
+        where = f"{path}:{self.line}" if self.line else path
+        return f"{where}: {self.severity}: {_one_line(self.message)}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "severity": self.severity, "message": self.message}
+
+
+_CONTROL = {c: c.encode("unicode_escape").decode("ascii") for c in map(chr, [*range(32), 127])}
+
+
+def _one_line(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(_CONTROL.get(c, c) for c in text)
 
 
 def is_template(relpath: str) -> bool:
