@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from docs_mcp_server.playground import LOGIN_ATTEMPTS
+from docs_mcp_server.auth import LOGIN_ATTEMPTS
 from tests.support.protocol import INITIALIZE, text
 from tests.support.server_process import (
     MCP_HEADERS,

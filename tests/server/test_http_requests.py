@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from docs_mcp_server.auth import LOGIN_ATTEMPTS
 from docs_mcp_server.http_checks import is_loopback_name, rebinding_refusal
-from docs_mcp_server.playground import LOGIN_ATTEMPTS
 from tests.support.protocol import INITIALIZE, INITIALIZED
 from tests.support.server_process import MCP_HEADERS, ServerProcess, post_mcp, request, start_http_server
 

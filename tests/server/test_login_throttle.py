@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx2
 import pytest
 
+from docs_mcp_server.auth import LOGIN_ATTEMPTS, LoginThrottle
 from docs_mcp_server.options import BuildInfo
-from docs_mcp_server.playground import LOGIN_ATTEMPTS, LoginThrottle, Playground
+from docs_mcp_server.playground import Playground
 
 PASSWORD = "correct horse battery staple"
 

@@ -31,15 +31,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docs_mcp_server import http_checks
 from docs_mcp_server.app import DocsMcpApp
+from docs_mcp_server.auth import LoginThrottle, bearer_credential, client_address, secret_matches
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
-from docs_mcp_server.playground import (
-    HIGHLIGHT_PATH,
-    LoginThrottle,
-    bearer_credential,
-    client_address,
-    secret_matches,
-)
+from docs_mcp_server.playground import HIGHLIGHT_PATH
 
 if TYPE_CHECKING:
     from docs_mcp_server.playground import Playground

@@ -24,8 +24,8 @@ process start, so a restart signs everybody out and the password itself never si
 or ``Authorization: Bearer <password>``. ``--auth-token`` keeps working for ``/mcp``: either
 credential opens it. ``/healthz`` stays open.
 
-Password guessing is throttled: after :data:`LOGIN_ATTEMPTS` wrong passwords from one client
-address within :data:`LOGIN_WINDOW_SECONDS`, ``POST /login`` answers 429 with ``Retry-After``
+Password guessing is throttled: after :data:`~docs_mcp_server.auth.LOGIN_ATTEMPTS` wrong passwords from one client
+address within :data:`~docs_mcp_server.auth.LOGIN_WINDOW_SECONDS`, ``POST /login`` answers 429 with ``Retry-After``
 until the oldest failure leaves the window (behind a proxy every client shares its address, so the
 limit then applies to all of them together). Wrong credentials on ``/mcp`` count against the same
 budget (see :mod:`docs_mcp_server.http`, which lets the auth token and the login cookie in before
@@ -42,8 +42,6 @@ import json
 import math
 import re
 import secrets
-import time
-from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -54,6 +52,7 @@ from urllib.parse import parse_qs
 import anyio
 from starlette.types import Receive, Scope, Send
 
+from docs_mcp_server.auth import LoginThrottle, bearer_credential, client_address, secret_matches
 from docs_mcp_server.errors import IndexUnavailableError
 from docs_mcp_server.options import BuildInfo
 
@@ -71,9 +70,6 @@ MAX_LOGIN_BODY = 16 * 1024
 MAX_HIGHLIGHT_BODY = 4 * 1024 * 1024  # the texts of one opened document, with room to spare
 MAX_HIGHLIGHT_TEXTS = 20_000
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # characters JavaScript counts as two
-LOGIN_ATTEMPTS = 10  # wrong passwords per client address ...
-LOGIN_WINDOW_SECONDS = 60.0  # ... within this window, then 429 until the oldest one expires
-_TRACKED_CLIENTS = 10_000
 _PUBLIC_SUFFIXES = {
     ".js": "text/javascript",
     ".css": "text/css",
@@ -150,81 +146,6 @@ def _cookies(scope: Scope) -> dict[str, str]:
             if sep and name not in jar:
                 jar[name] = val.strip().strip('"')
     return jar
-
-
-def bearer_credential(scope: Scope) -> bytes | None:
-    """The credential of an ``Authorization: Bearer <credential>`` header, as the bytes sent."""
-    for key, value in scope.get("headers", []):
-        if key == b"authorization":
-            scheme, _, credential = value.partition(b" ")
-            return credential.strip(b" \t") if scheme.lower() == b"bearer" else None
-    return None
-
-
-def secret_matches(sent: bytes, secret: str) -> bool:
-    """Whether the header bytes ``sent`` are ``secret``, compared in constant time.
-
-    Clients send the secret's UTF-8 bytes (curl, most HTTP libraries given bytes); browsers send
-    characters up to U+00FF as one byte each (Latin-1), so that encoding is accepted too.
-    """
-    utf8 = hmac.compare_digest(sent, secret.encode("utf-8", "surrogateescape"))
-    try:
-        latin1 = secret.encode("latin-1")
-    except UnicodeEncodeError:
-        return utf8
-    return hmac.compare_digest(sent, latin1) or utf8
-
-
-class LoginThrottle:
-    """Wrong passwords per client address in a sliding window (bounded memory)."""
-
-    def __init__(
-        self,
-        attempts: int = LOGIN_ATTEMPTS,
-        window_seconds: float = LOGIN_WINDOW_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.attempts = attempts
-        self.window = window_seconds
-        self._clock = clock
-        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
-
-    def _recent(self, client: str, now: float) -> deque[float] | None:
-        failures = self._failures.get(client)
-        if failures is None:
-            return None
-        while failures and failures[0] <= now - self.window:
-            failures.popleft()
-        if not failures:
-            del self._failures[client]
-            return None
-        return failures
-
-    def retry_after(self, client: str) -> float:
-        """Seconds until ``client`` may try again (0: now)."""
-        now = self._clock()
-        failures = self._recent(client, now)
-        if failures is None or len(failures) < self.attempts:
-            return 0.0
-        return max(0.0, failures[0] + self.window - now)
-
-    def failed(self, client: str) -> None:
-        now = self._clock()
-        failures = self._recent(client, now)
-        if failures is None:
-            failures = self._failures[client] = deque(maxlen=self.attempts)
-            while len(self._failures) > _TRACKED_CLIENTS:
-                self._failures.popitem(last=False)
-        failures.append(now)
-
-    def succeeded(self, client: str) -> None:
-        self._failures.pop(client, None)
-
-
-def client_address(scope: Scope) -> str:
-    """The request's client address (``unknown`` when the server does not know it)."""
-    client = scope.get("client")
-    return str(client[0]) if client else "unknown"
 
 
 class Playground:
