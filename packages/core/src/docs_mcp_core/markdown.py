@@ -22,7 +22,7 @@ inline HTML and image alt text kept), because chunk ids are derived from it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -62,7 +62,6 @@ class ParsedMarkdown:
     nodes: list[Node]
     front_matter: str | None  # raw YAML text, None when the document has none
     front_matter_line: int  # 1-based line of the opening '---' (for messages)
-    references: dict[str, Any] = field(default_factory=dict)  # link reference definitions (markdown-it's)
 
 
 def _table_extent(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
@@ -135,8 +134,7 @@ def _line_starts(source: str) -> list[int]:
 
 def parse_markdown(source: str) -> ParsedMarkdown:
     """Parse ``source`` into top-level nodes with source offsets."""
-    env: dict[str, Any] = {}
-    tokens = _block_parser().parse(source, env)
+    tokens = _block_parser().parse(source)
     starts = _line_starts(source)
     n_lines = len(starts)
 
@@ -173,7 +171,7 @@ def parse_markdown(source: str) -> ParsedMarkdown:
         covered_until = max(covered_until, last_excl)
     if covered_until < n_lines:
         nodes.extend(_definition_nodes(covered_until, n_lines, starts, line_text))
-    return ParsedMarkdown(source, nodes, front_matter, front_matter_line, env.get("references", {}))
+    return ParsedMarkdown(source, nodes, front_matter, front_matter_line)
 
 
 def _definition_nodes(first: int, last_excl: int, starts: list[int], line_text: Any) -> list[Node]:

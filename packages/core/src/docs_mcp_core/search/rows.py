@@ -15,23 +15,14 @@ import numpy as np
 
 from docs_mcp_core.search.row_catalog import RowCatalog
 
-__all__ = ["HIT_COLUMNS", "RowReader", "display_columns", "text_column"]
+__all__ = ["HIT_COLUMNS", "RowReader", "display_columns"]
 
 HIT_COLUMNS = ("chunk_id", "heading", "breadcrumb", "content_text", "filepath", "metadata_json")
-PLAIN_TEXT_COLUMN = "search_plain"
-
-
-def text_column(columns: Collection[str]) -> str:
-    """The text snippets and coverage read: our plain text (words apart, no markup) when the index
-    has it, else ``content_text`` (an index the original built)."""
-    return PLAIN_TEXT_COLUMN if PLAIN_TEXT_COLUMN in columns else "content_text"
 
 
 def display_columns(columns: Collection[str], taxonomy_keys: Sequence[str]) -> list[str]:
     """Columns a hit is made of (the taxonomy columns stand in for unreadable ``metadata_json``)."""
-    text = text_column(columns)
-    wanted = [text if c == "content_text" else c for c in HIT_COLUMNS]
-    return [c for c in dict.fromkeys([*wanted, *taxonomy_keys]) if c in columns]
+    return [c for c in dict.fromkeys([*HIT_COLUMNS, *taxonomy_keys]) if c in columns]
 
 
 class RowReader:
@@ -44,7 +35,6 @@ class RowReader:
         self.catalog = catalog
         self._columns = columns
         self._taxonomy_keys = list(taxonomy_keys)
-        self.text_column = text_column(columns)
 
     async def rows(self, positions: np.ndarray) -> dict[int, dict[str, Any]]:
         """Display columns of the rows at ``positions``, by row id: from memory, or taken by row id
