@@ -66,7 +66,8 @@ def places(root: Path = REPO_ROOT) -> list[Place]:
                 f"{path}: [project] has no static version (dynamic versions are not supported)"
             )
         found.append(Place(path, "version", str(project["version"])))
-        for requirement in project.get("dependencies", []):
+        optional = [r for group in project.get("optional-dependencies", {}).values() for r in group]
+        for requirement in [*project.get("dependencies", []), *optional]:
             name = re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]
             if name.startswith(DISTRIBUTION_PREFIX):
                 pin = re.fullmatch(rf"{re.escape(name)}\s*==\s*([^;\s]+)(\s*;.*)?", requirement.strip())
@@ -113,7 +114,15 @@ def _rewrite(text: str, new: str, path: Path) -> str:
     if count != 1:
         raise VersionError(f'{path}: no `version = "..."` line in [project]')
     section = _PIN_RE.sub(lambda m: f'"{m.group("name")}=={new}', section)
-    return text[: start.end()] + section + text[stop:]
+    text = text[: start.end()] + section + text[stop:]
+    # pins in [project.optional-dependencies] are released together too
+    extras = re.search(r"(?m)^\[project\.optional-dependencies\]\s*$", text)
+    if extras is not None:
+        end = re.search(r"(?m)^\[", text[extras.end() :])
+        stop = extras.end() + end.start() if end else len(text)
+        block = _PIN_RE.sub(lambda m: f'"{m.group("name")}=={new}', text[extras.end() : stop])
+        text = text[: extras.end()] + block + text[stop:]
+    return text
 
 
 def bump(new: str, root: Path = REPO_ROOT) -> list[Path]:
