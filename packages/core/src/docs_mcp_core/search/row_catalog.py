@@ -291,16 +291,6 @@ def _collapse_groups(
     return groups
 
 
-def first_of_each_group(groups: np.ndarray) -> np.ndarray:
-    """Boolean mask keeping the first row of every group (negative groups are always kept)."""
-    keep = groups < 0
-    if keep.all():
-        return keep
-    _, first = np.unique(groups, return_index=True)
-    keep[first] = True
-    return keep
-
-
 def smallest_first(values: np.ndarray, candidates: np.ndarray, limit: int) -> np.ndarray:
     """The ``limit`` candidates with the smallest ``values`` (``values[i]`` belongs to
     ``candidates[i]``; candidates ascending), smallest first; equal values in candidate order,
