@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.corpus import Finding, PreparedFile
+from docs_mcp_core.corpus import PreparedFile
 from docs_mcp_core.corpus_pool import MIN_FILES_FOR_POOL, ChunkedFile, chunk_corpus_parallel
 from docs_mcp_core.errors import FindingError
 from docs_mcp_core.file_checks import inspect_prepared_file
+from docs_mcp_core.findings import Finding
 
 
 def make_corpus(root: Path, n: int) -> list[str]:

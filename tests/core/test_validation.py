@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.chunking import Strategy
-from docs_mcp_core.corpus import Finding, walk_corpus
+from docs_mcp_core.corpus import walk_corpus
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import DocsDirError
 from docs_mcp_core.file_checks import directive_findings
+from docs_mcp_core.findings import Finding
 from docs_mcp_core.metadata import MAX_TAXONOMY_KEYS, MAX_VALUES_PER_KEY
 from docs_mcp_core.prompts import discover_prompt_templates
 from docs_mcp_core.validation import (

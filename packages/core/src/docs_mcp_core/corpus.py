@@ -1,7 +1,7 @@
 """A documentation corpus on disk: discovery, manifest lookup and per-file preparation.
 
 Shared by ``validate``, ``fix`` and ``build`` so that all three see the same files, the same
-manifests and the same problems, reported as :class:`Finding` objects (path, line, severity).
+manifests and the same problems, reported as :class:`~docs_mcp_core.findings.Finding` objects (path, line, severity).
 :meth:`Corpus.open` checks the docs folder and walks it once; every step of a command then uses
 that walk (markdown files, prompt templates, manifests) and its one :class:`ManifestResolver`.
 """
@@ -16,12 +16,13 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
 from docs_mcp_core.chunking import Chunk, IdCollision, Strategy, build_chunks
 from docs_mcp_core.errors import DocsDirError, FindingError, ManifestError, YamlExpansionError
+from docs_mcp_core.findings import Finding
 from docs_mcp_core.manifest import (
     MANIFEST_FILENAME,
     Manifest,
@@ -40,35 +41,6 @@ BOM_WARNING = (
     "the file starts with a UTF-8 byte-order mark, which is ignored; save it as UTF-8 without one "
     "to silence this warning"
 )
-
-
-@dataclass(frozen=True, order=True)
-class Finding:
-    """One problem found in a corpus, printed as ``path:line: severity: message``."""
-
-    path: str
-    line: int | None
-    severity: Literal["error", "warning"]
-    message: str
-
-    def render(self) -> str:
-        """One line, whatever the path or message holds: control characters (a newline in a file
-        name) are written as escapes (``\\n``, ``\\t``, ``\\x1b``)."""
-        path = _one_line(self.path)
-        where = f"{path}:{self.line}" if self.line else path
-        return f"{where}: {self.severity}: {_one_line(self.message)}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "severity": self.severity, "message": self.message}
-
-
-_CONTROL = {c: c.encode("unicode_escape").decode("ascii") for c in map(chr, [*range(32), 127])}
-
-
-def _one_line(text: str) -> str:
-    if text.isprintable():
-        return text
-    return "".join(_CONTROL.get(c, c) for c in text)
 
 
 def is_template(relpath: str) -> bool:

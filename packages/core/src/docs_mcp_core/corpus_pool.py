@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docs_mcp_core.chunking import Chunk, Strategy
-from docs_mcp_core.corpus import Finding, ManifestResolver, PreparedFile, prepare_file
+from docs_mcp_core.corpus import ManifestResolver, PreparedFile, prepare_file
 from docs_mcp_core.errors import FindingError
+from docs_mcp_core.findings import Finding
 
 DEFAULT_WORKERS = 2
 # Below this many files a pool costs more (process start-up, imports) than it saves.

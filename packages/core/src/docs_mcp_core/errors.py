@@ -14,10 +14,8 @@ import errno
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from docs_mcp_core.corpus import Finding
+from docs_mcp_core.findings import Finding
 
 
 class DocsMcpError(Exception):

@@ -18,7 +18,8 @@ from typing import Any, Literal
 from markdown_it import MarkdownIt
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Chunk
-from docs_mcp_core.corpus import BOM_WARNING, Finding, PreparedFile
+from docs_mcp_core.corpus import BOM_WARNING, PreparedFile
+from docs_mcp_core.findings import Finding
 from docs_mcp_core.manifest import hint_comments
 from docs_mcp_core.ordering import sort_key
 

@@ -1,7 +1,7 @@
 """``docs-mcp validate``: the fast CI gate for a documentation corpus.
 
 :func:`validate_corpus` looks at everything ``build`` will read and reports every problem it can find
-in one pass, as :class:`~docs_mcp_core.corpus.Finding` objects (path relative to the docs folder,
+in one pass, as :class:`~docs_mcp_core.findings.Finding` objects (path relative to the docs folder,
 line when known, severity, message). Errors mean ``build`` would fail or silently do something the
 author did not intend; warnings are worth a look but do not fail the gate.
 
@@ -42,10 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.corpus import Corpus, Finding, ManifestEntry
+from docs_mcp_core.corpus import Corpus, ManifestEntry
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
 from docs_mcp_core.errors import FindingError, PromptTemplateError
 from docs_mcp_core.file_checks import inspect_prepared_file
+from docs_mcp_core.findings import Finding
 from docs_mcp_core.manifest import glob_match
 from docs_mcp_core.metadata import (
     MAX_TAXONOMY_KEYS,
