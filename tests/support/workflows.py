@@ -353,7 +353,7 @@ class CommandChecker:
 @functools.cache
 def _collect(args: tuple[str, ...]) -> tuple[int, str]:
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args, "-n", "0"],
         capture_output=True,
         text=True,
         timeout=COLLECT_TIMEOUT,
