@@ -233,6 +233,32 @@ class ManifestResolver:
                 return None
             parts.pop()
 
+    def configure(
+        self,
+        relpath: str,
+        markdown: str,
+        *,
+        front_matter: dict[str, Any] | None,
+        first_h1: str | None,
+    ) -> tuple[ManifestEntry | None, ResolvedConfig]:
+        """The nearest manifest of ``relpath`` and the file's configuration under it (strategy and
+        metadata from the manifest's defaults and overrides, then front matter). The one place a
+        file's configuration is resolved: a fresh parse and a rebuild's reuse of an unchanged file
+        both come here, so a reused file is configured exactly as a parsed one. Raises
+        :class:`FindingError` for a manifest that does not load and ``ManifestError`` for a
+        configuration it refuses."""
+        entry = self.nearest(relpath)
+        rel_in_manifest = relpath[len(entry.base) + 1 :] if entry is not None and entry.base else relpath
+        config = resolve_file_config(
+            rel_in_manifest,
+            entry.manifest if entry else None,
+            markdown=markdown,
+            front_matter=front_matter,
+            first_h1=first_h1,
+            source=relpath,
+        )
+        return entry, config
+
     def load_all(self, manifest_paths: Iterable[str]) -> Iterator[tuple[str, FindingError | None]]:
         """Load the manifests at ``manifest_paths`` (a walk's :attr:`CorpusFiles.manifests`); each
         path with its error if it does not parse."""
@@ -446,16 +472,9 @@ def prepare_file(docs_dir: Path, relpath: str, resolver: ManifestResolver) -> Pr
     markdown = markdown.removeprefix(BOM)
     parsed = parse_markdown(markdown)
     front_matter = parse_front_matter(parsed, relpath)
-    entry = resolver.nearest(relpath)
-    rel_in_manifest = relpath[len(entry.base) + 1 :] if entry is not None and entry.base else relpath
     try:
-        config = resolve_file_config(
-            rel_in_manifest,
-            entry.manifest if entry else None,
-            markdown=markdown,
-            front_matter=front_matter,
-            first_h1=first_h1(parsed),
-            source=relpath,
+        entry, config = resolver.configure(
+            relpath, markdown, front_matter=front_matter, first_h1=first_h1(parsed)
         )
     except ManifestError as exc:
         msg = str(exc).removeprefix(relpath + ": ")

@@ -17,8 +17,7 @@ import yaml
 from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.corpus import BOM, ManifestResolver, file_fingerprint, load_yaml
 from docs_mcp_core.corpus_pool import ChunkedFile
-from docs_mcp_core.errors import FindingError, YamlExpansionError
-from docs_mcp_core.manifest import resolve_file_config
+from docs_mcp_core.errors import YamlExpansionError
 from docs_mcp_core.metadata import METADATA_FILENAME
 
 __all__ = ["previous_titles", "reuse_unchanged_file", "scan_front_matter"]
@@ -54,8 +53,7 @@ def reuse_unchanged_file(
     try:
         raw = (docs_dir / rel).read_bytes()
         markdown = raw.decode("utf-8")
-        manifest = resolver.nearest(rel)
-    except (OSError, UnicodeDecodeError, FindingError):
+    except (OSError, UnicodeDecodeError):
         return None
     if markdown.startswith(BOM):
         return None  # parsed again, so validate's warning about the mark is reported again
@@ -64,16 +62,8 @@ def reuse_unchanged_file(
         front_matter = scan_front_matter(markdown)
         if front_matter is None:
             return None
-    rel_in_manifest = rel[len(manifest.base) + 1 :] if manifest is not None and manifest.base else rel
     try:
-        config = resolve_file_config(
-            rel_in_manifest,
-            manifest.manifest if manifest else None,
-            markdown=markdown,
-            front_matter=front_matter or None,
-            first_h1=None,
-            source=rel,
-        )
+        manifest, config = resolver.configure(rel, markdown, front_matter=front_matter or None, first_h1=None)
     except Exception:  # noqa: BLE001 - the parser path reports it with file and line
         return None
     fingerprint = file_fingerprint(config.strategy, config.metadata, markdown)
