@@ -353,3 +353,40 @@ async def test_get_doc_argument_errors(
         result = await client.call_tool("get_doc", arguments)
     assert result.is_error
     assert message in text_of(result)
+
+
+STRANGE_NAMES = [
+    "c#/README.md",
+    "what?.md",
+    "100%.md",
+    "two words.md",
+    "übersicht.md",
+    "a&b=c.md",
+    "x%20y.md",
+]
+
+
+async def test_every_listed_resource_uri_reads_back(tmp_path: Path) -> None:
+    from docs_mcp_core.build import BuildOptions, build_index
+
+    docs = tmp_path / "docs"
+    for name in STRANGE_NAMES:
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(f"# {name}\n\nThe page called {name}.\n", encoding="utf-8")
+    manifest = {"version": "1", "metadata": {"scope": "guide"},
+                "taxonomy": {"scope": {"properties": {"guide": {"mcp_resource": True}}}}}  # fmt: skip
+    (docs / ".docs-mcp.json").write_text(json.dumps(manifest), encoding="utf-8")
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "idx"))
+    app = create_app(tmp_path / "idx")
+    async with Client(app.server) as client:
+        resources = (await client.list_resources()).resources
+        assert sorted(resource.name for resource in resources) == sorted(STRANGE_NAMES)
+        for resource in resources:
+            assert (
+                "#" not in str(resource.uri) and "?" not in str(resource.uri) and " " not in str(resource.uri)
+            )
+            read = await client.read_resource(str(resource.uri))
+            assert (
+                text(read.contents[0]).strip() == (docs / resource.name).read_text(encoding="utf-8").strip()
+            )
+    app.close()

@@ -87,6 +87,35 @@ def test_a_valid_request_still_gets_its_answer_after_the_screen(
     assert status == 200 and messages[0]["id"] == 41 and messages[0]["result"]["tools"]
 
 
+@pytest.mark.parametrize("arguments", [[1], "query", 7, True], ids=repr)
+def test_tool_arguments_that_are_not_an_object_get_the_documented_answer(
+    server: tuple[str, ServerProcess, int], arguments: object
+) -> None:
+    mode, _, port = server
+    session = _session(mode, port)
+    for tool in ("search_docs", "get_doc"):
+        call = {
+            "jsonrpc": "2.0",
+            "id": 43,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        status, _, messages = post_mcp(port, call, session)
+        assert status == 200, messages
+        assert messages == [
+            {
+                "jsonrpc": "2.0",
+                "id": 43,
+                "result": {
+                    "content": [{"type": "text", "text": f"{tool} input must be an object"}],
+                    "isError": True,
+                },
+            }
+        ]
+    status, _, messages = post_mcp(port, {"jsonrpc": "2.0", "id": 44, "method": "tools/list"}, session)
+    assert status == 200 and messages[0]["id"] == 44 and messages[0]["result"]["tools"]  # the session goes on
+
+
 def test_a_406_makes_no_session_and_names_none(server: tuple[str, ServerProcess, int]) -> None:
     _, _, port = server
     body = json.dumps(INITIALIZE).encode()

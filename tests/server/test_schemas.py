@@ -159,3 +159,16 @@ def test_both_schemas_are_valid_json_schema_with_valid_defaults() -> None:
             if "default" in spec:
                 Draft202012Validator(spec).validate(spec["default"])
         assert set(schema["required"]) <= set(schema["properties"])
+
+
+def test_the_chunk_id_example_splits_a_path_that_holds_a_hash(tmp_path: Path) -> None:
+    """A path may hold ``#`` (``c#/guide.md``): the example is a section, not the preamble."""
+    from docs_mcp_core.build import BuildOptions, build_index
+
+    docs = tmp_path / "docs"
+    (docs / "c#").mkdir(parents=True)
+    (docs / "c#" / "guide.md").write_text(
+        "Intro words.\n\n# Guide\n\nSome text.\n\n## Install\n\nMore text.\n", encoding="utf-8"
+    )
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "idx"))
+    assert example_chunk_id(tmp_path / "idx") == "c#/guide.md#guide/install"

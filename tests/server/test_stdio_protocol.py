@@ -2,16 +2,21 @@
 for a malformed response, none), the session goes on, and nothing is left waiting at shutdown.
 
 The messages are raw bytes written to a real ``docs-mcp-server`` subprocess; one server serves the
-whole module, in order, so a message that ended the session would fail every test after it.
+module's tests, so a message that ended the session would fail every test after it (the test that
+ends a session on purpose starts its own server).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.protocol import INITIALIZE, INITIALIZED
+from tests.support.server_process import ServerProcess
 
 pytestmark = pytest.mark.integration
 
@@ -95,17 +100,51 @@ def test_messages_that_want_no_answer_get_none_and_end_nothing(stdio_session: An
     assert_still_serving(stdio_session)  # the very next line out is the ping's answer
 
 
-def test_rejections_are_logged_and_nothing_is_left_in_flight_at_the_end(stdio_session: Any) -> None:
-    stdio_session.send_raw(b'{"jsonrpc":"1.0","id":77,"method":"tools/list"}')
-    assert stdio_session.receive()["id"] == 77
-    stdio_session.close_stdin()
-    assert stdio_session.wait() == 0
-    records = [json.loads(line) for line in stdio_session.stderr_lines]
+NOT_AN_OBJECT = [[1], [], "query", 7, True]
+
+
+@pytest.mark.parametrize("arguments", NOT_AN_OBJECT, ids=repr)
+def test_tool_arguments_that_are_not_an_object_get_the_documented_answer(
+    stdio_session: Any, arguments: object
+) -> None:
+    for tool in ("search_docs", "get_doc"):
+        stdio_session.send({"jsonrpc": "2.0", "id": 901, "method": "tools/call",
+                            "params": {"name": tool, "arguments": arguments}})  # fmt: skip
+        assert stdio_session.receive() == tool_error(901, f"{tool} input must be an object")
+    assert_still_serving(stdio_session)
+
+
+def test_null_tool_arguments_are_no_arguments(stdio_session: Any) -> None:
+    stdio_session.send({"jsonrpc": "2.0", "id": 902, "method": "tools/call",
+                        "params": {"name": "search_docs", "arguments": None}})  # fmt: skip
+    assert stdio_session.receive() == tool_error(902, "query must be a non-empty string")
+    assert_still_serving(stdio_session)
+
+
+def test_rejections_are_logged_and_nothing_is_left_in_flight_at_the_end(built_index: Path) -> None:
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "warning"])  # its own: it ends it
+    try:
+        server.send(INITIALIZE)
+        assert server.receive()["id"] == INITIALIZE["id"]
+        server.send(INITIALIZED)
+        server.send_raw(b'{"jsonrpc":"1.0","id":77,"method":"tools/list"}')
+        assert server.receive()["id"] == 77
+        server.close_stdin()
+        assert server.wait() == 0
+    finally:
+        server.stop()
+    records = [json.loads(line) for line in server.stderr_lines]
     rejected = [r for r in records if r["message"] == "rejected a malformed JSON-RPC message"]
     assert rejected and all(r["level"] == "WARN" for r in rejected)
     assert any(r["properties"]["id"] == 77 and r["properties"]["code"] == INVALID_REQUEST for r in rejected)
     assert not any("still running" in r["message"] for r in records), records
     assert not any(r["level"] == "ERROR" for r in records), records
+
+
+def tool_error(request_id: int, message: str) -> dict[str, Any]:
+    """A tools/call answer that is the tool's ``isError`` result ``message``."""
+    result = {"content": [{"type": "text", "text": message}], "isError": True}
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 def assert_still_serving(server: Any) -> None:

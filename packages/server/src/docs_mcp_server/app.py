@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import anyio
 import mcp.types as types
@@ -53,6 +53,7 @@ from docs_mcp_server.strings import file_title
 RESOURCE_SCHEME = "docs"
 RESOURCE_NOT_FOUND = -32002
 MIME_MARKDOWN = "text/markdown"
+_URI_PATH_SAFE = "/!$&'()*+,;=:@~"  # left as they are in a URI's path (RFC 3986 sub-delims, ":", "@")
 
 
 def _error_result(message: str) -> types.CallToolResult:
@@ -142,6 +143,19 @@ class DocsMcpApp:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
+        self.server.middleware.append(self._non_object_arguments)
+
+    async def _non_object_arguments(self, ctx: Any, call_next: Any) -> Any:
+        """A ``tools/call`` whose ``arguments`` are not an object gets the tool's documented
+        ``isError`` answer (``<tool> input must be an object``) rather than the SDK's
+        "Invalid request parameters": the SDK checks the params' shape before any handler runs."""
+        params = ctx.params
+        if ctx.method == "tools/call" and isinstance(params, Mapping):
+            name, arguments = params.get("name"), params.get("arguments")
+            if isinstance(name, str) and arguments is not None and not isinstance(arguments, Mapping):
+                result = await self.call_tool(name, cast(Any, arguments))
+                return result.model_dump(by_alias=True, mode="json", exclude_none=True, exclude_unset=True)
+        return await call_next(ctx)
 
     # -- tools ---------------------------------------------------------------------------------
 
@@ -288,7 +302,7 @@ class DocsMcpApp:
             paths.update(engine.list_filepaths({key: value}))
         return [
             types.Resource(
-                uri=f"{RESOURCE_SCHEME}:///{path}",
+                uri=resource_uri(path),
                 name=path,
                 title=file_title(path, metadata.file_titles.get(path)),
                 description=path,
@@ -342,6 +356,12 @@ class DocsMcpApp:
             return prompt_support.get_prompt(self.metadata.prompts, params.name, params.arguments or {})
         except PromptRequestError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from exc
+
+
+def resource_uri(filepath: str) -> str:
+    """The ``docs:///<filepath>`` URI of a corpus file, percent-encoded so that it reads back:
+    ``#``, ``?``, ``%``, spaces and non-ASCII characters in the path are escaped, ``/`` is kept."""
+    return f"{RESOURCE_SCHEME}:///{quote(filepath, safe=_URI_PATH_SAFE)}"
 
 
 def resource_filepath(uri: str) -> str:

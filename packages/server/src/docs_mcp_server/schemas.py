@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from docs_mcp_core.search.sections import split_chunk_id
 from docs_mcp_server.metadata_view import MetadataView
 
 _CHUNK_ID = re.compile(r'"chunk_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -111,7 +112,7 @@ def example_chunk_id(index_dir: Path | str) -> str | None:
             chunk_id = json.loads(f'"{match.group(1)}"')
         except ValueError:
             continue
-        _, _, fragment = chunk_id.partition("#")
+        _, fragment = split_chunk_id(chunk_id)  # a path may hold "#" (sdks/c#/README.md)
         if not fragment or fragment.startswith("_preamble") or any(c.isspace() for c in chunk_id):
             continue
         if "/" in fragment:
