@@ -261,6 +261,52 @@ def test_a_server_serves_a_local_copy_and_switches_to_a_new_publish(
         lazy.close()
 
 
+def test_a_store_outage_is_logged_once_and_its_end_once(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A replica whose store stops answering says so once (not "a new index was published" every
+    interval), keeps serving what it fetched, and says once when the store answers again."""
+    import logging
+    from urllib.parse import urlsplit
+
+    from docs_mcp_server.engine import LazyEngine
+    from tests.fakes.tcp_relay import TcpRelay
+
+    uri = f"s3://{BUCKET}/replicas/outage"
+    generation = _publish(examples_docs, s3, uri)
+    caplog.set_level(logging.INFO, logger="docs_mcp_server")
+    upstream = urlsplit(s3.url)
+    with TcpRelay((upstream.hostname or "127.0.0.1", upstream.port or 80)) as relay:
+        options = {**s3.storage_options(), "aws_endpoint": f"http://127.0.0.1:{relay.port}"}
+        lazy = LazyEngine(uri, storage_options=options, reload_interval=0.1, cache_dir=tmp_path / "cache")
+        try:
+            with lazy.lease() as engine:
+                assert engine.search("retry configuration", limit=1).hits
+
+            def messages() -> list[str]:
+                return [r.getMessage() for r in caplog.records if r.name == "docs_mcp_server"]
+
+            relay.set_down(True)
+            # every check makes at most 4 attempts (3 retries): 16 refusals are 4 checks or more
+            assert relay.wait_refused(16, timeout=120), f"only {relay.refused} connections in 120 s"
+            down = [m for m in messages() if m.startswith("the index store cannot be read")]
+            assert len(down) == 1, messages()
+            assert not any("a new index was published" in m for m in messages()), messages()
+            with lazy.lease() as engine:  # still serving the copy fetched before
+                assert engine.search("retry configuration", limit=1).hits
+            assert lazy.served_generation is not None and lazy.served_generation["path"] == generation
+
+            relay.set_down(False)
+            deadline = time.monotonic() + 60
+            while "the index store answers again" not in messages():
+                assert time.monotonic() < deadline, messages()
+                time.sleep(0.05)
+            assert messages().count("the index store answers again") == 1
+            assert len([m for m in messages() if m.startswith("the index store cannot be read")]) == 1
+        finally:
+            lazy.close()
+
+
 class _AnyEtag:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, str) and bool(other)

@@ -42,6 +42,11 @@ class IndexNotFoundError(DocsMcpError):
     """An index directory is missing, incomplete or unreadable."""
 
 
+class StoreUnreachableError(IndexNotFoundError):
+    """An object store did not answer (or refused) a read of a published index's ``metadata.json``:
+    nothing is known about what is published there, only that the store cannot be read now."""
+
+
 class MetadataNotFoundError(MetadataError, IndexNotFoundError):
     """The index folder or its ``metadata.json`` does not exist."""
 

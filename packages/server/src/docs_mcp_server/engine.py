@@ -176,6 +176,7 @@ class LazyEngine:
         self._storage: S3Storage | None = None
         self._follower: threading.Thread | None = None
         self._stop = threading.Event()
+        self._store_down_since: float | None = None  # when the store stopped answering (monotonic)
 
     def _local_folder(self) -> Path | None:
         from docs_mcp_core.index.location import is_uri
@@ -422,12 +423,17 @@ class LazyEngine:
 
     def _follow(self) -> None:
         """Every ``reload_interval`` seconds: switch to the generation a new build published."""
+        from docs_mcp_core.errors import StoreUnreachableError
+
         while not self._stop.wait(self._check_every):
             current = self._current
             if current is None:
                 return
             try:
                 self._follow_once(current)
+            except StoreUnreachableError as exc:
+                self._store_unreachable(exc)
+                continue
             except Exception as exc:  # noqa: BLE001 - keep serving; the next check tries again
                 log(
                     logging.ERROR,
@@ -436,6 +442,32 @@ class LazyEngine:
                     index_dir=str(self.index_dir),
                     error=f"{type(exc).__name__}: {exc}",
                 )
+            self._store_answers()
+
+    def _store_unreachable(self, exc: Exception) -> None:
+        """Log an outage of the store once, when it starts (every check until it ends fails alike)."""
+        if self._store_down_since is not None:
+            return
+        self._store_down_since = time.monotonic()
+        log(
+            logging.WARNING,
+            "the index store cannot be read; still serving the index fetched before (logged once; "
+            "a line follows when the store answers again)",
+            index_dir=str(self.index_dir),
+            error=str(exc),
+        )
+
+    def _store_answers(self) -> None:
+        if self._store_down_since is None:
+            return
+        down = time.monotonic() - self._store_down_since
+        self._store_down_since = None
+        log(
+            logging.INFO,
+            "the index store answers again",
+            index_dir=str(self.index_dir),
+            seconds=round(down, 1),
+        )
 
     def _follow_once(self, current: _Generation) -> None:
         fetched = self._fetch(current.etag)

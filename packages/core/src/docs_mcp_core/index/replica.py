@@ -23,7 +23,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs_mcp_core.errors import IndexNotFoundError
+from docs_mcp_core.errors import IndexNotFoundError, StoreUnreachableError
 from docs_mcp_core.index.location import GENERATION_PREFIX, ObjectInfo, S3Storage
 from docs_mcp_core.metadata import METADATA_FILENAME, parse_metadata_bytes
 
@@ -51,7 +51,8 @@ def fetch_generation(
 
     Returns None when ``metadata.json`` is still the version ``known_etag`` (nothing is fetched: one
     conditional request). Raises :class:`IndexNotFoundError` naming the location when there is no
-    published index or its files cannot be fetched completely.
+    published index or its files cannot be fetched completely, and its subclass
+    :class:`StoreUnreachableError` when the store does not answer the read of ``metadata.json``.
     """
     where = storage.uri(METADATA_FILENAME)
     try:
@@ -62,7 +63,7 @@ def fetch_generation(
             "the index there."
         ) from None
     except OSError as exc:
-        raise IndexNotFoundError(f"cannot read '{where}': {exc}") from None
+        raise StoreUnreachableError(f"cannot read '{where}': {exc}") from None
     if found is None:
         return None
     data, etag = found
