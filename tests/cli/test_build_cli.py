@@ -377,6 +377,24 @@ def test_a_signal_to_the_build_alone_stops_its_workers_too(
     assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
 
 
+def test_build_says_once_that_markdown_files_not_named_md_are_skipped(tmp_path: Path) -> None:
+    docs = _write(
+        tmp_path / "docs",
+        {"guide.md": "# Guide\n\nThe lighthouse guide.\n", "NOTES.MD": "# Notes\n\nzebrafish\n",
+         "more/a.markdown": "# A\n\nzebrafish\n", "more/b.markdown": "# B\n\nzebrafish\n"},
+    )  # fmt: skip
+    out = tmp_path / "out"
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out)
+    assert done.returncode == 0, done.stderr
+    skipped = [line for line in done.stderr.splitlines() if "do not end in .md" in line]
+    assert skipped == [
+        "more/a.markdown: warning: skipped, with 2 more markdown files whose names do not end in .md "
+        "(only *.md, in lower case, is indexed, as in the original); rename them to .md to index them"
+    ]
+    assert " from 1 file to " in done.stdout
+    assert "zebrafish" not in (out / "chunks.json").read_text(encoding="utf-8")
+
+
 # ── symbolic links ─────────────────────────────────────────────────────────────────────────────
 
 

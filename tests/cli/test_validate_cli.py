@@ -132,3 +132,24 @@ def test_a_link_out_of_the_docs_folder_is_a_warning_unless_followed(tmp_path: Pa
     )
     assert followed.exit_code == 0
     assert followed.stdout == "validated 2 markdown files, 0 errors, 0 warnings\n"
+
+
+def test_markdown_files_not_named_md_are_named_once_as_skipped(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", '{"version": "1"}')
+    write(tmp_path, "a.md", "# A\n")
+    write(tmp_path, "README.MD", "# Readme\n")
+    result = runner.invoke(make_app(), ["validate", "--docs-dir", str(tmp_path)])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "README.MD: warning: skipped: its name does not end in .md (only *.md, in lower case, is indexed, as "
+        "in the original); rename it to .md to index it",
+        "validated 1 markdown file, 0 errors, 1 warning",
+    ]
+    for n in range(3):
+        write(tmp_path, f"guides/page-{n}.markdown", "# Page\n")
+    result = runner.invoke(make_app(), ["validate", "--docs-dir", str(tmp_path)])
+    assert result.stdout.splitlines() == [
+        "guides/page-0.markdown: warning: skipped, with 3 more markdown files whose names do not end in .md "
+        "(only *.md, in lower case, is indexed, as in the original); rename them to .md to index them",
+        "validated 1 markdown file, 0 errors, 1 warning",
+    ]

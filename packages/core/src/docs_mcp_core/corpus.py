@@ -70,6 +70,7 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
     templates: list[str] = []
     manifests: list[str] = []
     findings: list[Finding] = []
+    other_markdown: list[str] = []  # README.MD, guide.markdown: not indexed, as in the original
     root = docs_dir.resolve()
     inside = str(root).rstrip(os.sep) + os.sep
 
@@ -96,15 +97,8 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
                 continue
             if is_dir:
                 if real in active:
-                    findings.append(
-                        Finding(
-                            child_rel,
-                            None,
-                            "warning",
-                            "symbolic link loop: this folder links back "
-                            "into one of its parents and is skipped",
-                        )
-                    )
+                    loop = "symbolic link loop: this folder links back into one of its parents and is skipped"
+                    findings.append(Finding(child_rel, None, "warning", loop))
                     continue
                 walk(Path(entry.path), child_rel, active | {real})
             elif entry.name.endswith(TEMPLATE_SUFFIXES):
@@ -113,8 +107,12 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
                 if not entry.is_file(follow_symlinks=True):
                     continue
                 markdown.append(child_rel)
+            elif entry.name.lower().endswith((".md", ".markdown")) and entry.is_file(follow_symlinks=True):
+                other_markdown.append(child_rel)
 
     walk(root, "", frozenset({str(root)}))
+    if other_markdown:
+        findings.append(_other_markdown(sorted(other_markdown, key=sort_key)))
     markdown.sort(key=sort_key)
     templates.sort(key=sort_key)
     return CorpusFiles(markdown, templates, manifests, findings)
@@ -125,6 +123,15 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return entry.is_file(follow_symlinks=True)
     except OSError:  # a link that loops: the manifest's folder reports nothing, its files are unread
         return False
+
+
+def _other_markdown(paths: list[str]) -> Finding:
+    """One warning, at the first, for the markdown files not named ``*.md`` (unindexed, as in the original)."""
+    more = len(paths) - 1
+    what = f"skipped, with {more:,} more markdown files whose names do" if more else "skipped: its name does"
+    fix = "rename them to .md to index them" if more else "rename it to .md to index it"
+    rule = "(only *.md, in lower case, is indexed, as in the original)"
+    return Finding(paths[0], None, "warning", f"{what} not end in .md {rule}; {fix}")
 
 
 def _external_link(rel: str, target: str, is_dir: bool) -> Finding:
