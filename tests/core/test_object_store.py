@@ -412,6 +412,18 @@ def test_the_published_generation_is_fetched_verified_and_reused(
     repaired = fetch_generation(storage, cache)
     assert repaired is not None
     assert victim.stat().st_size == remote[str(victim.relative_to(fetched.folder / generation))]
+    assert repaired.replaced is not None and "bytes where the store lists" in repaired.replaced
+
+    # so is a copy damaged without a change of size: its checksum no longer matches the fetch's
+    victim = next(p for p in (fetched.folder / generation).rglob("*.lance") if "/data/" in p.as_posix())
+    good = victim.read_bytes()
+    victim.write_bytes(bytes(b ^ 0x5A for b in good))
+    repaired = fetch_generation(storage, cache)
+    assert repaired is not None and repaired.folder == fetched.folder
+    assert repaired.replaced is not None and "SHA-256" in repaired.replaced
+    assert victim.read_bytes() == good
+    reused = fetch_generation(storage, cache)
+    assert reused is not None and reused.replaced is None
 
 
 @pytest.mark.integration

@@ -307,6 +307,57 @@ def test_a_store_outage_is_logged_once_and_its_end_once(
             lazy.close()
 
 
+def test_a_damaged_cached_copy_is_fetched_again_not_served(
+    tmp_path: Path, examples_docs: Path, s3: S3Endpoint, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A copy left in --index-cache-dir whose table file was damaged without a change of size is
+    fetched again at the next start (its checksum no longer matches); one that passes the check but
+    cannot be opened is fetched again too, and the server serves instead of failing every call."""
+    import hashlib
+    import logging
+
+    from docs_mcp_core.index.replica import FETCHED_MARKER
+    from docs_mcp_server.engine import LazyEngine
+
+    uri = f"s3://{BUCKET}/replicas/damaged"
+    generation = _publish(examples_docs, s3, uri)
+    cache = tmp_path / "cache"
+    caplog.set_level(logging.INFO, logger="docs_mcp_server")
+
+    def serve() -> list[str]:
+        """Start on the cache folder, answer one search, stop; returns the warnings logged."""
+        caplog.clear()
+        lazy = LazyEngine(uri, storage_options=s3.storage_options(), reload_interval=0, cache_dir=cache)
+        try:
+            with lazy.lease() as engine:
+                assert engine.search("retry configuration", limit=1).hits
+        finally:
+            lazy.close()
+        return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+    assert serve() == []
+    copy = cache / generation.removeprefix(".lancedb-")
+    data = next(p for p in (copy / generation).rglob("*.lance") if "/data/" in p.as_posix())
+    good = data.read_bytes()
+
+    def damage(*, forge_checksum: bool) -> None:
+        data.write_bytes(bytes(b ^ 0x5A for b in good))  # same size
+        if forge_checksum:  # as if the damage happened before the checksum was taken
+            marker = json.loads((copy / FETCHED_MARKER).read_text(encoding="utf-8"))
+            marker["sha256"][data.relative_to(copy / generation).as_posix()] = hashlib.sha256(
+                data.read_bytes()
+            ).hexdigest()
+            (copy / FETCHED_MARKER).write_text(json.dumps(marker), encoding="utf-8")
+
+    damage(forge_checksum=False)
+    assert serve() == ["the cached copy of the index was damaged and was fetched again"]
+    assert data.read_bytes() == good
+    damage(forge_checksum=True)
+    assert serve() == ["the local copy of the index cannot be opened; fetching it again"]
+    assert data.read_bytes() == good
+    assert serve() == []  # the copy fetched again is reused
+
+
 class _AnyEtag:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, str) and bool(other)

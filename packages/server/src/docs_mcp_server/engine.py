@@ -260,6 +260,9 @@ class LazyEngine:
             if self._user_cache:
                 current.keep_files()  # the next start on this cache folder reuses it
             self._retire(current)
+        lock, self._cache_lock = self._cache_lock, None
+        if lock is not None:
+            os.close(lock)  # the cache folder is free for the next engine (or process) to own
 
     def _generation(self) -> _Generation:
         current = self._current
@@ -404,6 +407,14 @@ class LazyEngine:
 
         started = time.monotonic()
         fetched = fetch_generation(self._remote_storage(), self._remote_cache(), known_etag=known_etag)
+        if fetched is not None and fetched.replaced is not None:
+            log(
+                logging.WARNING,
+                "the cached copy of the index was damaged and was fetched again",
+                index_dir=str(self.index_dir),
+                folder=str(fetched.folder),
+                damage=fetched.replaced,
+            )
         if fetched is not None:
             log(
                 logging.INFO,
@@ -512,7 +523,24 @@ class LazyEngine:
         return _Generation(next(self._numbers), open_at(self.index_dir), stamp, None)
 
     def _open_copy(self, fetched: FetchedGeneration) -> _Generation:
-        """Open the local copy of an object-store generation (removed again if it cannot be opened)."""
+        """Open the local copy of an object-store generation. A copy that cannot be opened is removed
+        and fetched again once (a file damaged on disk), then opened or the error raised."""
+        try:
+            return self._open_fetched(fetched)
+        except Exception as exc:  # noqa: BLE001 - fetched again below; a second failure is raised
+            log(
+                logging.WARNING,
+                "the local copy of the index cannot be opened; fetching it again",
+                index_dir=str(self.index_dir),
+                folder=str(fetched.folder),
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        again = self._fetch(None)
+        assert again is not None
+        return self._open_fetched(again)
+
+    def _open_fetched(self, fetched: FetchedGeneration) -> _Generation:
+        """Open a local copy (removed again if it cannot be opened)."""
         from docs_mcp_core.index.replica import remove_fetched
         from docs_mcp_core.search import SearchEngine
 

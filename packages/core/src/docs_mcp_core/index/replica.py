@@ -8,14 +8,17 @@ the same name), so the reader and the cursor secret are the same as on the store
 
 A copy is written into a hidden ``.partial-*`` folder, each file checked against the size the store
 listed, the generation named by ``metadata.json`` checked to be the one fetched (its build id), and
-only then renamed into place as ``<cache>/<generation>``; a copy already there (a restart with the
-same cache folder) is reused when every file's size still matches the store's listing. A fetch that
-fails or is cut short leaves no usable-looking folder behind.
+only then renamed into place as ``<cache>/<generation>`` with a marker recording each file's size and
+SHA-256. A copy already there (a restart with the same cache folder) is reused only when every file
+still has the store's size and the checksum recorded when it was fetched: a damaged copy (a disk
+error, a stray write of the same size) is fetched again rather than served. A fetch that fails or is
+cut short leaves no usable-looking folder behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import secrets
@@ -42,6 +45,7 @@ class FetchedGeneration:
     generation: str  # ``index.path`` of its metadata.json, e.g. ``.lancedb-20260821T101500Z-1a2b3c4d``
     etag: str | None  # version tag of the metadata.json it was fetched for
     bytes: int  # size of the table's files
+    replaced: str | None = None  # why a copy of this generation already there was not reused
 
 
 def fetch_generation(
@@ -81,24 +85,29 @@ def fetch_generation(
         )
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = cache_dir / _folder_name(generation)
-    if _complete_copy(target, generation, files):
+    size = sum(f.size for f in files)
+    damage = _copy_damage(target, generation, files)
+    if damage is None:
         _write_metadata(target, data)
-        return FetchedGeneration(target, generation, etag, sum(f.size for f in files))
+        return FetchedGeneration(target, generation, etag, size)
     partial = cache_dir / f"{PARTIAL_PREFIX}{_folder_name(generation)}-{secrets.token_hex(4)}"
     try:
         _download(storage, generation, files, partial)
         (partial / METADATA_FILENAME).write_bytes(data)
-        marker = {"generation": generation, "files": {f.path: f.size for f in files}}
+        sums = {f.path: _sha256(partial / generation / f.path) for f in files}
+        marker = {"generation": generation, "files": {f.path: f.size for f in files}, "sha256": sums}
         (partial / FETCHED_MARKER).write_text(json.dumps(marker), encoding="utf-8")
-        remove_fetched(target)  # an incomplete or outdated copy under that name
+        remove_fetched(target)  # an incomplete, damaged or outdated copy under that name
         try:
             os.replace(partial, target)
         except OSError:
-            if not _complete_copy(target, generation, files):  # else another server sharing the cache won
+            if (
+                _copy_damage(target, generation, files) is not None
+            ):  # else another server sharing the cache won
                 raise
     finally:
         remove_fetched(partial)
-    return FetchedGeneration(target, generation, etag, sum(f.size for f in files))
+    return FetchedGeneration(target, generation, etag, size, replaced=damage if damage != _NO_COPY else None)
 
 
 def remove_fetched(folder: Path) -> None:
@@ -135,18 +144,37 @@ def _download(storage: S3Storage, generation: str, files: list[ObjectInfo], into
             )
 
 
-def _complete_copy(folder: Path, generation: str, files: list[ObjectInfo]) -> bool:
-    """Whether ``folder`` holds a finished copy of ``generation`` whose files have the listed sizes."""
+_NO_COPY = "no copy"
+
+
+def _copy_damage(folder: Path, generation: str, files: list[ObjectInfo]) -> str | None:
+    """None when ``folder`` holds a finished copy of ``generation`` whose files have the listed sizes
+    and the checksums recorded when it was fetched; else what is wrong with it (:data:`_NO_COPY`
+    when there is no finished copy of that generation at all)."""
     try:
         marker = json.loads((folder / FETCHED_MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return _NO_COPY
     if not isinstance(marker, dict) or marker.get("generation") != generation:
-        return False
-    try:
-        return all((folder / generation / f.path).stat().st_size == f.size for f in files)
-    except OSError:
-        return False
+        return _NO_COPY
+    sums = marker.get("sha256")
+    if not isinstance(sums, dict):
+        return "no checksums were recorded when it was fetched"
+    for info in files:
+        path = folder / generation / info.path
+        try:
+            if path.stat().st_size != info.size:
+                return f"'{info.path}' has {path.stat().st_size:,} bytes where the store lists {info.size:,}"
+            if _sha256(path) != sums.get(info.path):
+                return f"'{info.path}' differs from the file fetched (its SHA-256 changed)"
+        except OSError as exc:
+            return f"'{info.path}' cannot be read ({exc.strerror or exc})"
+    return None
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _write_metadata(folder: Path, data: bytes) -> None:
