@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import json
 import os
 import signal
@@ -146,6 +148,30 @@ def test_a_worker_that_dies_at_once_stops_the_server(built_index: Path) -> None:
         wait_until_gone(list(pids.values()))
         assert any("stopping the server" in line for line in server.stderr_lines)
     finally:
+        server.stop()
+
+
+def test_a_hung_worker_is_killed_and_replaced_and_no_connection_is_lost(built_index: Path) -> None:
+    """A stopped worker (SIGSTOP) keeps its socket's share of new connections waiting: the
+    supervisor hears no heartbeat, kills it and starts another on the same socket, which answers
+    the connections queued meanwhile."""
+    server, port = start_http_server(
+        built_index, "--stateless", "--workers", "2", env={"DOCS_MCP_WORKER_LIVENESS_SECONDS": "3"}
+    )
+    before = workers_seen(port, 2)
+    try:
+        os.kill(before[0], signal.SIGSTOP)
+        with concurrent.futures.ThreadPoolExecutor(20) as pool:  # 20 new connections, bounded by 60 s each
+            answers = list(pool.map(lambda _: request(port, "GET", "/healthz")[0], range(20)))
+        assert answers == [200] * 20
+        record = server.wait_for_log(lambda r: "has not answered" in r.get("message", ""))
+        assert record["level"] == "ERROR" and record["properties"] == {"worker": 0, "pid": before[0]}
+        wait_until_gone([before[0]])
+        after = workers_seen(port, 2)
+        assert after[0] != before[0] and after[1] == before[1]  # only the hung one was replaced
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(before[0], signal.SIGKILL)
         server.stop()
 
 

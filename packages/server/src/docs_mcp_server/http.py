@@ -552,10 +552,19 @@ def run_http(
     if warm_up:
         app.engine.start_warm_up()
     try:
-        anyio.run(lambda: server.serve(sockets=[sock]))
+        anyio.run(_serve_beating, server, sock, worker)
     finally:
         sock.close()
     log(logging.INFO, "http server stopped")
+
+
+async def _serve_beating(server: uvicorn.Server, sock: socket.socket, worker: Worker | None) -> None:
+    """Serve; a worker's event loop also beats for its supervisor's liveness check meanwhile."""
+    async with anyio.create_task_group() as tasks:
+        if worker is not None:
+            tasks.start_soon(worker.heartbeat)
+        await server.serve(sockets=[sock])
+        tasks.cancel_scope.cancel()
 
 
 @contextlib.asynccontextmanager

@@ -14,12 +14,20 @@ than one worker needs ``--stateless``. Cursors are signed with a secret derived 
 gracefully (each lets its requests in flight finish); a worker that dies is logged and replaced,
 unless it died within :data:`CRASH_SECONDS` of starting (``DOCS_MCP_WORKER_CRASH_SECONDS``), when
 the supervisor stops the others and exits with status 1 rather than restart it forever.
+
+A worker that is alive but hung (stopped, deadlocked, its event loop blocked) would keep its share
+of new connections waiting in its socket's queue. Each worker's event loop therefore writes a byte
+to a pipe every :data:`HEARTBEAT_SECONDS`; a worker the supervisor has not heard from for
+:data:`LIVENESS_SECONDS` (``DOCS_MCP_WORKER_LIVENESS_SECONDS``; 0 turns the check off; the first
+beat may take :data:`FIRST_BEAT_SECONDS`) is killed with SIGKILL and replaced, and the replacement
+serves the same socket, connections already queued on it included.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -31,10 +39,23 @@ from dataclasses import dataclass
 from docs_mcp_server.errors import Interrupted
 from docs_mcp_server.logs import log
 
-__all__ = ["CRASH_SECONDS", "WORKER_ENV", "Worker", "listening_sockets", "supervise", "this_worker"]
+__all__ = [
+    "CRASH_SECONDS",
+    "LIVENESS_SECONDS",
+    "WORKER_ENV",
+    "Worker",
+    "listening_sockets",
+    "supervise",
+    "this_worker",
+]
 
-WORKER_ENV = "DOCS_MCP_HTTP_WORKER"  # set by the supervisor for its workers: "<id>/<count>/<fd>/<its pid>"
+# set by the supervisor for its workers: "<id>/<count>/<socket fd>/<its pid>/<heartbeat fd>"
+WORKER_ENV = "DOCS_MCP_HTTP_WORKER"
 CRASH_SECONDS = 10.0  # a worker that dies sooner after it started is not restarted
+HEARTBEAT_SECONDS = 1.0  # how often a worker's event loop says it is alive
+LIVENESS_SECONDS = 10.0  # a worker silent for longer is killed and replaced
+FIRST_BEAT_SECONDS = 60.0  # a starting worker's first beat may take this long (imports, app set-up)
+_TICK_SECONDS = 0.25  # how often the supervisor looks at exits and silences
 _PR_SET_PDEATHSIG = 1
 _STOP_MARGIN_SECONDS = 5.0  # beyond the graceful timeout, before a worker that has not exited is killed
 
@@ -48,6 +69,7 @@ class Worker:
     count: int
     fd: int
     supervisor: int
+    heartbeat_fd: int | None = None
 
     def socket(self) -> socket.socket:
         sock = socket.socket(fileno=self.fd)
@@ -56,6 +78,24 @@ class Worker:
 
     def describe(self) -> dict[str, int]:
         return {"id": self.id, "count": self.count, "pid": os.getpid()}
+
+    async def heartbeat(self) -> None:
+        """Write a byte to the supervisor's pipe every :data:`HEARTBEAT_SECONDS`, from the event
+        loop, for as long as it runs (returns at once without a pipe)."""
+        import anyio
+
+        fd = self.heartbeat_fd
+        if fd is None:
+            return
+        os.set_blocking(fd, False)
+        while True:
+            try:
+                os.write(fd, b".")
+            except BlockingIOError:
+                pass  # the supervisor is behind: it has beats enough to read
+            except OSError:
+                return  # the supervisor is gone (this worker gets SIGTERM)
+            await anyio.sleep(HEARTBEAT_SECONDS)
 
     def follow_parent(self) -> None:
         """Have the system send this worker SIGTERM when the supervisor dies (Linux), so that a
@@ -75,10 +115,19 @@ class Worker:
 
 def crash_seconds() -> float:
     """How soon after its start a worker's death stops the server (rather than being replaced)."""
+    return _seconds("DOCS_MCP_WORKER_CRASH_SECONDS", CRASH_SECONDS)
+
+
+def liveness_seconds() -> float:
+    """How long a worker may go without a heartbeat before it is replaced (0: never)."""
+    return _seconds("DOCS_MCP_WORKER_LIVENESS_SECONDS", LIVENESS_SECONDS)
+
+
+def _seconds(variable: str, default: float) -> float:
     try:
-        return max(0.0, float(os.environ.get("DOCS_MCP_WORKER_CRASH_SECONDS") or CRASH_SECONDS))
+        return max(0.0, float(os.environ.get(variable) or default))
     except ValueError:
-        return CRASH_SECONDS
+        return default
 
 
 def this_worker() -> Worker | None:
@@ -87,10 +136,10 @@ def this_worker() -> Worker | None:
     if not value:
         return None
     try:
-        worker_id, count, fd, supervisor = (int(part) for part in value.split("/"))
+        worker_id, count, fd, supervisor, heartbeat = (int(part) for part in value.split("/"))
     except ValueError:
         return None
-    return Worker(worker_id, count, fd, supervisor)
+    return Worker(worker_id, count, fd, supervisor, heartbeat if heartbeat >= 0 else None)
 
 
 def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
@@ -115,25 +164,68 @@ def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
 
 
 class _Pool:
-    """The worker processes and the sockets they were given."""
+    """The worker processes, the sockets they were given and the pipes they beat on."""
 
     def __init__(self, argv: Sequence[str], sockets: list[socket.socket]) -> None:
         self.argv = list(argv)
         self.sockets = sockets
         self.procs: dict[int, tuple[subprocess.Popen[bytes], float]] = {}  # worker id -> (process, start)
+        self.beats: dict[int, int] = {}  # worker id -> read end of its heartbeat pipe
+        self.last_beat: dict[int, float] = {}  # worker id -> when it was last heard (or may first be)
 
     def start(self, worker_id: int) -> None:
         sock = self.sockets[worker_id]
-        env = {**os.environ, WORKER_ENV: f"{worker_id}/{len(self.sockets)}/{sock.fileno()}/{os.getpid()}"}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "docs_mcp_server", *self.argv],
-            env=env,
-            pass_fds=(sock.fileno(),),
-            stdin=subprocess.DEVNULL,
-            process_group=0,  # a terminal's Ctrl-C reaches the supervisor, which stops the workers in order
-        )
-        self.procs[worker_id] = (proc, time.monotonic())
+        self._close_pipe(worker_id)
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
+        env = {
+            **os.environ,
+            WORKER_ENV: f"{worker_id}/{len(self.sockets)}/{sock.fileno()}/{os.getpid()}/{write_end}",
+        }
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "docs_mcp_server", *self.argv],
+                env=env,
+                pass_fds=(sock.fileno(), write_end),
+                stdin=subprocess.DEVNULL,
+                process_group=0,  # a terminal's Ctrl-C reaches the supervisor, which stops the workers in order
+            )
+        finally:
+            os.close(write_end)
+        now = time.monotonic()
+        self.procs[worker_id] = (proc, now)
+        self.beats[worker_id] = read_end
+        self.last_beat[worker_id] = now + FIRST_BEAT_SECONDS
         log(logging.DEBUG, "started an http worker process", worker=worker_id, pid=proc.pid)
+
+    def _close_pipe(self, worker_id: int) -> None:
+        fd = self.beats.pop(worker_id, None)
+        if fd is not None:
+            os.close(fd)
+
+    def read_beats(self, timeout: float) -> None:
+        """Wait up to ``timeout`` for heartbeats and note every worker heard from."""
+        by_fd = {fd: worker_id for worker_id, fd in self.beats.items()}
+        ready, _, _ = select.select(list(by_fd), [], [], timeout)
+        now = time.monotonic()
+        for fd in ready:
+            try:
+                data = os.read(fd, 4096)
+            except BlockingIOError:
+                continue
+            if data:
+                self.last_beat[by_fd[fd]] = now
+            else:  # the worker exited (its exit is handled when it is reaped)
+                self._close_pipe(by_fd[fd])
+
+    def silent(self, limit: float) -> list[int]:
+        """The workers still running that have not beaten for more than ``limit`` seconds."""
+        now = time.monotonic()
+        return [
+            worker_id
+            for worker_id, (proc, _) in self.procs.items()
+            if proc.returncode is None and now - self.last_beat[worker_id] > limit
+        ]
 
     def worker_of(self, pid: int) -> int | None:
         return next((wid for wid, (proc, _) in self.procs.items() if proc.pid == pid), None)
@@ -154,6 +246,8 @@ class _Pool:
                 log(logging.WARNING, "killing an http worker that did not stop in time", worker=worker_id)
                 proc.kill()
                 proc.wait()
+        for worker_id in list(self.beats):
+            self._close_pipe(worker_id)
 
 
 def supervise(
@@ -191,33 +285,67 @@ def supervise(
 
 
 def _watch(pool: _Pool) -> int:
-    """Wait for workers to exit, replacing each one that dies; 1 once one dies straight after it
-    started. Returns only then; SIGINT/SIGTERM arrive as :class:`Interrupted`."""
+    """Watch the workers, replacing each one that dies or stops beating; 1 once one dies straight
+    after it started. Returns only then; SIGINT/SIGTERM arrive as :class:`Interrupted`."""
+    limit = liveness_seconds()
     while True:
-        pid, wait_status = os.wait()
-        worker_id = pool.worker_of(pid)
-        if worker_id is None:
-            continue
-        proc, started = pool.procs[worker_id]
-        proc.returncode = os.waitstatus_to_exitcode(wait_status)
-        lived = time.monotonic() - started
-        how = (
-            f"signal {signal.Signals(-proc.returncode).name}"
-            if proc.returncode < 0
-            else f"status {proc.returncode}"
-        )
-        if lived < crash_seconds():
-            log(
-                logging.ERROR,
-                f"http worker {worker_id} exited with {how} {lived:.1f} s after it started; stopping the server",
-                worker=worker_id,
-                pid=pid,
-            )
-            return 1
+        pool.read_beats(_TICK_SECONDS)
+        while True:
+            try:
+                pid, wait_status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if _exited(pool, pid, wait_status):
+                return 1
+        for worker_id in pool.silent(limit) if limit > 0 else []:
+            _replace_hung(pool, worker_id, limit)
+
+
+def _exited(pool: _Pool, pid: int, wait_status: int) -> bool:
+    """Handle a worker's exit: True when it died straight after it started (stop the server)."""
+    worker_id = pool.worker_of(pid)
+    if worker_id is None:
+        return False
+    proc, started = pool.procs[worker_id]
+    proc.returncode = os.waitstatus_to_exitcode(wait_status)
+    lived = time.monotonic() - started
+    how = (
+        f"signal {signal.Signals(-proc.returncode).name}"
+        if proc.returncode < 0
+        else f"status {proc.returncode}"
+    )
+    if lived < crash_seconds():
         log(
             logging.ERROR,
-            f"http worker {worker_id} exited with {how}; starting another",
+            f"http worker {worker_id} exited with {how} {lived:.1f} s after it started; stopping the server",
             worker=worker_id,
             pid=pid,
         )
-        pool.start(worker_id)
+        return True
+    log(
+        logging.ERROR,
+        f"http worker {worker_id} exited with {how}; starting another",
+        worker=worker_id,
+        pid=pid,
+    )
+    pool.start(worker_id)
+    return False
+
+
+def _replace_hung(pool: _Pool, worker_id: int, limit: float) -> None:
+    """Kill a worker that stopped beating (SIGKILL ends a stopped process too) and start another."""
+    proc, _ = pool.procs[worker_id]
+    log(
+        logging.ERROR,
+        f"http worker {worker_id} has not answered for {limit:g} s; killing it and starting another",
+        worker=worker_id,
+        pid=proc.pid,
+    )
+    proc.kill()
+    try:
+        proc.wait(timeout=_STOP_MARGIN_SECONDS)
+    except subprocess.TimeoutExpired:
+        log(logging.WARNING, "a killed http worker has not exited yet", worker=worker_id, pid=proc.pid)
+    pool.start(worker_id)
