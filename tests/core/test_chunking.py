@@ -282,9 +282,9 @@ def test_content_is_the_exact_source_slice() -> None:
         assert "title: T" not in chunk.content
 
 
-def test_content_text_keeps_list_items_and_table_cells_apart() -> None:
+def test_plain_text_keeps_list_items_and_table_cells_apart() -> None:
     markdown = "## Data\n\n- alpha\n- beta\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
-    text = build_chunks("t.md", markdown, Strategy("h2"))[0].content_text
+    text = build_chunks("t.md", markdown, Strategy("h2"))[0].plain_text
     words = text.split()
     assert "alpha" in words and "beta" in words
     assert "alphabeta" not in text
@@ -306,8 +306,8 @@ def test_content_text_keeps_list_items_and_table_cells_apart() -> None:
         ("Double ``a ` b`` ticks, <b>bold</b> text.", ["a ` b", "bold"], ["<b>", "``"]),
     ],
 )
-def test_content_text_keeps_code_spans_verbatim(markdown: str, kept: list[str], gone: list[str]) -> None:
-    text = build_chunks("c.md", f"## Code\n\n{markdown}\n", Strategy("h2"))[0].content_text
+def test_plain_text_keeps_code_spans_verbatim(markdown: str, kept: list[str], gone: list[str]) -> None:
+    text = build_chunks("c.md", f"## Code\n\n{markdown}\n", Strategy("h2"))[0].plain_text
     for fragment in kept:
         assert fragment in text
     for fragment in gone:

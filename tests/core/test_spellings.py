@@ -16,7 +16,16 @@ import pytest
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search.spelling_leg import HEADING_BONUS, SpellingIndex
-from docs_mcp_core.spellings import chunk_spellings, code_text, is_compound, query_spellings, spelling_forms
+from docs_mcp_core.spellings import (
+    PAGE_MARK,
+    chunk_anchors,
+    chunk_spellings,
+    code_text,
+    is_compound,
+    query_anchors,
+    query_spellings,
+    spelling_forms,
+)
 
 
 @pytest.mark.parametrize(
@@ -77,11 +86,39 @@ def test_a_chunk_stores_its_code_spellings_and_marks_those_its_headings_are() ->
 
 
 def test_a_query_asks_for_each_compound_identifier_once() -> None:
-    assert query_spellings("how do I call dub.links.createMany() or create_many, dub.links.createMany") == [
-        ["dub.links.createMany", "links.createMany", "createMany"],
-        ["create_many"],
+    asked = query_spellings("how do I call dub.links.createMany() or create_many, dub.links.createMany")
+    assert asked[:2] == [["dub.links.createMany", "links.createMany", "createMany"], ["create_many"]]
+    assert [g for g in asked[2:] if not g[0].startswith(PAGE_MARK)] == []
+    assert query_spellings("retry failed requests") == [
+        ["=retry.failed.requests", "=failed.requests", "=retry.failed"]
     ]
-    assert query_spellings("retry failed requests") == []
+
+
+def test_ids_and_key_headings_are_stored_as_anchors_with_their_trailing_words() -> None:
+    content = '<dt id="option-tool-sync---frozen"><a href="#other-page"><code>--frozen</code></a></dt>'
+    assert chunk_anchors("Options", content) == [
+        "option.tool.sync.--frozen",
+        "sync.--frozen",
+        "tool.sync.--frozen",
+    ]
+    assert chunk_anchors("[`cache-dir`](#cache-dir) {: #cache-dir }", "Path to the cache.") == ["cache.dir"]
+    assert chunk_anchors("Caching in CI", "No ids here, {not one}.") == []
+    stored = chunk_spellings("uv sync", "reference/cli/uv-sync.md > uv sync", content).split()
+    assert {"~tool.sync.--frozen", "=uv.sync"} <= set(stored)
+
+
+@pytest.mark.parametrize(
+    ("query", "anchors"),
+    [
+        ("tool sync --frozen", ["tool.sync.--frozen", "sync.--frozen"]),
+        ("[pip] torch-backend", ["pip.torch.backend", "torch.backend"]),
+        ("project.requires-python", ["project.requires.python", "requires.python"]),
+        ("how do I retry failed requests", []),  # no key- or flag-shaped word
+        ("links.createMany", []),  # an identifier: the spelling forms' business
+    ],
+)
+def test_key_and_flag_shaped_query_words_ask_for_anchors(query: str, anchors: list[str]) -> None:
+    assert query_anchors(query) == anchors
 
 
 def _index(rows: list[str]) -> SpellingIndex:

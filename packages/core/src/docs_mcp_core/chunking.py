@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from docs_mcp_core.markdown import Node, ParsedMarkdown, parse_markdown, utf16_len
-from docs_mcp_core.markdown_text import node_plain_text
+from docs_mcp_core.markdown_text import markdown_plain_text, node_plain_text
+from docs_mcp_core.mdast_text import original_content_text
 
 ChunkBy = Literal["h1", "h2", "h3", "file"]
 CHUNK_BY_VALUES: tuple[str, ...] = ("h1", "h2", "h3", "file")
@@ -60,6 +61,9 @@ class Chunk:
     breadcrumb: str
     chunk_index: int
     metadata: dict[str, str] = field(default_factory=dict)
+    # ours, not in chunks.json: the text the default ranking searches (words of list items and table
+    # cells apart, markup gone); "" when unknown (a chunk read back from an index that lacks it)
+    plain_text: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -109,9 +113,18 @@ class IdCollision:
     first_line: int  # 1-based line of the chunk that kept ``original_id``
 
 
+def plain_text_of(chunk: Chunk) -> str:
+    """The chunk's plain text (words apart, markup gone), rendered from its ``content`` when the
+    chunk does not carry it."""
+    if chunk.plain_text or not chunk.content:
+        return chunk.plain_text
+    return markdown_plain_text(chunk.content)
+
+
 def embedding_input(chunk: Chunk) -> str:
-    """Text sent to an embedding model: breadcrumb context, then the plain content."""
-    return f"Context: {chunk.breadcrumb}\n\nContent:\n{chunk.content_text}"
+    """Text sent to an embedding model: breadcrumb context, then the plain content (our plain text,
+    words apart and markup gone), as before ``content_text`` became the original's."""
+    return f"Context: {chunk.breadcrumb}\n\nContent:\n{plain_text_of(chunk)}"
 
 
 class _Doc:
@@ -309,7 +322,7 @@ def _materialize(doc: _Doc, filepath: str, segments: list[_Segment], metadata: d
         crumbs = [filepath, *seg.ancestor_texts]
         if seg.heading:
             crumbs.append(seg.heading)
-        text = "\n\n".join(t for t in (node_plain_text(n, source) for n in seg.nodes) if t)
+        plain = "\n\n".join(t for t in (node_plain_text(n, source) for n in seg.nodes) if t)
         chunks.append(
             Chunk(
                 chunk_id=_chunk_id(filepath, seg),
@@ -317,10 +330,11 @@ def _materialize(doc: _Doc, filepath: str, segments: list[_Segment], metadata: d
                 heading=seg.heading,
                 heading_level=seg.level,
                 content=doc.raw(seg.nodes),
-                content_text=text,
+                content_text=original_content_text(seg.nodes, doc.parsed),
                 breadcrumb=" > ".join(crumbs),
                 chunk_index=index,
                 metadata=dict(metadata),
+                plain_text=plain,
             )
         )
     return chunks

@@ -22,17 +22,25 @@ inline HTML and image alt text kept), because chunk ids are derived from it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import MD_TRIM_CHARS
 from markdown_it.rules_block.state_block import StateBlock
-from markdown_it.rules_block.table import table as gfm_table
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+# a GFM delimiter row as markdown-it's table rule checks it: its first two characters, then only
+# pipes, dashes, colons and blanks
+_DELIMITER_ROW_RE = re.compile(r"(?:[|:][|\-: \t]|-[|\-:])[|\-: \t]*")
+_INTERRUPTS = frozenset(
+    "`~>*-_+<#0123456789"
+)  # first characters of fences, quotes, rules, lists, HTML, headings
+_DELIMITER_CELL_RE = re.compile(r":?-+:?$")
+_UNESCAPED_PIPE_RE = re.compile(r"(?<!\\)\|")
 _ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
 
 
@@ -54,6 +62,9 @@ class Node:
     heading_text: str = ""  # mdast-style text of a heading
     first_line: int = 0
     last_line: int = 0  # inclusive
+    # the node's block tokens in ParsedMarkdown.tokens (open to close); empty for definitions
+    token_start: int = 0
+    token_end: int = 0
 
 
 @dataclass(slots=True)
@@ -62,17 +73,19 @@ class ParsedMarkdown:
     nodes: list[Node]
     front_matter: str | None  # raw YAML text, None when the document has none
     front_matter_line: int  # 1-based line of the opening '---' (for messages)
+    references: dict[str, Any] = field(default_factory=dict)  # link reference definitions (markdown-it's)
+    tokens: list[Token] = field(default_factory=list)  # the block tokens (inline children not parsed)
 
 
 def _table_extent(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
     """GFM table rule that records only the table's extent.
 
     markdown-it's own rule splits every row into cells, which dominates parsing time on generated
-    SDK docs (single tables of 30-95 KB). The header checks are delegated to the original rule; the
+    SDK docs (single tables of 30-95 KB). The header checks are the original rule's (:func:`_table_starts`); the
     body ends where the original's would (a blank line, a block that interrupts it, an indent
     change), and no per-cell tokens are produced since the chunker never reads them.
     """
-    if not gfm_table(state, start_line, end_line, True):
+    if not _table_starts(state, start_line, end_line):
         return False
     if silent:
         return True
@@ -83,9 +96,12 @@ def _table_extent(state: StateBlock, start_line: int, end_line: int, silent: boo
     while line < end_line:
         if state.sCount[line] < state.blkIndent:
             break
-        if any(rule(state, line, end_line, True) for rule in terminators):
-            break
         begin = state.bMarks[line] + state.tShift[line]
+        # every block that can interrupt a table starts with one of these (a row usually with "|")
+        if state.src[begin : begin + 1] in _INTERRUPTS and any(
+            rule(state, line, end_line, True) for rule in terminators
+        ):
+            break
         if begin >= state.eMarks[line] or not state.src[begin : state.eMarks[line]].strip():
             break
         if state.is_code_block(line):
@@ -97,6 +113,37 @@ def _table_extent(state: StateBlock, start_line: int, end_line: int, silent: boo
     state.parentType = old_parent
     state.line = line
     return True
+
+
+def _table_starts(state: StateBlock, start_line: int, end_line: int) -> bool:
+    """markdown-it's GFM table rule in silent mode (whether a table starts at ``start_line``), with
+    the header row's cells counted by one split instead of markdown-it's character loop."""
+    if start_line + 2 > end_line:
+        return False
+    delimiter = start_line + 1
+    if state.sCount[delimiter] < state.blkIndent or state.is_code_block(delimiter):
+        return False
+    row = state.src[state.bMarks[delimiter] + state.tShift[delimiter] : state.eMarks[delimiter]]
+    if _DELIMITER_ROW_RE.fullmatch(row) is None:
+        return False
+    columns = row.split("|")
+    aligns = 0
+    for i, column in enumerate(columns):
+        cell = column.strip(MD_TRIM_CHARS)
+        if not cell:
+            if i == 0 or i == len(columns) - 1:
+                continue
+            return False
+        if _DELIMITER_CELL_RE.match(cell) is None:
+            return False
+        aligns += 1
+    header = state.src[state.bMarks[start_line] + state.tShift[start_line] : state.eMarks[start_line]]
+    header = header.strip(MD_TRIM_CHARS)
+    if "|" not in header or state.is_code_block(start_line):
+        return False
+    cells = _UNESCAPED_PIPE_RE.split(header)  # markdown-it's escapedSplit, counted
+    count = len(cells) - (cells[0] == "") - (len(cells) > 1 and cells[-1] == "")
+    return count != 0 and count == aligns
 
 
 @lru_cache(maxsize=1)
@@ -134,7 +181,8 @@ def _line_starts(source: str) -> list[int]:
 
 def parse_markdown(source: str) -> ParsedMarkdown:
     """Parse ``source`` into top-level nodes with source offsets."""
-    tokens = _block_parser().parse(source)
+    env: dict[str, Any] = {}
+    tokens = _block_parser().parse(source, env)
     starts = _line_starts(source)
     n_lines = len(starts)
 
@@ -162,16 +210,19 @@ def parse_markdown(source: str) -> ParsedMarkdown:
             continue
         pending.append((tok.map[0], tok.map[1], kind, tok, idx))
 
-    for first, last_excl, kind, tok, idx in pending:
+    for n, (first, last_excl, kind, tok, idx) in enumerate(pending):
         if first > covered_until:
             nodes.extend(_definition_nodes(covered_until, first, starts, line_text))
         node = _make_node(kind, first, last_excl, tok, tokens, idx, starts, line_text, source)
         if node is not None:
+            node.token_start = idx
+            node.token_end = pending[n + 1][4] if n + 1 < len(pending) else len(tokens)
             nodes.append(node)
         covered_until = max(covered_until, last_excl)
     if covered_until < n_lines:
         nodes.extend(_definition_nodes(covered_until, n_lines, starts, line_text))
-    return ParsedMarkdown(source, nodes, front_matter, front_matter_line)
+    references = env.get("references", {})
+    return ParsedMarkdown(source, nodes, front_matter, front_matter_line, references, tokens)
 
 
 def _definition_nodes(first: int, last_excl: int, starts: list[int], line_text: Any) -> list[Node]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import html
 import re
 
-from docs_mcp_core.markdown import Node
+from docs_mcp_core.markdown import Node, parse_markdown
 
-__all__ = ["node_plain_text"]
+__all__ = ["markdown_plain_text", "node_plain_text"]
 
 _FENCE_OPEN_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n?")
 _AUTOLINK_START_RE = re.compile(r"<(?:https?|mailto|ftp):")
@@ -211,7 +211,8 @@ def _markup_to_text(text: str) -> str:
         text = _unwrap_links(text, image=False)
     if "`" in text:  # an unmatched backtick run
         text = _BACKTICKS_RE.sub("", text)
-    text = _EMPHASIS_RE.sub("", text)
+    if "*" in text or "_" in text or "~" in text:
+        text = _EMPHASIS_RE.sub("", text)
     if "\\" in text:
         text = _ESCAPE_RE.sub(r"\1", text)
     if "&" in text:
@@ -254,6 +255,13 @@ def node_plain_text(node: Node, source: str) -> str:
         raw = _SETEXT_RE.sub("", raw)
     text = _inline_to_text(raw)
     return _collapse_blank("\n".join(line.strip() for line in text.splitlines()))
+
+
+def markdown_plain_text(markdown: str) -> str:
+    """Plain text of a markdown text (a chunk's ``content``): its nodes' plain texts, a blank line
+    apart."""
+    parsed = parse_markdown(markdown)
+    return "\n\n".join(t for t in (node_plain_text(n, parsed.source) for n in parsed.nodes) if t)
 
 
 def _collapse_blank(text: str) -> str:

@@ -18,6 +18,16 @@ Only compound names count (a separator, or a capital inside a word: ``create_man
 ``NotFound``, ``links.list``): a plain word is the full-text legs' business. Prose is left out on
 purpose: product names such as ``TypeScript`` or ``GitHub`` look like identifiers but are written
 in sentences, not in code.
+
+**Anchors.** Reference pages generated for command-line tools and configuration files name each
+definition in an element id: the option block of a command (``<dt id="uv-sync--frozen">``), the
+section of a configuration key (``### cache-dir {: #cache-dir }``, ``{: #pip_index-url }``). The id
+is the definition's full name slugged: the command and the option, the table and the key. A chunk's
+ids (and its heading, when the heading is one key- or flag-shaped name) are stored as anchor
+spellings (:data:`ANCHOR_MARK`, words joined by dots); a query that names a flag (``--frozen``), a
+kebab-case or bracketed key (``required-version``, ``[pip] torch-backend``) gets the slugs of the
+word runs around that name as anchor spellings, so ``uv sync --frozen`` finds ``uv-sync--frozen``,
+and ``[pip] torch-backend`` finds ``pip_torch-backend`` rather than the top-level ``torch-backend``.
 """
 
 from __future__ import annotations
@@ -26,9 +36,11 @@ import functools
 import re
 
 __all__ = [
+    "ANCHOR_MARK",
     "HEADING_MARK",
     "chunk_spellings",
     "code_text",
+    "element_ids",
     "is_compound",
     "query_spellings",
     "spelling_forms",
@@ -41,6 +53,18 @@ _SEGMENT_SEP_RE = re.compile(r"\.|::")
 _ACRONYM_PLURAL_RE = re.compile(r"[A-Z]{2,}s")
 _FENCE_OPEN_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
+
+ANCHOR_MARK = "~"  # prefixed to an anchor spelling (an element id's words, joined by dots)
+PAGE_MARK = "="  # prefixed to a page name: the words of a file's name (``uv-tool-install.md``)
+MAX_ANCHOR_WORDS = 8
+# ids that name a definition: HTML id/name attributes, attribute lists ({: #id } / {#id})
+_ID_ATTR_RE = re.compile(r"""<[A-Za-z][^<>]*?\s(?:id|name)\s*=\s*["']([^"'<>]{1,200})["']""")
+_ATTR_LIST_RE = re.compile(r"\{:?\s*#([A-Za-z0-9_:.-]{1,200})[^{}\n]*\}")
+_SLUG_WORD_RE = re.compile(r"-{2,}[a-z0-9]+|[a-z0-9]+")  # "--frozen" keeps its dashes
+# a key- or flag-shaped query word: an option (--frozen, -n), a bracketed table ([pip]), or a name
+# with a hyphen between word characters (required-version, project.requires-python)
+_KEYISH_RE = re.compile(r"^(?:--?[A-Za-z0-9]|\[.+\]$)|[A-Za-z0-9]-[A-Za-z0-9]")
+_QUERY_WORD_RE = re.compile(r"[^\s]+")
 
 
 def is_compound(name: str) -> bool:
@@ -112,21 +136,112 @@ def _heading_forms(heading: str) -> tuple[str, ...]:
 def chunk_spellings(heading: str, breadcrumb: str, content: str) -> str:
     """The stored spellings of one chunk: space-separated, sorted, each once; a spelling that one of
     the chunk's headings (its own or an ancestor in the breadcrumb) consists of is written again
-    with :data:`HEADING_MARK` before it."""
+    with :data:`HEADING_MARK` before it; then its anchor spellings (:func:`chunk_anchors`)."""
     titles = [*breadcrumb.split(" > ")[1:], heading]
     in_headings = {form for title in titles for form in _heading_forms(title)}
     in_code = {form for name in set(_names(code_text(content))) for form in spelling_forms(name)}
     spellings = sorted(in_code | in_headings)
     spellings.extend(HEADING_MARK + form for form in sorted(in_headings))
+    spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content))
+    page = anchor_slug(breadcrumb.split(" > ")[0].rsplit("/", 1)[-1].rsplit(".", 1)[0])
+    if page:
+        spellings.append(PAGE_MARK + page)
     return " ".join(spellings)
+
+
+def _slug_words(text: str) -> list[str]:
+    """The words of a name or an id, lower-cased; an option keeps two leading dashes (``--frozen``
+    in ``uv-sync--frozen``, ``cargo-build---release`` and ``uv sync --frozen`` alike)."""
+    return ["--" + w.lstrip("-") if w[0] == "-" else w for w in _SLUG_WORD_RE.findall(text.lower())]
+
+
+def anchor_slug(text: str) -> str:
+    """The words of a name or an id joined by dots (``uv-sync--frozen`` and ``uv sync --frozen``
+    both give ``uv.sync.--frozen``); "" for fewer than two words or more than eight."""
+    words = _slug_words(text)
+    return ".".join(words) if 2 <= len(words) <= MAX_ANCHOR_WORDS else ""
+
+
+def _key_heading(heading: str) -> str:
+    """The name a heading consists of, when it is one key- or flag-shaped word (``cache-dir``,
+    ``[`cache-dir`](#cache-dir) {: #cache-dir }``, ``--frozen``, ``UV_CACHE_DIR``), else ""."""
+    text = _ATTR_LIST_RE.sub("", heading).replace("`", "").strip()
+    if text.startswith("[") and "](" in text:
+        text = text[1 : text.index("](")]
+    return text if len(text.split()) == 1 and re.search(r"[-_.]", text.strip("-")) else ""
+
+
+@functools.lru_cache(maxsize=1)  # a build asks twice per chunk (its spellings, its search text)
+def element_ids(heading: str, content: str) -> list[str]:
+    """The slugs of a chunk's element ids and attribute-list ids, and of its heading when that is
+    one key- or flag-shaped name (``uv.sync.--frozen``, ``cache.dir``); sorted, each once."""
+    ids = _ID_ATTR_RE.findall(content) if "id" in content or "name" in content else []
+    if "{" in content:
+        ids.extend(_ATTR_LIST_RE.findall(content))
+    ids.append(_key_heading(heading))
+    return sorted({slug for slug in map(anchor_slug, ids) if slug})
+
+
+def chunk_anchors(heading: str, content: str) -> list[str]:
+    """The anchor spellings of a chunk: its :func:`element_ids`, each with its trailing runs of two
+    words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``);
+    sorted, each once."""
+    found: set[str] = set()
+    for slug in element_ids(heading, content):
+        words = slug.split(".")
+        found.update(".".join(words[start:]) for start in range(len(words) - 1))
+    return sorted(found)
+
+
+def query_anchors(text: str) -> list[str]:
+    """Anchor spellings of a query: for each key- or flag-shaped word, the slugs of the runs of up to
+    four words that end with it (``uv sync --frozen`` → ``uv.sync.frozen``, ``sync.frozen``), and of
+    the word itself with its leading dotted parts dropped one by one (``tool.uv.build-backend.module-name``
+    → ... ``build.backend.module.name``, ``module.name``); most specific first, each once."""
+    words = [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
+    found: dict[str, None] = {}
+    for end, word in enumerate(words):
+        if not word or _KEYISH_RE.search(word) is None:
+            continue
+        for start in range(max(0, end - 3), end + 1):
+            slug = anchor_slug(" ".join(words[start : end + 1]))
+            if slug:
+                found[slug] = None
+        parts = word.strip("[]").split(".")
+        for start in range(1, len(parts)):
+            slug = anchor_slug(".".join(parts[start:]))
+            if slug:
+                found[slug] = None
+    return sorted(found, key=lambda s: (-s.count("."), s))
 
 
 def query_spellings(text: str) -> list[list[str]]:
     """The compound identifiers of a query, each as its :func:`spelling_forms` (most specific first),
-    each identifier once, in query order."""
+    each identifier once, in query order; then, as one more identifier, its anchor spellings
+    (:func:`query_anchors`, marked with :data:`ANCHOR_MARK`)."""
     found: dict[str, list[str]] = {}
     for name in _names(text):
         forms = spelling_forms(name)
         if forms and name not in found:
             found[name] = list(forms)
-    return list(found.values())
+    groups = list(found.values())
+    anchors = [ANCHOR_MARK + slug for slug in query_anchors(text)]
+    if anchors:
+        groups.append(anchors)
+    pages = [PAGE_MARK + slug for slug in query_page_names(text)]
+    if pages:
+        groups.append(pages)
+    return groups
+
+
+def query_page_names(text: str) -> list[str]:
+    """The slugs of every run of two to four words of a query (page names it may contain: a page
+    named ``uv-python-upgrade.md`` documents ``uv python upgrade``), longest first."""
+    words = [w for w in (w.strip("`'\",;:()?!") for w in _QUERY_WORD_RE.findall(text)) if w]
+    found: dict[str, None] = {}
+    for start in range(len(words)):
+        for end in range(start + 2, min(len(words), start + 4) + 1):
+            slug = anchor_slug(" ".join(words[start:end]))
+            if slug:
+                found[slug] = None
+    return sorted(found, key=lambda s: (-s.count("."), s))

@@ -29,11 +29,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docs_mcp_core.chunking import Chunk
+from docs_mcp_core.chunking import Chunk, plain_text_of
 from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.ranking import expand_identifiers, path_words, static_prior
-from docs_mcp_core.spellings import chunk_spellings
+from docs_mcp_core.spellings import chunk_spellings, element_ids
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -57,12 +57,15 @@ SEARCH_TEXT_COLUMNS = ("search_heading", "search_text", "search_path")
 PRIOR_COLUMN = "search_prior"
 DEDUP_COLUMN = "search_dedup"  # hash of content_text: byte-identical chunks collapse into one hit
 SPELLING_COLUMN = "search_spellings"  # identifiers as code and headings write them (spellings.py)
+# Our plain text of a chunk (words apart, markup gone): what snippets, coverage and the embedding
+# input read; ``content_text`` stays the original's. A table without it is not reused by a rebuild.
+PLAIN_TEXT_COLUMN = "search_plain"
 # The columns derived from one chunk alone (identifier expansion, path words, text digest). A rebuild
 # copies them from the previous table for unchanged files when the table says it was written with
 # the same derivation: bump DERIVATION_VERSION whenever expand_identifiers, path_words or the digest
 # change (tests/core/test_build.py pins their output on fixed samples).
 DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN, SPELLING_COLUMN)
-DERIVATION_VERSION = "2"
+DERIVATION_VERSION = "3"
 DERIVATION_KEY = b"docs_mcp:derivation"
 # Vectors: exact (flat) search while it is cheap, an IVF_FLAT index above that. Measured with
 # benchmarks/ann_recall.py (its docstring has the table): flat search costs
@@ -137,6 +140,7 @@ def table_schema(metadata_keys: Sequence[str], vector_dimensions: int | None) ->
     fields.append(pa.field(PRIOR_COLUMN, pa.float32()))
     fields.append(pa.field(DEDUP_COLUMN, pa.string()))
     fields.append(pa.field(SPELLING_COLUMN, pa.string(), metadata=UNCOMPRESSED))
+    fields.append(pa.field(PLAIN_TEXT_COLUMN, pa.string(), metadata=UNCOMPRESSED))
     if vector_dimensions:
         fields.append(pa.field("vector", pa.list_(pa.float32(), vector_dimensions)))
     return pa.schema(fields, metadata={DERIVATION_KEY: DERIVATION_VERSION.encode()})
@@ -175,6 +179,7 @@ def chunks_to_arrow(
     rows = [known.get(c.chunk_id) or _derive(c) for c in chunks]
     for i, column in enumerate(DERIVED_COLUMNS):
         cols[column] = [row[i] for row in rows]
+    cols[PLAIN_TEXT_COLUMN] = [plain_text_of(c) for c in chunks]
     # the prior depends on the whole corpus (its generic headings): always computed
     cols[PRIOR_COLUMN] = [static_prior(c.filepath, c.heading, c.content, generic) for c in chunks]
     if vector_dimensions:
@@ -391,12 +396,15 @@ def ivf_probes(share: float) -> int:
 
 
 def _derive(chunk: Chunk) -> tuple[str, ...]:
-    """The :data:`DERIVED_COLUMNS` of one chunk."""
+    """The :data:`DERIVED_COLUMNS` of one chunk; the words of its element ids (the names of its
+    definitions) end the text and enter the digest (option groups repeated per command stay apart)."""
+    text = plain_text_of(chunk)
+    ids = " ".join(element_ids(chunk.heading, chunk.content))
     return (
         expand_identifiers(chunk.heading),
-        expand_identifiers(chunk.content_text),
+        expand_identifiers(text) + ("\n" + ids.replace(".", " ") if ids else ""),
         path_words(chunk.filepath, chunk.breadcrumb),
-        hashlib.blake2b(chunk.content_text.encode("utf-8"), digest_size=8).hexdigest(),
+        hashlib.blake2b(f"{text}\n{ids}".encode(), digest_size=8).hexdigest(),
         chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content),
     )
 
@@ -426,11 +434,12 @@ def read_cached_chunks(db_path: Path) -> CachedChunks:
         table = lancedb.connect(str(db_path)).open_table(TABLE_NAME)
         schema = table.schema
         names = set(schema.names)
-        if "file_fingerprint" not in names:
+        if "file_fingerprint" not in names or PLAIN_TEXT_COLUMN not in names:
+            # without our plain text, content_text may be an older build's rendering: build anew
             return CachedChunks()
         same_derivation = (schema.metadata or {}).get(DERIVATION_KEY) == DERIVATION_VERSION.encode()
         derived = list(DERIVED_COLUMNS) if same_derivation and names.issuperset(DERIVED_COLUMNS) else []
-        wanted = [*BASE_COLUMNS, "file_fingerprint", *derived]
+        wanted = [*BASE_COLUMNS, "file_fingerprint", PLAIN_TEXT_COLUMN, *derived]
         total = table.count_rows()
         # only the columns a chunk needs (not vectors), a batch at a time
         batches = table.search().select(wanted).limit(max(1, total)).to_batches(8192)
@@ -474,6 +483,7 @@ def _group_cached_batch(
             breadcrumb=cols["breadcrumb"][i] or "",
             chunk_index=int(cols["chunk_index"][i] or 0),
             metadata={str(k): str(v) for k, v in meta.items()},
+            plain_text=cols[PLAIN_TEXT_COLUMN][i] or "",
         )
         entry = grouped.setdefault(filepath, (fp, []))
         entry[1].append(chunk)

@@ -112,7 +112,7 @@ class HitReader:
                     chunk_id=row["chunk_id"],
                     heading=row.get("heading") or "",
                     breadcrumb=row.get("breadcrumb") or "",
-                    snippet=make_snippet(row.get("content_text") or "", query.key_terms),
+                    snippet=make_snippet(self._reader.snippet_text(row), query.key_terms),
                     filepath=row.get("filepath") or "",
                     metadata=self._reader.metadata(row),
                     score=float(score),

@@ -73,7 +73,7 @@ COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage 
 COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes first
 COVERAGE_EXPONENT = 0.5
 COVERAGE_SMOOTHING = 0.5
-_COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath", "content_text")
+_COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath")  # and the text (RowReader.text_column)
 
 # Other spellings of taxonomy values (programming languages), each with the values it may stand
 # for, most likely first. A word that is not itself a value of a key names the first of these
@@ -317,7 +317,7 @@ def _starts_a_word(text: str, term: str) -> bool:
 async def coverage_texts(reader: RowReader, positions: np.ndarray) -> list[str]:
     """Lower-cased heading, breadcrumb, path and start of the text of the rows at ``positions``
     (what query-term coverage looks in)."""
-    head, crumbs, path, text = await reader.values(positions, _COVERAGE_COLUMNS)
+    head, crumbs, path, text = await reader.values(positions, (*_COVERAGE_COLUMNS, reader.text_column))
     return [
         f"{h} {c} {p} {t[:COVERAGE_TEXT_CHARS]}".lower()
         for h, c, p, t in zip(head, crumbs, path, text, strict=True)

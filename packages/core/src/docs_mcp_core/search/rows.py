@@ -13,16 +13,28 @@ from typing import Any
 
 import numpy as np
 
+from docs_mcp_core.markdown_text import markdown_plain_text
 from docs_mcp_core.search.row_catalog import RowCatalog
 
-__all__ = ["HIT_COLUMNS", "RowReader", "display_columns"]
+__all__ = ["HIT_COLUMNS", "RowReader", "display_columns", "text_column"]
 
 HIT_COLUMNS = ("chunk_id", "heading", "breadcrumb", "content_text", "filepath", "metadata_json")
+PLAIN_TEXT_COLUMN = "search_plain"
+
+
+def text_column(columns: Collection[str]) -> str:
+    """The text snippets and coverage read: our plain text (words apart, no markup) when the index
+    has it, else ``content_text`` (an index the original built)."""
+    return PLAIN_TEXT_COLUMN if PLAIN_TEXT_COLUMN in columns else "content_text"
 
 
 def display_columns(columns: Collection[str], taxonomy_keys: Sequence[str]) -> list[str]:
     """Columns a hit is made of (the taxonomy columns stand in for unreadable ``metadata_json``)."""
-    return [c for c in dict.fromkeys([*HIT_COLUMNS, *taxonomy_keys]) if c in columns]
+    text = text_column(columns)
+    wanted = [text if c == "content_text" else c for c in HIT_COLUMNS]
+    if text != PLAIN_TEXT_COLUMN:
+        wanted.append("content")  # an index the original built: snippets are rendered from it
+    return [c for c in dict.fromkeys([*wanted, *taxonomy_keys]) if c in columns]
 
 
 class RowReader:
@@ -35,6 +47,7 @@ class RowReader:
         self.catalog = catalog
         self._columns = columns
         self._taxonomy_keys = list(taxonomy_keys)
+        self.text_column = text_column(columns)
 
     async def rows(self, positions: np.ndarray) -> dict[int, dict[str, Any]]:
         """Display columns of the rows at ``positions``, by row id: from memory, or taken by row id
@@ -61,6 +74,14 @@ class RowReader:
             found = [rows.get(int(r)) or {} for r in self.catalog.row_ids[positions].tolist()]
             values = [[row.get(c) or "" for row in found] for c in columns]
         return values
+
+    def snippet_text(self, row: Mapping[str, Any]) -> str:
+        """The text a hit's snippet is cut from: our plain text (words apart, no markup), rendered
+        from the markdown when the index does not hold it, so that an index the original built
+        gives the same snippets as ours."""
+        if self.text_column == PLAIN_TEXT_COLUMN:
+            return row.get(PLAIN_TEXT_COLUMN) or ""
+        return markdown_plain_text(row.get("content") or "")
 
     def metadata(self, row: Mapping[str, Any]) -> dict[str, str]:
         """A hit's metadata: ``metadata_json``, or the taxonomy columns when it cannot be read."""
