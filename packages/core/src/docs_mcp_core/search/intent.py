@@ -220,7 +220,7 @@ async def load_intent(catalog: RowCatalog, reader: RowReader) -> IntentIndex | N
     everything = np.arange(len(catalog.row_ids), dtype=np.int64)
     heads, crumbs, paths = await reader.values(everything, _NAME_COLUMNS)
     firsts = first_sections(catalog.file_codes, catalog.chunk_index, LEAD_CANDIDATES)
-    (texts,) = await reader.values(firsts, ("content_text",))
+    (texts,) = await reader.values(firsts, (reader.text_column,))
     lead = np.zeros(len(everything), dtype=bool)
     done: set[int] = set()
     for position, text in zip(firsts.tolist(), texts, strict=True):
