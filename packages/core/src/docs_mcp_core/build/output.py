@@ -45,8 +45,8 @@ from docs_mcp_core.index.location import (
     open_storage,
 )
 from docs_mcp_core.index.lock import LOCK_FILENAME, BuildLock, acquire_build_lock
-from docs_mcp_core.index.table import LANCEDB_DIRNAME, directory_size, write_table
-from docs_mcp_core.metadata import METADATA_FILENAME
+from docs_mcp_core.index.table import LANCEDB_DIRNAME, TABLE_NAME, directory_size, write_table
+from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata
 from docs_mcp_core.ordering import sort_key
 
 __all__ = [
@@ -261,6 +261,34 @@ class Output:
             verify_table(self.out_dir / f"{LANCEDB_DIRNAME}.tmp", rows)
         else:
             verify_table(self.storage.uri(self.index_path), rows, storage_options=self.storage.lance_options)
+
+    def write_derived(self, metadata: IndexMetadata, rep: BuildReporter) -> None:
+        """Derive what a server derives from the table at start and write it beside the table, so
+        it is swapped in or published with it (:mod:`docs_mcp_core.index.derived_files`)."""
+        from docs_mcp_core.search.derived import write_derived_files  # the search engine's own parts
+
+        rep.step("index: deriving what the server opens")
+        if self.storage is None:
+            assert self.out_dir is not None
+            folder = self.out_dir / f"{LANCEDB_DIRNAME}.tmp"
+            write_derived_files(str(folder), folder, metadata)
+            return
+        assert self._work is not None
+        storage = self.storage
+        table = f"{self.index_path}/{metadata.index.table or TABLE_NAME}.lance"
+        versions = f"{table}/_versions"
+        manifests = {
+            info.path.rsplit("/", 1)[-1]: storage.read_bytes(f"{versions}/{info.path}")
+            for info in storage.list_files(versions)
+            if info.path.endswith(".manifest")
+        }
+        folder = self._work / "derived"
+        folder.mkdir()
+        written = write_derived_files(
+            storage.uri(self.index_path), folder, metadata, storage.lance_options, manifests=manifests
+        )
+        for path in written:
+            storage.upload(path, f"{self.index_path}/{path.name}")
 
     def publish(self, metadata_text: str, rep: BuildReporter) -> int:
         """Make the new index the live one; returns its size in bytes."""

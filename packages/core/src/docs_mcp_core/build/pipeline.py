@@ -109,9 +109,10 @@ class _Build:
                 hits, misses = self._write_table(spill, stream, report.results, metadata, provider, embedder)
             finally:
                 spill.discard()
-            # 5. Check the new table, then publish: swap the folder's files in, or upload chunks.json
-            # and then metadata.json.
+            # 5. Check the new table, write beside it what a server derives from it at start, then
+            # publish: swap the folder's files in, or upload chunks.json and then metadata.json.
             output.verify(stream.chunks, self.rep)
+            output.write_derived(metadata, self.rep)
             index_bytes = output.publish(metadata_to_json(metadata), self.rep)
         except BaseException as exc:
             output.abort()

@@ -10,12 +10,14 @@ the metadata it read, even while a new build is being published.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from docs_mcp_core.errors import IndexNotFoundError
+from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.index.location import describe, is_uri, open_storage
 from docs_mcp_core.index.table import TABLE_NAME
@@ -30,12 +32,57 @@ class OpenedIndex:
     metadata: IndexMetadata
     metadata_bytes: bytes
     table: Any
+    table_folder: Path | None = None  # the local folder of the table (its derived files beside it)
 
 
-def open_index(index_dir: str | Path, storage_options: Mapping[str, str] | None = None) -> OpenedIndex:
+class LazyTable:
+    """A LanceDB table opened (and LanceDB imported, over a second) on first use, from any thread.
+
+    It stands in for the table when the engine opens from derived files, which answer most
+    searches without the table. Attributes are those of the table; ``_table``, the
+    ``AsyncTable`` behind it, is itself resolved on first use.
+    """
+
+    def __init__(self, opener: Callable[[], Any]) -> None:
+        self._opener = opener
+        self._opened: Any = None
+        self._lock = threading.Lock()
+        self._table = _Deferred(lambda: async_table(self.table))  # what async_table() of this returns
+
+    @property
+    def is_open(self) -> bool:
+        return self._opened is not None
+
+    @property
+    def table(self) -> Any:
+        """The table itself (opened now if it was not yet)."""
+        if self._opened is None:
+            with self._lock:
+                if self._opened is None:
+                    self._opened = self._opener()
+        return self._opened
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
+
+
+class _Deferred:
+    """An object resolved by ``resolve`` the first time one of its attributes is read."""
+
+    def __init__(self, resolve: Callable[[], Any]) -> None:
+        self._resolve = resolve
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._resolve(), name)
+
+
+def open_index(
+    index_dir: str | Path, storage_options: Mapping[str, str] | None = None, *, lazy: bool = False
+) -> OpenedIndex:
     """Read ``metadata.json`` at ``index_dir`` and open the table it names, read-only.
 
-    Raises :class:`IndexNotFoundError` (or ``MetadataError``) naming the location when unusable.
+    With ``lazy``, a local table is a :class:`LazyTable`, opened when first used. Raises
+    :class:`IndexNotFoundError` (or ``MetadataError``) naming the location when unusable.
     """
     os.environ.setdefault("LANCEDB_LOG", "error")
     if is_uri(index_dir):
@@ -51,14 +98,18 @@ def open_index(index_dir: str | Path, storage_options: Mapping[str, str] | None 
         raise IndexNotFoundError(
             f"LanceDB index not found at '{db_path}'. Re-run docs-mcp build to generate the index."
         )
-    lancedb = import_lancedb()
-    try:
-        table = lancedb.connect(str(db_path), read_consistency_interval=None).open_table(table_name)
-    except Exception as exc:  # noqa: BLE001 - any storage failure is "unusable index"
-        raise IndexNotFoundError(
-            f"cannot open the LanceDB table '{table_name}' at '{db_path}': {exc}"
-        ) from None
-    return OpenedIndex(str(folder), metadata, (folder / METADATA_FILENAME).read_bytes(), table)
+
+    def connect() -> Any:
+        lancedb = import_lancedb()
+        try:
+            return lancedb.connect(str(db_path), read_consistency_interval=None).open_table(table_name)
+        except Exception as exc:  # noqa: BLE001 - any storage failure is "unusable index"
+            raise IndexNotFoundError(
+                f"cannot open the LanceDB table '{table_name}' at '{db_path}': {exc}"
+            ) from None
+
+    table = LazyTable(connect) if lazy else connect()
+    return OpenedIndex(str(folder), metadata, (folder / METADATA_FILENAME).read_bytes(), table, db_path)
 
 
 def _open_remote(uri: str, storage_options: Mapping[str, str] | None) -> OpenedIndex:
@@ -87,4 +138,4 @@ def _open_remote(uri: str, storage_options: Mapping[str, str] | None) -> OpenedI
     return OpenedIndex(describe(uri), metadata, data, table)
 
 
-__all__ = ["OpenedIndex", "open_index"]
+__all__ = ["LazyTable", "OpenedIndex", "open_index"]

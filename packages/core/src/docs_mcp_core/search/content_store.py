@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from docs_mcp_core.index.derived_files import Part
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.search.row_catalog import in_row_order, scan_within
 
@@ -44,7 +45,7 @@ class ContentStore:
         offset_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
         _, offsets, data = values.buffers()
         assert offsets is not None
-        self._values = values  # owns the buffers below
+        self._values: pa.Array | None = values  # owns the buffers below
         self._offsets = np.frombuffer(offsets, dtype=offset_type)[
             values.offset : values.offset + len(values) + 1
         ]
@@ -66,6 +67,19 @@ class ContentStore:
         column = scanned.column("content")
         values = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         return cls(values)
+
+    def to_part(self) -> Part:
+        """The buffer and its offsets, for the derived files."""
+        return Part({"offsets": self._offsets, "data": np.frombuffer(self._data, dtype=np.uint8)})
+
+    @classmethod
+    def from_part(cls, part: Part) -> ContentStore:
+        """The store :meth:`to_part` stored (its arrays are used as they are)."""
+        store = cls.__new__(cls)
+        store._values = None
+        store._offsets = part.arrays["offsets"]
+        store._data = part.arrays["data"].data.cast("B")
+        return store
 
     def __len__(self) -> int:
         return len(self._offsets) - 1

@@ -42,26 +42,23 @@ steps.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from docs_mcp_core.embedding import EmbeddingProvider
-from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
+from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.reader import open_index
-from docs_mcp_core.index.table import (
-    DEDUP_COLUMN,
-    PRIOR_COLUMN,
-    SEARCH_TEXT_COLUMNS,
-    SPELLING_COLUMN,
-    vector_index_type,
-)
+from docs_mcp_core.index.table import DEDUP_COLUMN, PRIOR_COLUMN, SEARCH_TEXT_COLUMNS
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.budget import TokenBudget, check_max_tokens, fit_page
-from docs_mcp_core.search.content_store import ContentStore, content_cache_bytes
+from docs_mcp_core.search.content_store import content_cache_bytes
 from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
+from docs_mcp_core.search.derived import Budgets, Wanted, assemble
 from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
@@ -72,17 +69,11 @@ from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, clamp_limit, 
 from docs_mcp_core.search.prefixes import PrefixExpander
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.ranker import Ranker, RankingWeights
-from docs_mcp_core.search.retrieval import (
-    ORIGINAL_MATCH_BOOSTS,
-    Retrieval,
-    lexical_index_usable,
-    load_lexical_index,
-)
-from docs_mcp_core.search.row_catalog import RowCatalog
-from docs_mcp_core.search.rows import RowReader, display_columns
-from docs_mcp_core.search.spelling_leg import load_spelling_index
+from docs_mcp_core.search.retrieval import ORIGINAL_MATCH_BOOSTS, Retrieval
+from docs_mcp_core.search.rows import RowReader
+from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg, create_query_embedder
-from docs_mcp_core.search.vector_matrix import VectorMatrix, vector_cache_bytes
+from docs_mcp_core.search.vector_matrix import vector_cache_bytes
 
 __all__ = ["SearchEngine"]
 
@@ -101,73 +92,55 @@ class SearchEngine:
         secret: bytes,
         on_warning: Callable[[str], None],
         query_embedder: EmbeddingProvider | None,
+        table_folder: Path | None = None,
     ) -> None:
+        """``table_folder``: where the table's derived files are (None: derive everything from it)."""
         options.check()
         self.metadata = metadata
         self.options = options
         self._secret = secret
         self._taxonomy_keys = list(metadata.taxonomy)
         self._collapse_keys = collapse_keys(metadata.taxonomy)
-        self._columns = set(table.schema.names)
-        has_vectors = "vector" in self._columns and query_embedder is not None
-        ranked_columns = all(c in self._columns for c in (*SEARCH_TEXT_COLUMNS, PRIOR_COLUMN))
         self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
-        # the default ranking needs the search columns; an index without them gets the original recipe
-        self._default = options.ranking == "default" and ranked_columns
-        w = self._weights
-        match_boosts: dict[str, float] = (
-            dict(zip(SEARCH_TEXT_COLUMNS, (w.heading, w.text, w.path), strict=True))
-            if self._default
-            else ORIGINAL_MATCH_BOOSTS
-        )
-        self._scoring = LANCEDB_SCORING if self._default else ORIGINAL_SCORING
-        self._loop = lancedb_loop()
+        self._table = table
+        budgets = Budgets(row_catalog.display_cache_bytes(), content_cache_bytes(), vector_cache_bytes())
+        choose = self._wanted(query_embedder)
+        parts = assemble(table, table_folder, metadata, choose, budgets, on_warning)
+        self.opened_from = parts.source  # "derived files" or "table"
+        self._columns = set(parts.columns)
+        chosen = choose(parts.columns)
+        self._default, self._scoring = chosen.default, chosen.scoring
+        match_boosts = dict(chosen.match_boosts)
+        self._catalog = parts.catalog
         atable = async_table(table)
-        self._catalog = RowCatalog.load(
-            table,
-            self._taxonomy_keys,
-            PRIOR_COLUMN,
-            DEDUP_COLUMN,
-            display_columns=display_columns(self._columns, self._taxonomy_keys),
-            display_budget=row_catalog.display_cache_bytes(),
-            collapse_keys=self._collapse_keys,
-        )
         self._rows = RowReader(
             atable=atable, catalog=self._catalog, columns=self._columns, taxonomy_keys=self._taxonomy_keys
         )
         self._hits = HitReader(self._rows)
         self._ranker = self._open_ranker()
-        held = ContentStore.load(table, self._catalog.row_ids, content_cache_bytes())
         self._documents = Documents(table=table, catalog=self._catalog, columns=self._columns, secret=secret)
-        self._documents.configure(token_encoding=options.token_encoding, contents=held)
-        in_memory = options.match_retriever == "memory" and lexical_index_usable(self._columns, match_boosts)
-        lexical = load_lexical_index(table, self._catalog, match_boosts, self._scoring) if in_memory else None
+        self._documents.configure(token_encoding=options.token_encoding, contents=parts.content)
         vector = None
-        if has_vectors:
-            assert query_embedder is not None
+        if query_embedder is not None and "vector" in self._columns:
             vector = VectorLeg(
                 atable=atable,
                 catalog=self._catalog,
                 embedder=query_embedder,
-                ann_index=vector_index_type(table),
-                vectors=VectorMatrix.load(table, self._catalog.row_ids, vector_cache_bytes()),
+                ann_index=parts.ann_index,
+                vectors=parts.vectors,
                 cooldown_seconds=options.vector_cooldown_seconds,
                 on_warning=on_warning,
             )
-        self._retrieval = self._open_retrieval(table, match_boosts, lexical, vector)
+        self._retrieval = self._open_retrieval(table, match_boosts, parts.lexical, parts.spelling, vector)
 
     def _open_retrieval(
         self,
         table: Any,
         match_boosts: dict[str, float],
         lexical: LexicalIndex | None,
+        spelling: SpellingIndex | None,
         vector: VectorLeg | None,
     ) -> Retrieval:
-        spelling = (
-            load_spelling_index(table, self._catalog, SPELLING_COLUMN)
-            if self._default and SPELLING_COLUMN in self._columns
-            else None
-        )
         return Retrieval(
             table=table,
             catalog=self._catalog,
@@ -200,6 +173,33 @@ class SearchEngine:
             dedup=DEDUP_COLUMN in self._columns,
         )
 
+    def _wanted(self, query_embedder: EmbeddingProvider | None) -> Callable[[frozenset[str]], Wanted]:
+        """What to derive, decided from the table's columns: the default ranking needs the search
+        columns (an index without them gets the original recipe)."""
+        options, w = self.options, self._weights
+
+        def wanted(columns: frozenset[str]) -> Wanted:
+            ranked_columns = all(c in columns for c in (*SEARCH_TEXT_COLUMNS, PRIOR_COLUMN))
+            default = options.ranking == "default" and ranked_columns
+            boosts: dict[str, float] = {
+                str(c): b for c, b in zip(SEARCH_TEXT_COLUMNS, (w.heading, w.text, w.path), strict=True)
+            }
+            return Wanted(
+                default,
+                boosts if default else ORIGINAL_MATCH_BOOSTS,
+                LANCEDB_SCORING if default else ORIGINAL_SCORING,
+                in_memory=options.match_retriever == "memory",
+                spelling=default,
+                vectors="vector" in columns and query_embedder is not None,
+            )
+
+        return wanted
+
+    @property
+    def _loop(self) -> _BackgroundLoop:
+        """The event loop the synchronous calls run on (LanceDB's queries run on any loop)."""
+        return _background_loop()
+
     # ── opening ──────────────────────────────────────────────────────────────────────────────
 
     @classmethod
@@ -218,7 +218,7 @@ class SearchEngine:
         ``storage_options`` override the AWS environment variables for a URI. Raises
         :class:`IndexNotFoundError` / ``MetadataError`` when unusable.
         """
-        opened = open_index(index_dir, storage_options)
+        opened = open_index(index_dir, storage_options, lazy=True)
         metadata, table = opened.metadata, opened.table
         opts = options or SearchOptions()
         warn = on_warning or (lambda m: None)
@@ -236,6 +236,7 @@ class SearchEngine:
             secret=secret,
             on_warning=warn,
             query_embedder=embedder,
+            table_folder=opened.table_folder,
         )
 
     @property
@@ -260,7 +261,8 @@ class SearchEngine:
         columns = self._retrieval.warm_columns(
             self._columns, default=self._default, phrase_slop=self.options.phrase_slop
         )
-        self._retrieval.warm(text, columns, self._loop.run)
+        if columns:  # else no search reads the table's full-text indexes: leave LanceDB unloaded
+            self._retrieval.warm(text, columns, self._loop.run)
         self._loop.run(self._ranker.warm())
         release_free_heap()
 
@@ -427,6 +429,29 @@ class SearchEngine:
 def _cut(legs: Mapping[str, Leg], fetch: int) -> bool:
     """Whether some leg returned as many rows as it was asked for (it may have had more)."""
     return any(len(leg[0]) >= fetch for leg in legs.values())
+
+
+class _BackgroundLoop:
+    """An asyncio loop on a daemon thread, for synchronous callers (not LanceDB's own, so that a
+    search answered from memory does not import LanceDB)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="docs-mcp-engine-loop", daemon=True).start()
+
+    def run(self, call: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(call, self.loop).result()
+
+
+_LOOP: list[_BackgroundLoop] = []
+_LOOP_LOCK = threading.Lock()
+
+
+def _background_loop() -> _BackgroundLoop:
+    with _LOOP_LOCK:
+        if not _LOOP:
+            _LOOP.append(_BackgroundLoop())
+        return _LOOP[0]
 
 
 def _completed(call: Coroutine[Any, Any, T]) -> T:

@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as _compute
 
+from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.search.analyzer import (
     LANCEDB_0_26_STOP_WORDS,
     LANCEDB_STOP_WORDS,
@@ -222,6 +223,42 @@ class FieldIndex:
             return np.zeros(0, dtype=np.int64)
         return np.unique(found // occ.stride)
 
+    def to_part(self, prefix: str, part: Part) -> None:
+        """Add this field's arrays to ``part`` under ``prefix`` (see :mod:`~docs_mcp_core.index.derived_files`)."""
+        arrays = {
+            "offsets": self.offsets,
+            "rows": self.rows,
+            "weights": self.weights,
+            "idf": self.idf,
+            **arrays_from_strings("terms", list(self.terms)),
+        }
+        if self.occurrences is not None:
+            arrays["occurrences.keys"] = self.occurrences.keys
+            arrays["occurrences.bounds"] = self.occurrences.bounds
+            part.meta[f"{prefix}.stride"] = self.occurrences.stride
+        part.arrays.update({f"{prefix}.{k}": v for k, v in arrays.items()})
+
+    @classmethod
+    def from_part(cls, prefix: str, part: Part) -> FieldIndex:
+        """The field :meth:`to_part` stored under ``prefix`` (arrays used as they are)."""
+        a = part.arrays
+        names = strings_from_arrays(a, f"{prefix}.terms")
+        occurrences = None
+        if f"{prefix}.occurrences.keys" in a:
+            occurrences = _Occurrences(
+                a[f"{prefix}.occurrences.keys"],
+                a[f"{prefix}.occurrences.bounds"],
+                int(part.meta[f"{prefix}.stride"]),
+            )
+        return cls(
+            dict(zip(names, range(len(names)), strict=True)),
+            a[f"{prefix}.offsets"],
+            a[f"{prefix}.rows"],
+            a[f"{prefix}.weights"],
+            a[f"{prefix}.idf"],
+            occurrences,
+        )
+
     @property
     def nbytes(self) -> int:
         size = self.offsets.nbytes + self.rows.nbytes + self.weights.nbytes + self.idf.nbytes
@@ -282,6 +319,23 @@ class LexicalIndex:
     @property
     def nbytes(self) -> int:
         return sum(f.nbytes for f in self.fields.values())
+
+    def to_part(self) -> Part:
+        """Every field's arrays, for the derived files (:mod:`~docs_mcp_core.index.derived_files`)."""
+        part = Part(meta={"fields": list(self.fields), "size": self.size, "scoring": self.scoring.name})
+        for number, field in enumerate(self.fields.values()):
+            field.to_part(f"field.{number}", part)
+        return part
+
+    @classmethod
+    def from_part(cls, part: Part, scoring: Scoring) -> LexicalIndex | None:
+        """The index :meth:`to_part` stored, or ``None`` when it was built with another scoring."""
+        if part.meta.get("scoring") != scoring.name:
+            return None
+        fields = {
+            name: FieldIndex.from_part(f"field.{n}", part) for n, name in enumerate(part.meta["fields"])
+        }
+        return cls(fields, int(part.meta["size"]), scoring)
 
     def _query_terms(self, terms: list[str]) -> dict[str, int]:
         counts = Counter(terms)

@@ -152,8 +152,6 @@ class Retrieval:
 
     async def legs(self, query: Query, prefilter: Prefilter, fetch: int) -> dict[str, Leg]:
         """Every leg's rows for ``query``, at most ``fetch`` each, in ranking order (:data:`~docs_mcp_core.search.legs.LEG_ORDER`)."""
-        from lancedb.query import PhraseQuery  # see fts()
-
         where, mask = prefilter.where, prefilter.mask
         slop = self.phrase_slop
         lexical = self.lexical
@@ -162,6 +160,8 @@ class Retrieval:
         if self.vector is not None:
             legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.text, prefilter, fetch))
         if lexical is None or slop:
+            from lancedb.query import PhraseQuery  # see fts(); a search in memory never imports it
+
             phrase_q = PhraseQuery(query.lexical, PHRASE_COLUMN, slop=slop, document_granularity=None)
             legs["phrase"] = asyncio.ensure_future(self.fts(phrase_q, where, fetch))
         if lexical is not None:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.ordering import sort_key
 
@@ -67,9 +68,64 @@ class RowCatalog:
         if self.file_codes is None or self.chunk_index is None:
             return
         self._by_filepath = {path: code for code, path in enumerate(self.filepaths)}
-        self._file_order = np.lexsort((self.chunk_index, self.file_codes)).astype(np.int64)
-        counts = np.bincount(self.file_codes, minlength=len(self.filepaths))
-        self._file_start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        if self._file_order is None or self._file_start is None:  # else read from derived files
+            self._file_order = np.lexsort((self.chunk_index, self.file_codes)).astype(np.int64)
+            counts = np.bincount(self.file_codes, minlength=len(self.filepaths))
+            self._file_start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    def to_part(self) -> Part:
+        """The catalog (without its display columns) as named arrays, for the derived files."""
+        arrays: dict[str, np.ndarray] = {
+            "row_ids": self.row_ids,
+            "prior": self.prior,
+            "depth": self.depth,
+            "sort_rank": self.sort_rank,
+            **arrays_from_strings("chunk_ids", self.chunk_ids),
+            **arrays_from_strings("filepaths", self.filepaths),
+        }
+        optional = {
+            "dedup_group": self.dedup_group,
+            "chunk_index": self.chunk_index,
+            "file_codes": self.file_codes,
+            "file_order": self._file_order,
+            "file_start": self._file_start,
+        }
+        arrays.update({k: v for k, v in optional.items() if v is not None})
+        for number, (codes, values) in enumerate(self.taxonomy.values()):
+            arrays[f"taxonomy.{number}.codes"] = codes
+            arrays.update(arrays_from_strings(f"taxonomy.{number}.values", values))
+        subsets = list(self._collapse_groups)
+        for number, subset in enumerate(subsets):
+            arrays[f"collapse.{number}"] = self._collapse_groups[subset]
+        meta = {"taxonomy": list(self.taxonomy), "collapse": [list(s) for s in subsets]}
+        return Part(arrays, meta)
+
+    @classmethod
+    def from_part(cls, part: Part, display: pa.Table | None = None) -> RowCatalog:
+        """The catalog :meth:`to_part` stored (its arrays are used as they are: nothing is copied)."""
+        a = part.arrays
+        taxonomy = {
+            key: (a[f"taxonomy.{n}.codes"], strings_from_arrays(a, f"taxonomy.{n}.values"))
+            for n, key in enumerate(part.meta["taxonomy"])
+        }
+        catalog = cls(
+            a["row_ids"],
+            a["prior"],
+            a["depth"],
+            a["sort_rank"],
+            a.get("dedup_group"),
+            taxonomy,
+            display,
+            strings_from_arrays(a, "chunk_ids"),
+            a.get("chunk_index"),
+            a.get("file_codes"),
+            strings_from_arrays(a, "filepaths"),
+            _file_order=a.get("file_order"),
+            _file_start=a.get("file_start"),
+        )
+        for number, subset in enumerate(part.meta["collapse"]):
+            catalog._collapse_groups[tuple(subset)] = a[f"collapse.{number}"]
+        return catalog
 
     @classmethod
     def load(

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as _compute
 
+from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
 from docs_mcp_core.search.row_catalog import RowCatalog
@@ -38,11 +39,46 @@ pc: Any = _compute  # the stubs lack most compute functions
 HEADING_BONUS = 0.5
 
 
+class _Postings:
+    """Names -> ascending row positions, as slices of one array (``rows[offsets[i]:offsets[i + 1]]``)."""
+
+    def __init__(self, names: list[str], offsets: np.ndarray, rows: np.ndarray) -> None:
+        self.names = names
+        self.offsets = offsets
+        self.rows = rows
+        self._codes = {name: code for code, name in enumerate(names)}
+
+    def get(self, name: str) -> np.ndarray | None:
+        code = self._codes.get(name)
+        return None if code is None else self.rows[self.offsets[code] : self.offsets[code + 1]]
+
+    def to_part(self, prefix: str, part: Part) -> None:
+        part.arrays.update(arrays_from_strings(f"{prefix}.names", self.names))
+        part.arrays[f"{prefix}.offsets"] = self.offsets
+        part.arrays[f"{prefix}.rows"] = self.rows
+
+    @classmethod
+    def from_part(cls, prefix: str, part: Part) -> _Postings:
+        a = part.arrays
+        return cls(strings_from_arrays(a, f"{prefix}.names"), a[f"{prefix}.offsets"], a[f"{prefix}.rows"])
+
+    @classmethod
+    def of(cls, groups: list[tuple[str, np.ndarray]]) -> _Postings:
+        offsets = np.zeros(len(groups) + 1, dtype=np.int64)
+        np.cumsum([len(rows) for _, rows in groups], out=offsets[1:])
+        rows = np.concatenate([r for _, r in groups]) if groups else np.zeros(0, dtype=np.int64)
+        return cls([name for name, _ in groups], offsets, rows.astype(np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.offsets.nbytes + self.rows.nbytes)
+
+
 class SpellingIndex:
     """Spelling → the catalog positions of the rows that write it (ascending), and of the rows whose
     heading consists of it."""
 
-    def __init__(self, postings: dict[str, np.ndarray], headings: dict[str, np.ndarray], rows: int) -> None:
+    def __init__(self, postings: _Postings, headings: _Postings, rows: int) -> None:
         self._postings = postings
         self._headings = headings
         self._rows = rows
@@ -62,21 +98,37 @@ class SpellingIndex:
         order = np.argsort(codes, kind="stable")  # rows stay ascending within a spelling
         sorted_parents = parents[order].astype(np.int64)
         bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
-        postings: dict[str, np.ndarray] = {}
-        headings: dict[str, np.ndarray] = {}
+        postings: list[tuple[str, np.ndarray]] = []
+        headings: list[tuple[str, np.ndarray]] = []
         for code, name in enumerate(names):
             if not name:
                 continue
             found = sorted_parents[bounds[code] : bounds[code + 1]]
             if name.startswith(HEADING_MARK):
-                headings[name[len(HEADING_MARK) :]] = found
+                headings.append((name[len(HEADING_MARK) :], found))
             else:
-                postings[name] = found
-        return cls(postings, headings, rows)
+                postings.append((name, found))
+        return cls(_Postings.of(postings), _Postings.of(headings), rows)
+
+    def to_part(self) -> Part:
+        """The postings as named arrays, for the derived files."""
+        part = Part(meta={"rows": self._rows})
+        self._postings.to_part("postings", part)
+        self._headings.to_part("headings", part)
+        return part
+
+    @classmethod
+    def from_part(cls, part: Part) -> SpellingIndex:
+        """The index :meth:`to_part` stored (its arrays are used as they are)."""
+        return cls(
+            _Postings.from_part("postings", part),
+            _Postings.from_part("headings", part),
+            int(part.meta["rows"]),
+        )
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in self._postings.values()) + sum(a.nbytes for a in self._headings.values())
+        return self._postings.nbytes + self._headings.nbytes
 
     def leg(self, spellings: Sequence[Sequence[str]], mask: np.ndarray | None, limit: int) -> Leg:
         """The rows writing the query's identifiers (:func:`~docs_mcp_core.spellings.query_spellings`)

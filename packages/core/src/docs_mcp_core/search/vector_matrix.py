@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from docs_mcp_core.index.derived_files import Part
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.search.row_catalog import scan_in_row_order, smallest_first
 
@@ -34,9 +35,18 @@ def vector_cache_bytes() -> int:
 class VectorMatrix:
     """Every row's vector (row ``i`` of the matrix is catalog position ``i``) and its squared norm."""
 
-    def __init__(self, vectors: np.ndarray) -> None:
+    def __init__(self, vectors: np.ndarray, norms: np.ndarray | None = None) -> None:
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        self.norms = np.einsum("ij,ij->i", self.vectors, self.vectors)
+        self.norms = norms if norms is not None else np.einsum("ij,ij->i", self.vectors, self.vectors)
+
+    def to_part(self) -> Part:
+        """The matrix and its norms, for the derived files."""
+        return Part({"vectors": self.vectors, "norms": self.norms})
+
+    @classmethod
+    def from_part(cls, part: Part) -> VectorMatrix:
+        """The matrix :meth:`to_part` stored (used as it is)."""
+        return cls(part.arrays["vectors"], part.arrays["norms"])
 
     @classmethod
     def from_column(cls, column: pa.Array | pa.ChunkedArray, dimensions: int) -> VectorMatrix | None:

@@ -1,0 +1,270 @@
+"""Derived files: what a server derives from the table at start, written once by the build.
+
+Opening an index used to mean reading the search columns and building in memory the structures a
+search works on (postings, per-row attributes, the content buffer). ``docs-mcp build`` now writes
+them beside the table, and a server maps them read-only, so opening costs page faults instead of
+work, and the processes of one host (``--workers``, replicas) share those pages.
+
+The format is generic over named NumPy arrays: a *part* (one structure: the row catalog, the
+lexical index, ...) is a mapping of array names to arrays plus a small JSON-able ``meta``; any
+structure that can give its arrays and take them back can be stored (see ``docs/derived-format``
+in ``docs/scaling.md``). Two files sit in the table's folder (``index.path``), so every copy of the
+table (the swap of a local build, an object-store generation, a replica, a server's snapshot)
+carries them:
+
+* ``<table>.derived``: ``MAGIC``, the format version (uint32), the header length (uint32), the
+  header (JSON: per part its meta and, per array, dtype, shape, offset and length), then each array
+  aligned to 64 bytes. Deterministic: the same table contents give the same bytes.
+* ``<table>.derived.json``: which table it was derived from (a digest of the table's version
+  manifests, which name its data files) and the digest of the arrays, tying the two files together.
+
+:func:`read_derived` returns ``None`` with the reason (missing, truncated, another format version,
+derived from another table) and the engine then derives at start, as for an index built before
+derived files existed. The original's LanceDB ignores both files (it only reads ``*.lance``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "BINDING_SUFFIX",
+    "DERIVED_SUFFIX",
+    "FORMAT_VERSION",
+    "DerivedFiles",
+    "Part",
+    "arrays_from_arrow",
+    "arrays_from_strings",
+    "arrow_from_arrays",
+    "manifests_identity",
+    "read_derived",
+    "strings_from_arrays",
+    "table_identity",
+    "write_derived",
+]
+
+FORMAT_VERSION = 1
+MAGIC = b"DOCSMCPD"
+ALIGN = 64
+_PREFIX = struct.Struct("<8sII")  # magic, format version, header length
+DERIVED_SUFFIX = ".derived"
+BINDING_SUFFIX = ".derived.json"
+
+
+@dataclass
+class Part:
+    """One derived structure: named arrays and small JSON-able facts about them."""
+
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DerivedFiles:
+    """The parts of a derived file, as read-only arrays over its memory map."""
+
+    parts: dict[str, Part]
+    rows: int
+    path: Path
+
+
+def table_identity(table_dir: Path) -> str | None:
+    """A digest of the table's version manifests (names and bytes): another write of the table,
+    or another table, gives another digest. ``None`` when the table has no manifest."""
+    versions = table_dir / "_versions"
+    try:
+        names = [n for n in os.listdir(versions) if n.endswith(".manifest")]
+        return manifests_identity({name: (versions / name).read_bytes() for name in names})
+    except OSError:
+        return None
+
+
+def manifests_identity(manifests: Mapping[str, bytes]) -> str | None:
+    """:func:`table_identity` of a table whose ``_versions`` manifests are ``manifests`` (name -> bytes)."""
+    if not manifests:
+        return None
+    digest = hashlib.sha256()
+    for name in sorted(manifests):
+        digest.update(name.encode() + b"\0" + manifests[name])
+    return digest.hexdigest()
+
+
+def write_derived(
+    folder: Path,
+    table: str,
+    parts: Mapping[str, Part],
+    rows: int,
+    *,
+    manifests: Mapping[str, bytes] | None = None,
+) -> list[Path]:
+    """Write ``<folder>/<table>.derived`` and its binding to the table ``<folder>/<table>.lance``
+    (or to the table whose version ``manifests`` are given); returns both paths."""
+    header_parts: dict[str, Any] = {}
+    layout: list[np.ndarray] = []
+    offset = 0
+    for name in sorted(parts):
+        part = parts[name]
+        entries: dict[str, Any] = {}
+        for key in sorted(part.arrays):
+            array = np.ascontiguousarray(part.arrays[key])
+            if array.dtype.hasobject:
+                raise TypeError(f"derived array {name}.{key} holds Python objects")
+            offset = -(-offset // ALIGN) * ALIGN
+            entries[key] = {
+                "dtype": array.dtype.str,
+                "shape": list(array.shape),
+                "offset": offset,
+                "nbytes": int(array.nbytes),
+            }
+            layout.append(array)
+            offset += array.nbytes
+        header_parts[name] = {"meta": part.meta, "arrays": entries}
+    digest = hashlib.sha256()
+    for array in layout:
+        digest.update(array.data.cast("B"))
+    header = {"rows": rows, "size": offset, "sha256": digest.hexdigest(), "parts": header_parts}
+    encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    start = -(-(_PREFIX.size + len(encoded)) // ALIGN) * ALIGN
+    path = folder / f"{table}{DERIVED_SUFFIX}"
+    with open(path, "wb") as fh:
+        fh.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(encoded)) + encoded)
+        fh.write(b"\0" * (start - _PREFIX.size - len(encoded)))
+        position = 0
+        for array in layout:
+            pad = -position % ALIGN
+            fh.write(b"\0" * pad)
+            fh.write(array.data.cast("B"))
+            position += pad + array.nbytes
+        fh.flush()
+        os.fsync(fh.fileno())
+    identity = (
+        manifests_identity(manifests) if manifests is not None else table_identity(folder / f"{table}.lance")
+    )
+    binding = {"format": FORMAT_VERSION, "sha256": header["sha256"], "table": identity}
+    bound = folder / f"{table}{BINDING_SUFFIX}"
+    with open(bound, "w", encoding="utf-8") as fh:
+        json.dump(binding, fh, sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return [path, bound]
+
+
+def read_derived(folder: Path, table: str) -> tuple[DerivedFiles | None, str]:
+    """The derived file of ``<folder>/<table>.lance``, mapped read-only, or ``(None, why not)``."""
+    path = folder / f"{table}{DERIVED_SUFFIX}"
+    try:
+        binding = json.loads((folder / f"{table}{BINDING_SUFFIX}").read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None, "missing"
+    except (OSError, ValueError) as exc:
+        return None, f"unreadable ({exc})"
+    try:
+        size = os.fstat(fd).st_size
+        if size < _PREFIX.size:
+            return None, "truncated"
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
+    magic, version, length = _PREFIX.unpack_from(mapped, 0)
+    if magic != MAGIC or not isinstance(binding, dict):
+        return None, "not a derived file"
+    if version != FORMAT_VERSION or binding.get("format") != FORMAT_VERSION:
+        return None, f"format version {version}, this server reads {FORMAT_VERSION}"
+    try:
+        header = json.loads(mapped[_PREFIX.size : _PREFIX.size + length])
+        start = -(-(_PREFIX.size + length) // ALIGN) * ALIGN
+        if start + int(header["size"]) != size:
+            return None, "truncated"
+        if header["sha256"] != binding.get("sha256"):
+            return None, "its two files belong to different builds"
+        if binding.get("table") != table_identity(folder / f"{table}.lance"):
+            return None, "derived from another version of the table"
+        parts = {
+            name: Part(
+                {key: _view(mapped, start, entry) for key, entry in spec["arrays"].items()}, spec["meta"]
+            )
+            for name, spec in header["parts"].items()
+        }
+        return DerivedFiles(parts, int(header["rows"]), path), "ok"
+    except (KeyError, TypeError, ValueError) as exc:
+        return None, f"unreadable ({exc})"
+
+
+def _view(mapped: mmap.mmap, start: int, entry: Mapping[str, Any]) -> np.ndarray:
+    dtype = np.dtype(entry["dtype"])
+    shape = tuple(int(n) for n in entry["shape"])
+    count = int(np.prod(shape)) if shape else 1
+    if dtype.hasobject or count * dtype.itemsize != int(entry["nbytes"]):
+        raise ValueError("an array's size does not match its shape")
+    array = np.frombuffer(mapped, dtype=dtype, count=count, offset=start + int(entry["offset"]))
+    return array.reshape(shape)
+
+
+def arrays_from_strings(prefix: str, values: list[str]) -> dict[str, np.ndarray]:
+    """``values`` as two arrays: ``<prefix>.offsets`` (int64, one more than values) and
+    ``<prefix>.data`` (their UTF-8 bytes end to end)."""
+    encoded = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return {f"{prefix}.offsets": offsets, f"{prefix}.data": data}
+
+
+def strings_from_arrays(arrays: Mapping[str, np.ndarray], prefix: str) -> list[str]:
+    """The strings :func:`arrays_from_strings` stored under ``prefix``."""
+    import pyarrow as pa
+
+    offsets, data = arrays[f"{prefix}.offsets"], arrays[f"{prefix}.data"]
+    values = pa.Array.from_buffers(
+        pa.large_string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    return values.to_pylist()
+
+
+def arrays_from_arrow(prefix: str, table: Any) -> dict[str, np.ndarray] | None:
+    """The columns of a pyarrow ``table`` of flat types (strings, numbers) as arrays: its schema
+    (Arrow IPC bytes) and each column's buffers. ``None`` for a column of another type."""
+    import pyarrow as pa
+
+    arrays: dict[str, np.ndarray] = {
+        f"{prefix}.schema": np.frombuffer(table.schema.serialize(), dtype=np.uint8)
+    }
+    for index, column in enumerate(table.columns):
+        array = pa.concat_arrays(column.chunks) if column.num_chunks != 1 else column.chunk(0)
+        if array.offset or array.type.num_fields:
+            return None
+        for number, buffer in enumerate(array.buffers()):
+            if buffer is not None:
+                arrays[f"{prefix}.{index}.{number}"] = np.frombuffer(buffer, dtype=np.uint8)
+        arrays[f"{prefix}.{index}.length"] = np.array([len(array), array.null_count], dtype=np.int64)
+    return arrays
+
+
+def arrow_from_arrays(arrays: Mapping[str, np.ndarray], prefix: str) -> Any:
+    """The pyarrow table :func:`arrays_from_arrow` stored under ``prefix`` (its buffers are the
+    arrays themselves: nothing is copied)."""
+    import pyarrow as pa
+
+    schema = pa.ipc.read_schema(pa.py_buffer(arrays[f"{prefix}.schema"]))
+    columns = []
+    for index, column in enumerate(schema):
+        length, nulls = (int(n) for n in arrays[f"{prefix}.{index}.length"])
+        buffers = [
+            pa.py_buffer(arrays[key]) if (key := f"{prefix}.{index}.{number}") in arrays else None
+            for number in range(
+                3 if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) else 2
+            )
+        ]
+        columns.append(pa.Array.from_buffers(column.type, length, buffers, null_count=nulls))
+    return pa.Table.from_arrays(columns, schema=schema)

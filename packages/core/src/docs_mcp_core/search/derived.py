@@ -1,0 +1,288 @@
+"""What the engine holds in memory, derived from the table: at open, or once by the build.
+
+A search works on structures derived from the table's columns: the row catalog (and, within a
+budget, the hit text), the lexical and spelling postings, every chunk's markdown, the vectors.
+Deriving them costs seconds on a large corpus (the LanceDB import alone over a second), so
+``docs-mcp build`` derives them once and writes them beside the table
+(:mod:`docs_mcp_core.index.derived_files`); the engine then maps them read-only and needs neither
+the table nor LanceDB for most searches. :func:`assemble` gives the engine its parts either way,
+part by part: from the derived files when they hold the part, else from the table, as every index
+built before derived files existed is served. The derived files the build writes are the very
+structures the engine would derive (:func:`derive_all`), so both paths answer identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from docs_mcp_core.index.derived_files import (
+    DerivedFiles,
+    Part,
+    arrays_from_arrow,
+    arrow_from_arrays,
+    read_derived,
+    write_derived,
+)
+from docs_mcp_core.index.table import (
+    DEDUP_COLUMN,
+    PRIOR_COLUMN,
+    SEARCH_TEXT_COLUMNS,
+    SPELLING_COLUMN,
+    vector_index_type,
+)
+from docs_mcp_core.metadata import IndexMetadata, collapse_keys
+from docs_mcp_core.search.content_store import ContentStore
+from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, LexicalIndex, Scoring
+from docs_mcp_core.search.retrieval import lexical_index_usable, load_lexical_index
+from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.rows import display_columns
+from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
+from docs_mcp_core.search.vector_matrix import VectorMatrix
+
+__all__ = ["Budgets", "EngineParts", "Wanted", "assemble", "default_match_boosts", "write_derived_files"]
+
+ROWID_BYTES = 8  # a scan's _rowid column, counted by the budgets as when the engine scans
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Bytes the engine may hold of the hit text, the chunks' markdown and the vectors."""
+
+    display: int
+    content: int
+    vectors: int
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What the engine searches with: which match columns and boosts, scored how, whether in
+    memory, with the spelling leg, with vectors."""
+
+    default: bool  # the default ranking (False: the original recipe)
+    match_boosts: Mapping[str, float]
+    scoring: Scoring
+    in_memory: bool
+    spelling: bool
+    vectors: bool
+
+
+@dataclass
+class EngineParts:
+    """Everything the engine derives from the table, and where it came from."""
+
+    columns: frozenset[str]
+    catalog: RowCatalog
+    content: ContentStore | None
+    lexical: LexicalIndex | None
+    spelling: SpellingIndex | None
+    vectors: VectorMatrix | None
+    ann_index: str | None
+    source: str  # "derived files" or "table"
+
+
+def default_match_boosts() -> dict[str, float]:
+    """The default ranking's match columns (the boosts do not change what is indexed)."""
+    return dict.fromkeys(SEARCH_TEXT_COLUMNS, 1.0)
+
+
+def derive_from_table(
+    table: Any, metadata: IndexMetadata, wanted: Wanted, budgets: Budgets, columns: frozenset[str]
+) -> EngineParts:
+    """Every part, read and built from the table (the engine's start without derived files)."""
+    taxonomy_keys, collapse = list(metadata.taxonomy), list(collapse_keys(metadata.taxonomy))
+    catalog = RowCatalog.load(
+        table,
+        taxonomy_keys,
+        PRIOR_COLUMN,
+        DEDUP_COLUMN,
+        display_columns=display_columns(columns, taxonomy_keys),
+        display_budget=budgets.display,
+        collapse_keys=collapse,
+    )
+    content = ContentStore.load(table, catalog.row_ids, budgets.content)
+    return EngineParts(
+        columns,
+        catalog,
+        content,
+        _lexical_from_table(table, catalog, wanted, columns),
+        _spelling_from_table(table, catalog, wanted, columns),
+        VectorMatrix.load(table, catalog.row_ids, budgets.vectors) if wanted.vectors else None,
+        vector_index_type(table) if wanted.vectors else None,
+        "table",
+    )
+
+
+def _lexical_from_table(
+    table: Any, catalog: RowCatalog, wanted: Wanted, columns: frozenset[str]
+) -> LexicalIndex | None:
+    if not (wanted.in_memory and lexical_index_usable(columns, wanted.match_boosts)):
+        return None
+    return load_lexical_index(table, catalog, wanted.match_boosts, wanted.scoring)
+
+
+def _spelling_from_table(
+    table: Any, catalog: RowCatalog, wanted: Wanted, columns: frozenset[str]
+) -> SpellingIndex | None:
+    if not (wanted.spelling and SPELLING_COLUMN in columns):
+        return None
+    return load_spelling_index(table, catalog, SPELLING_COLUMN)
+
+
+def from_files(
+    files: DerivedFiles, table: Any, metadata: IndexMetadata, wanted: Wanted, budgets: Budgets
+) -> EngineParts:
+    """The parts the derived ``files`` hold, each missing one derived from the ``table`` (opened
+    only then)."""
+    parts = files.parts
+    facts = parts["table"].meta
+    columns = frozenset(facts["columns"])
+    display = None
+    shown = parts.get("display")
+    if shown is not None and shown.meta["scan_bytes"] <= budgets.display:
+        display = arrow_from_arrays(shown.arrays, "display")
+    catalog = RowCatalog.from_part(parts["catalog"], display)
+    if shown is None and budgets.display > facts.get("display_over", -1):
+        catalog.display = _display_from_table(table, catalog, columns, metadata, budgets)
+    held = parts.get("content")
+    if held is not None:
+        content = ContentStore.from_part(held) if held.meta["scan_bytes"] <= budgets.content else None
+    elif budgets.content > facts.get("content_over", -1):
+        content = ContentStore.load(table, catalog.row_ids, budgets.content)
+    else:
+        content = None
+    lexical = None
+    stored = parts.get(f"lexical.{wanted.scoring.name}")
+    usable = wanted.in_memory and lexical_index_usable(columns, wanted.match_boosts)
+    if usable and stored is not None and set(stored.meta["fields"]) >= set(wanted.match_boosts):
+        lexical = LexicalIndex.from_part(stored, wanted.scoring)
+    elif usable:
+        lexical = _lexical_from_table(table, catalog, wanted, columns)
+    spelling = None
+    if wanted.spelling and SPELLING_COLUMN in columns:
+        stored = parts.get("spelling")
+        spelling = (
+            SpellingIndex.from_part(stored)
+            if stored is not None
+            else _spelling_from_table(table, catalog, wanted, columns)
+        )
+    vectors = None
+    if wanted.vectors:
+        stored = parts.get("vectors")
+        if stored is not None:
+            fits = stored.arrays["vectors"].nbytes <= budgets.vectors
+            vectors = VectorMatrix.from_part(stored) if fits else None
+        else:
+            vectors = VectorMatrix.load(table, catalog.row_ids, budgets.vectors)
+    ann_index = parts["table"].meta.get("ann_index")
+    return EngineParts(columns, catalog, content, lexical, spelling, vectors, ann_index, "derived files")
+
+
+def _display_from_table(
+    table: Any, catalog: RowCatalog, columns: frozenset[str], metadata: IndexMetadata, budgets: Budgets
+) -> Any:
+    from docs_mcp_core.search.row_catalog import _display_table
+
+    shown = display_columns(columns, list(metadata.taxonomy))
+    return _display_table(table, shown, budgets.display, catalog.row_ids)
+
+
+def assemble(
+    table: Any,
+    table_folder: Path | None,
+    metadata: IndexMetadata,
+    wanted: Callable[[frozenset[str]], Wanted],
+    budgets: Budgets,
+    on_note: Callable[[str], None],
+) -> EngineParts:
+    """The engine's parts: from the derived files beside the table when they are usable, else
+    derived from the table, with one ``on_note`` line saying why (``wanted`` decides from the
+    table's columns what to derive)."""
+    table_name = metadata.index.table or "chunks"
+    files, why = (None, "missing") if table_folder is None else read_derived(table_folder, table_name)
+    if files is not None and ("table" not in files.parts or "catalog" not in files.parts):
+        files, why = None, "incomplete"
+    if files is not None:
+        columns = frozenset(files.parts["table"].meta["columns"])
+        return from_files(files, table, metadata, wanted(columns), budgets)
+    if table_folder is not None:
+        if why == "missing":
+            on_note(
+                "this index has no derived files (it was built before they existed, or by another "
+                "program): the engine derives them at start; rebuild it with docs-mcp build to start faster"
+            )
+        else:
+            on_note(
+                f"the derived files of this index are unusable ({why}): the engine derives them at "
+                "start; rebuild it with docs-mcp build to repair them"
+            )
+    columns = frozenset(table.schema.names)
+    return derive_from_table(table, metadata, wanted(columns), budgets, columns)
+
+
+def derive_all(table: Any, metadata: IndexMetadata, budgets: Budgets) -> dict[str, Part]:
+    """The parts a build writes: those the default ranking's engine derives at open."""
+    columns = frozenset(table.schema.names)
+    wanted = Wanted(
+        True,
+        default_match_boosts(),
+        LANCEDB_SCORING,
+        in_memory=True,
+        spelling=True,
+        vectors="vector" in columns,
+    )
+    parts = derive_from_table(table, metadata, wanted, budgets, columns)
+    rows = len(parts.catalog)
+    out: dict[str, Part] = {
+        "table": Part(meta={"columns": sorted(columns), "rows": rows, "ann_index": parts.ann_index}),
+        "catalog": parts.catalog.to_part(),
+    }
+    display = parts.catalog.display
+    stored = arrays_from_arrow("display", display) if display is not None else None
+    if display is not None and stored is not None:
+        out["display"] = Part(stored, {"scan_bytes": int(display.nbytes) + ROWID_BYTES * rows})
+    elif display is None:  # more than the budget (or no display column): a smaller one needs no look
+        out["table"].meta["display_over"] = budgets.display
+    if parts.content is not None:
+        out["content"] = parts.content.to_part()
+        out["content"].meta["scan_bytes"] = parts.content.nbytes + ROWID_BYTES * rows
+    else:
+        out["table"].meta["content_over"] = budgets.content
+    if parts.lexical is not None:
+        out[f"lexical.{LANCEDB_SCORING.name}"] = parts.lexical.to_part()
+    if parts.spelling is not None:
+        out["spelling"] = parts.spelling.to_part()
+    if parts.vectors is not None:
+        out["vectors"] = parts.vectors.to_part()
+    return out
+
+
+def write_derived_files(
+    table_uri: str,
+    folder: Path,
+    metadata: IndexMetadata,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    manifests: Mapping[str, bytes] | None = None,
+) -> list[Path]:
+    """Derive the engine's parts from the table at ``table_uri`` and write them into ``folder``
+    (the table's own folder, or a scratch folder with the table's version ``manifests`` when the
+    table is in an object store); returns the files written."""
+    from docs_mcp_core.index.lancedb_import import import_lancedb
+
+    table_name = metadata.index.table or "chunks"
+    db = import_lancedb().connect(
+        table_uri, read_consistency_interval=None, storage_options=dict(storage_options or {})
+    )
+    parts = derive_all(db.open_table(table_name), metadata, _build_budgets())
+    return write_derived(folder, table_name, parts, int(parts["table"].meta["rows"]), manifests=manifests)
+
+
+def _build_budgets() -> Budgets:
+    from docs_mcp_core.search.content_store import content_cache_bytes
+    from docs_mcp_core.search.row_catalog import display_cache_bytes
+    from docs_mcp_core.search.vector_matrix import vector_cache_bytes
+
+    return Budgets(display_cache_bytes(), content_cache_bytes(), vector_cache_bytes())

@@ -1,0 +1,199 @@
+"""Derived files: the build writes what the engine derives at start, the engine maps them, and every
+way they can be unusable falls back to deriving from the table with the same answers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
+from docs_mcp_core.index.derived_files import (
+    FORMAT_VERSION,
+    MAGIC,
+    Part,
+    arrays_from_strings,
+    read_derived,
+    strings_from_arrays,
+    write_derived,
+)
+from docs_mcp_core.search import SearchEngine
+
+QUERIES = [
+    ("retry configuration", None),
+    ("authentication token", None),
+    ("createMany", None),
+    ("install the sdk", {"language": "python"}),
+    ("error handling", None),
+]
+NO_DERIVED_NOTE = "no derived files"
+INDEXED_AT = "2026-01-01T00:00:00.000Z"  # as the session's built_index
+
+
+def _answers(index: Path, notes: list[str] | None = None) -> tuple[str, list[Any]]:
+    engine = SearchEngine.open(index, on_warning=(notes.append if notes is not None else None))
+    try:
+        answers: list[Any] = []
+        for query, filters in QUERIES:
+            result = engine.search(query, limit=10, filters=filters)
+            answers.append(result.to_dict())
+            if result.hits:
+                answers.append(engine.get_doc(result.hits[0].chunk_id, context=1))
+        answers.append(engine.list_filepaths({}))
+        return engine.opened_from, answers
+    finally:
+        engine.close()
+
+
+def _derived(index: Path) -> Path:
+    return index / ".lancedb" / "chunks.derived"
+
+
+def _copy(index: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "index"
+    shutil.copytree(index, target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def reference(built_index: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
+    """The answers of the engine deriving everything from the table."""
+    plain = _copy(built_index, tmp_path_factory.mktemp("plain"))
+    _derived(plain).unlink()
+    source, answers = _answers(plain)
+    assert source == "table"
+    return answers
+
+
+def test_the_build_writes_derived_files_and_the_engine_opens_from_them(
+    built_index: Path, reference: list[Any]
+) -> None:
+    assert _derived(built_index).is_file()
+    notes: list[str] = []
+    source, answers = _answers(built_index, notes)
+    assert source == "derived files"
+    assert answers == reference
+    assert notes == []
+
+
+def test_an_index_without_derived_files_is_served_with_one_note(
+    built_index: Path, tmp_path: Path, reference: list[Any]
+) -> None:
+    index = _copy(built_index, tmp_path)
+    _derived(index).unlink()
+    notes: list[str] = []
+    source, answers = _answers(index, notes)
+    assert (source, answers) == ("table", reference)
+    assert len(notes) == 1 and NO_DERIVED_NOTE in notes[0] and "rebuild" in notes[0]
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _other_version(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(MAGIC) : len(MAGIC) + 4] = (FORMAT_VERSION + 1).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+
+
+def _garbage_header(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(MAGIC) + 8 : len(MAGIC) + 40] = b"\xff" * 32
+    path.write_bytes(bytes(data))
+
+
+def _other_table(path: Path) -> None:
+    binding = path.with_name(path.name + ".json")
+    document = json.loads(binding.read_text())
+    document["table"] = "0" * 64
+    binding.write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (_truncate, "truncated"),
+        (_other_version, "format version"),
+        (_garbage_header, "unreadable"),
+        (_other_table, "another version of the table"),
+    ],
+)
+def test_unusable_derived_files_fall_back_to_the_table_with_the_same_answers(
+    built_index: Path, tmp_path: Path, reference: list[Any], damage: Any, why: str
+) -> None:
+    index = _copy(built_index, tmp_path)
+    damage(_derived(index))
+    notes: list[str] = []
+    source, answers = _answers(index, notes)
+    assert (source, answers) == ("table", reference)
+    assert len(notes) == 1 and why in notes[0] and "rebuild" in notes[0]
+
+
+def test_derived_files_of_another_build_of_the_table_are_not_used(
+    built_index: Path, examples_docs: Path, tmp_path: Path, reference: list[Any]
+) -> None:
+    """A table rebuilt (new version manifests) next to derived files from the earlier build."""
+    index = _copy(built_index, tmp_path)
+    rebuilt = tmp_path / "rebuilt"
+    build_index(BuildOptions(docs_dir=examples_docs, out_dir=rebuilt, indexed_at=INDEXED_AT))
+    shutil.copy(_derived(index), _derived(rebuilt))
+    shutil.copy(_derived(index).with_suffix(".derived.json"), _derived(rebuilt).with_suffix(".derived.json"))
+    notes: list[str] = []
+    source, answers = _answers(rebuilt, notes)
+    assert (source, answers) == ("table", reference)
+    assert "another version of the table" in notes[0]
+
+
+def test_two_builds_of_the_same_corpus_write_the_same_derived_file(
+    examples_docs: Path, tmp_path: Path
+) -> None:
+    outs = [tmp_path / "one", tmp_path / "two"]
+    for out in outs:
+        build_index(
+            BuildOptions(docs_dir=examples_docs, out_dir=out, embedding=EmbeddingOptions(provider="hash"))
+        )
+    first, second = (_derived(out).read_bytes() for out in outs)
+    assert first == second
+    files, why = read_derived(outs[0] / ".lancedb", "chunks")
+    assert why == "ok" and files is not None
+    assert {"table", "catalog", "display", "content", "lexical.lancedb-0.40", "spelling", "vectors"} <= set(
+        files.parts
+    )
+
+
+def test_a_search_from_derived_files_needs_no_lancedb_table(built_index: Path) -> None:
+    engine = SearchEngine.open(built_index)
+    try:
+        assert engine.search("retry", limit=5).hits
+        assert not engine._table.is_open  # the table was never opened: LanceDB stayed unused
+    finally:
+        engine.close()
+
+
+def test_arrays_round_trip_through_a_derived_file(tmp_path: Path) -> None:
+    (tmp_path / "t.lance" / "_versions").mkdir(parents=True)
+    (tmp_path / "t.lance" / "_versions" / "1.manifest").write_bytes(b"manifest")
+    values = ["", "é", "createMany", "a b"]
+    part = Part(
+        {
+            "ints": np.arange(5, dtype=np.int32),
+            "floats": np.linspace(0, 1, 7),
+            **arrays_from_strings("s", values),
+        },
+        {"n": 3},
+    )
+    write_derived(tmp_path, "t", {"p": part}, rows=5)
+    files, why = read_derived(tmp_path, "t")
+    assert why == "ok" and files is not None
+    read = files.parts["p"]
+    assert read.meta == {"n": 3}
+    assert np.array_equal(read.arrays["ints"], part.arrays["ints"])
+    assert np.array_equal(read.arrays["floats"], part.arrays["floats"])
+    assert not read.arrays["ints"].flags.writeable
+    assert strings_from_arrays(read.arrays, "s") == values
