@@ -85,13 +85,7 @@ class DocsMcpApp:
         self.options = options
         self.metadata = metadata
         self.build_info: BuildInfo = options.build_info()
-        self.engine = engine or LazyEngine(
-            options.index_dir,
-            search_options=options.search_options(),
-            storage_options=options.storage_options,
-            reload_interval=options.reload_interval,
-            cache_dir=options.index_cache_dir,
-        )
+        self.engine = engine or options.open_engine()
         self.search_tool = options.search_tool_name
         self.get_doc_tool = options.get_doc_tool_name
         encoding = options.token_encoding or TOKEN_ENCODINGS[0]

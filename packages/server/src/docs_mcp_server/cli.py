@@ -475,7 +475,20 @@ def _serve(args: argparse.Namespace, words: Sequence[str]) -> int:
         return _fail(str(exc), EXIT_BOOT_FAILED)
 
     wire = None
+    engine = None
+    listening = None
+    if args.transport == "http" and args.workers <= 1 and not _is_worker():
+        # listen before the heavy imports: clients connect at once, /healthz says "loading" meanwhile
+        from docs_mcp_server.http_connections import bind_socket
+
+        try:
+            listening = bind_socket(args.host, args.port)
+        except OSError as exc:
+            return _fail(_listen_failure(args, exc), EXIT_BOOT_FAILED)
+        engine = options.open_engine()
+        engine.start_warm_up()
     if args.transport == "stdio":
+        from docs_mcp_server.early_search import EarlySearch
         from docs_mcp_server.handshake import EarlyHandshake
         from docs_mcp_server.stdio import StdioWire
 
@@ -484,13 +497,16 @@ def _serve(args: argparse.Namespace, words: Sequence[str]) -> int:
         if args.playground or args.playground_password:
             log(logging.WARNING, "--playground only applies to --transport http; ignored for stdio")
         build = options.build_info()
-        wire = StdioWire(EarlyHandshake(build.name, build.version, metadata.instructions))
+        engine = options.open_engine()
+        early = EarlySearch(options, metadata, engine)
+        wire = StdioWire(EarlyHandshake(build.name, build.version, metadata.instructions), early_tools=early)
         wire.start()
+        engine.start_warm_up()  # the index opens while the MCP SDK imports
 
     from docs_mcp_server.app import DocsMcpApp
 
     try:
-        app = DocsMcpApp(options, metadata)
+        app = DocsMcpApp(options, metadata, engine=engine)
     except OptionsError as exc:
         return _fail(str(exc), EXIT_USAGE)
 
@@ -515,15 +531,10 @@ def _serve(args: argparse.Namespace, words: Sequence[str]) -> int:
                     playground_password=args.playground_password,
                     limits=limits,
                     worker=worker,
+                    listening=listening,
                 )
             except OSError as exc:
-                reason = exc.strerror or str(exc)
-                if exc.errno == errno.EADDRINUSE:
-                    reason += (
-                        " (by another server or program): stop it, choose another port with --port, "
-                        "or use --port 0 to let the system pick a free one"
-                    )
-                return _fail(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_BOOT_FAILED)
+                return _fail(_listen_failure(args, exc), EXIT_BOOT_FAILED)
             return EXIT_OK
 
         import anyio
@@ -535,6 +546,22 @@ def _serve(args: argparse.Namespace, words: Sequence[str]) -> int:
         return EXIT_OK
     finally:
         app.close()
+
+
+def _is_worker() -> bool:
+    from docs_mcp_server.workers import this_worker
+
+    return this_worker() is not None
+
+
+def _listen_failure(args: argparse.Namespace, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.EADDRINUSE:
+        reason += (
+            " (by another server or program): stop it, choose another port with --port, "
+            "or use --port 0 to let the system pick a free one"
+        )
+    return f"cannot listen on {args.host}:{args.port}: {reason}"
 
 
 def run() -> NoReturn:

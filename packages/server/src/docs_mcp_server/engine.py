@@ -137,7 +137,7 @@ class LazyEngine:
         self,
         index_dir: Path | str,
         *,
-        search_options: SearchOptions | None = None,
+        search_options: SearchOptions | Callable[[], SearchOptions] | None = None,
         on_warning: Callable[[str], None] | None = None,
         storage_options: Mapping[str, str] | None = None,
         reload_interval: float | None = None,
@@ -146,7 +146,9 @@ class LazyEngine:
         """``reload_interval``: seconds between checks of an object store's ``metadata.json`` for a
         new build (0: never; default :data:`REMOTE_RELOAD_SECONDS`; a folder is checked by calls, at
         most every ``DOCS_MCP_RELOAD_CHECK_SECONDS``). ``cache_dir``: where an object-store index's
-        generations are copied (default: a temporary folder removed at exit)."""
+        generations are copied (default: a temporary folder removed at exit). ``search_options``
+        may be a function giving them, called when the index first opens (building them imports
+        the engine, which a server starting up does off the protocol's critical path)."""
         self.index_dir = index_dir  # a folder or an object-store URI
         self._storage_options = dict(storage_options) if storage_options else None
         self._search_options = search_options
@@ -177,6 +179,12 @@ class LazyEngine:
         self._follower: threading.Thread | None = None
         self._stop = threading.Event()
         self._store_down_since: float | None = None  # when the store stopped answering (monotonic)
+
+    def _options(self) -> SearchOptions | None:
+        given = self._search_options
+        if callable(given):
+            given = self._search_options = given()
+        return given
 
     def _local_folder(self) -> Path | None:
         from docs_mcp_core.index.location import is_uri
@@ -503,7 +511,7 @@ class LazyEngine:
         def open_at(where: Path | str) -> SearchEngine:
             return SearchEngine.open(
                 where,
-                options=self._search_options,
+                options=self._options(),
                 on_warning=self._on_warning,
                 storage_options=self._storage_options,
             )
@@ -545,9 +553,7 @@ class LazyEngine:
         from docs_mcp_core.search import SearchEngine
 
         try:
-            engine = SearchEngine.open(
-                fetched.folder, options=self._search_options, on_warning=self._on_warning
-            )
+            engine = SearchEngine.open(fetched.folder, options=self._options(), on_warning=self._on_warning)
         except BaseException:
             remove_fetched(fetched.folder)
             raise

@@ -13,7 +13,6 @@ page's ``POST /api/highlight`` behind the same credentials as ``/mcp``.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import logging
 import math
@@ -32,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from docs_mcp_server import http_checks
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.auth import LoginThrottle, bearer_credential, client_address, secret_matches
+from docs_mcp_server.http_connections import bind_socket
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
 from docs_mcp_server.playground import HIGHLIGHT_PATH
@@ -360,24 +360,6 @@ def build_asgi_app(
     )
 
 
-def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
-    """A listening socket on ``host:port``; port 0 picks a free port. ``reuse_port`` lets other
-    sockets of this user listen on the same port (the kernel spreads connections over them).
-
-    A busy port raises ``OSError`` (``EADDRINUSE``) rather than moving to another port: a client
-    configured for this one would otherwise talk to whatever holds it.
-    """
-    family = socket.getaddrinfo(host, port or None, type=socket.SOCK_STREAM)[0][0]
-    try:
-        sock = socket.create_server((host, port), family=family, backlog=512, reuse_port=reuse_port)
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            raise OSError(errno.EADDRINUSE, f"port {port} on {host} is already in use") from exc
-        raise
-    sock.setblocking(False)
-    return sock
-
-
 def server_url(sock: socket.socket) -> str:
     """``http://host:port/mcp`` for a listening socket."""
     host, port = sock.getsockname()[:2]
@@ -488,9 +470,10 @@ def _listen(
     handle_signals: bool,
     limits: HttpLimits | None,
     worker: Worker | None = None,
+    listening: socket.socket | None = None,
 ) -> tuple[socket.socket, _UvicornServer]:
-    """The bound socket (a worker's: the one it was given) and the uvicorn server for ``app``
-    (shared by both ways to serve)."""
+    """The bound socket (a worker's: the one it was given; ``listening``: one bound before the
+    heavy imports) and the uvicorn server for ``app`` (shared by both ways to serve)."""
     limits = limits or HttpLimits()
     asgi = build_asgi_app(
         app,
@@ -502,7 +485,10 @@ def _listen(
         limits=limits,
         worker=worker.describe() if worker is not None else None,
     )
-    sock = worker.socket() if worker is not None else bind_socket(host, port)
+    if listening is not None:
+        sock = listening
+    else:
+        sock = worker.socket() if worker is not None else bind_socket(host, port)
     _allow_open_files(limits.max_connections)
     config = _uvicorn_config(asgi, graceful_timeout, limits)
     return sock, _UvicornServer(config, asgi.drain, handle_signals=handle_signals)
@@ -521,11 +507,13 @@ def run_http(
     playground_password: str | None = None,
     limits: HttpLimits | None = None,
     worker: Worker | None = None,
+    listening: socket.socket | None = None,
 ) -> None:
     """Serve ``app`` over HTTP until SIGINT/SIGTERM (blocking); in-flight requests finish first.
 
     ``worker``: this process is one of several started by :func:`~docs_mcp_server.workers.supervise`
-    and serves the socket it was given."""
+    and serves the socket it was given. ``listening``: a socket already bound to ``host:port``
+    (the command line binds it before importing the MCP SDK, so clients can connect at once)."""
     sock, server = _listen(
         app,
         host=host,
@@ -538,6 +526,7 @@ def run_http(
         handle_signals=True,
         limits=limits,
         worker=worker,
+        listening=listening,
     )
     log(
         logging.INFO,

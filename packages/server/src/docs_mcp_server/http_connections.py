@@ -25,6 +25,7 @@ first, which costs every request after the first on a kept-alive connection abou
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import socket
 import time
@@ -190,3 +191,21 @@ def _no_delay(transport: asyncio.Transport) -> None:
 def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
     """The HTTP protocol class for uvicorn (``Config(http=...)``) enforcing ``limits``."""
     return type("GuardedH11Protocol", (_GuardedH11Protocol,), {"limits": limits})
+
+
+def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A listening socket on ``host:port``; port 0 picks a free port. ``reuse_port`` lets other
+    sockets of this user listen on the same port (the kernel spreads connections over them).
+
+    A busy port raises ``OSError`` (``EADDRINUSE``) rather than moving to another port: a client
+    configured for this one would otherwise talk to whatever holds it.
+    """
+    family = socket.getaddrinfo(host, port or None, type=socket.SOCK_STREAM)[0][0]
+    try:
+        sock = socket.create_server((host, port), family=family, backlog=512, reuse_port=reuse_port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(errno.EADDRINUSE, f"port {port} on {host} is already in use") from exc
+        raise
+    sock.setblocking(False)
+    return sock

@@ -18,6 +18,7 @@ from docs_mcp_server.errors import OptionsError
 
 if TYPE_CHECKING:
     from docs_mcp_core.search import SearchOptions
+    from docs_mcp_server.engine import LazyEngine
 
 PACKAGE_NAME = "docs-mcp-server"
 _T = TypeVar("_T")
@@ -137,6 +138,18 @@ class ServerOptions:
     @property
     def get_doc_tool_name(self) -> str:
         return f"{self.tool_prefix}_{GET_DOC_TOOL}" if self.tool_prefix else GET_DOC_TOOL
+
+    def open_engine(self) -> LazyEngine:
+        """The index these options serve, to be opened on first use."""
+        from docs_mcp_server.engine import LazyEngine
+
+        return LazyEngine(
+            self.index_dir,
+            search_options=self.search_options,  # called when the index opens: it imports the engine
+            storage_options=self.storage_options,
+            reload_interval=self.reload_interval,
+            cache_dir=self.index_cache_dir,
+        )
 
     def resolved_name(self, env: Mapping[str, str] | None = None) -> str:
         """Server name: option, else ``SERVER_NAME``, else ``<prefix>-docs-server``, else the package name."""

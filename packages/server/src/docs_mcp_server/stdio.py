@@ -42,6 +42,7 @@ from docs_mcp_server.logs import log
 
 if TYPE_CHECKING:
     from docs_mcp_server.app import DocsMcpApp
+    from docs_mcp_server.early_search import EarlySearch
 
 _EOF = None
 LOGGED_EXCERPT_CHARS = 200
@@ -78,8 +79,19 @@ def _response_id(text: str) -> tuple[str, Any] | None:
 class StdioWire:
     """The protocol's ownership of stdin/stdout for one stdio server."""
 
-    def __init__(self, early: EarlyHandshake | None = None, *, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
+    def __init__(
+        self,
+        early: EarlyHandshake | None = None,
+        *,
+        stdin_fd: int = 0,
+        stdout_fd: int = 1,
+        early_tools: EarlySearch | None = None,
+    ) -> None:
+        """``early_tools`` answers tool calls that arrive after an early opening answer and before
+        the SDK runs (:mod:`docs_mcp_server.early_search`)."""
         self._early = early
+        self._early_tools = early_tools
+        self._sdk_running = False
         self._stdin_fd = stdin_fd
         self._stdout_fd = stdout_fd
         self._lines: queue.Queue[bytes | None] = queue.Queue()
@@ -185,6 +197,8 @@ class StdioWire:
                     continue
                 if not self._opening_seen:
                     self._consider_opening(raw)
+                elif self._early_tools is not None and self.early_answered and not self._sdk_running:
+                    self._consider_tool(raw)  # before the SDK can see the line: one answer reaches the client
                 self._put(raw)
         except (OSError, ValueError) as exc:
             log(logging.WARNING, "stdin read failed", error=str(exc))
@@ -245,6 +259,23 @@ class StdioWire:
             self._swallow[_id_key(message["id"])] = response
         self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
         self.early_answered = True
+
+    def _consider_tool(self, raw: bytes) -> None:
+        try:
+            message = json.loads(raw)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return
+        if not jsonrpc.is_request_id(message.get("id")) or self._early_tools is None:
+            return
+        response = self._early_tools.answer(message)
+        if response is None:
+            return
+        with self._state_lock:
+            self._swallow[_id_key(message["id"])] = response
+        self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
+        log(logging.DEBUG, "tool call answered before the MCP SDK was ready", id=message["id"])
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -362,6 +393,7 @@ class StdioWire:
         import anyio
 
         self.start()
+        self._sdk_running = True  # from now on the SDK answers tool calls as they come
         self.grace_seconds = grace_seconds
         from docs_mcp_server.stdio_streams import WireMessages, WireSink
 

@@ -145,7 +145,7 @@ def this_worker() -> Worker | None:
 def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
     """``count`` listening sockets on ``host:port`` (port 0: one free port for all) with
     ``SO_REUSEPORT``; without it, one socket listed ``count`` times."""
-    from docs_mcp_server.http import bind_socket
+    from docs_mcp_server.http_connections import bind_socket
 
     if not hasattr(socket, "SO_REUSEPORT"):
         sock = bind_socket(host, port)
