@@ -1,0 +1,235 @@
+"""The first answer after a spawn, against the handshake: ``uv run python benchmarks/first_answer.py
+--index-dir A [--index-dir B ...]``.
+
+For every index (the runs interleaved: A B A B ..., so that both see the same load), ``--runs``
+times:
+
+* **stdio**: spawn ``docs-mcp-server``, send ``initialize``; when it is answered send
+  ``notifications/initialized`` and one ``search_docs`` at once, as an agent does. Figures: spawn →
+  ``initialize`` answered, spawn → first search answered, and their ratio (target ≤ 1.3, ≤ 2 on
+  the 10x corpus);
+* **HTTP** (``--http``): spawn the server on a free port; spawn → a TCP connection is accepted, and
+  spawn → ``/healthz`` says ``ready``. Ratios: accepting / the same run's stdio ``initialize``
+  (target ≤ 1.5) and ready / accepting (target ≤ 1.3).
+
+Then (``--searches N``, default 60; 0 skips it), per index and interleaved ``--steady-runs`` times:
+one stdio server answers the dev cases (``sdk-docs-dev-cases.json``) N times in turn after one
+warm-up round; the search round trip's p50, and the server's anonymous memory afterwards
+(``Private_Dirty`` of ``/proc/PID/smaps_rollup``: pages of memory-mapped index files are shared and
+clean, so they do not count). Medians over the runs are printed, with the machine and its load.
+
+Give an index built before derived files existed (or a copy without ``.lancedb/chunks.derived``)
+as one of the ``--index-dir`` to compare with the start that derives everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server_stdio import DEFAULT_CASES, INITIALIZE, StdioServer, percentile, search_arguments, server_command
+
+TIMEOUT = 300.0
+POLL_SECONDS = 0.005
+FIRST_QUERY = {"query": "retry configuration"}
+
+
+def stdio_first_answer(command: list[str], index: Path) -> tuple[float, float]:
+    """(spawn → initialize answered, spawn → first search answered), in ms."""
+    server = StdioServer(command, index)
+    try:
+        server.send(INITIALIZE)
+        server.receive()
+        initialized = (time.perf_counter() - server.started) * 1000
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        result = server.call("tools/call", {"name": "search_docs", "arguments": FIRST_QUERY})
+        searched = (time.perf_counter() - server.started) * 1000
+        if result.get("isError") or not result["structuredContent"]["hits"]:
+            raise RuntimeError(f"the first search failed on {index}: {result}")
+        return initialized, searched
+    finally:
+        server.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_start(command: list[str], index: Path) -> tuple[float, float]:
+    """(spawn → a connection accepted, spawn → /healthz ready), in ms."""
+    port = free_port()
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [
+            *command,
+            "--index-dir",
+            str(index),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "LANCEDB_LOG": "error"},
+    )
+    try:
+        accepted = _wait(lambda: _connects(port), proc) - started
+        ready = _wait(lambda: _ready(port), proc) - started
+        return accepted * 1000, ready * 1000
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait(check: Any, proc: subprocess.Popen[bytes]) -> float:
+    deadline = time.perf_counter() + TIMEOUT
+    while time.perf_counter() < deadline:
+        if check():
+            return time.perf_counter()
+        if proc.poll() is not None:
+            raise RuntimeError(f"the HTTP server exited with {proc.returncode}")
+        time.sleep(POLL_SECONDS)
+    raise RuntimeError("the HTTP server did not start in time")
+
+
+def _connects(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def _ready(port: int) -> bool:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+    try:
+        connection.request("GET", "/healthz")
+        body = json.loads(connection.getresponse().read())
+    except (OSError, ValueError):
+        return False
+    finally:
+        connection.close()
+    return body.get("index", {}).get("status") == "ready"
+
+
+def steady(
+    command: list[str], index: Path, cases: list[dict[str, Any]], searches: int
+) -> tuple[float, float]:
+    """(search round trip p50 in ms, Private_Dirty MB after the searches) of one stdio server."""
+    server = StdioServer(command, index)
+    try:
+        server.handshake()
+        for case in cases:
+            server.call("tools/call", {"name": "search_docs", "arguments": search_arguments(case)})
+        times = []
+        for number in range(searches):
+            case = cases[number % len(cases)]
+            started = time.perf_counter()
+            server.call("tools/call", {"name": "search_docs", "arguments": search_arguments(case)})
+            times.append((time.perf_counter() - started) * 1000)
+        return percentile(times, 0.5), private_dirty_mb(server.proc.pid)
+    finally:
+        server.close()
+
+
+def private_dirty_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
+        for line in rollup:
+            if line.startswith("Private_Dirty:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def machine() -> str:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} cores ({model or 'unknown CPU'}), load average {load}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--index-dir", type=Path, action="append", required=True)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--http", action="store_true", help="also time the HTTP transport's start")
+    parser.add_argument("--searches", type=int, default=60)
+    parser.add_argument("--steady-runs", type=int, default=2)
+    parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
+    parser.add_argument("--server-command", help="the server to run (default: docs-mcp-server of this venv)")
+    args = parser.parse_args()
+    command = server_command(args.server_command)
+    print(f"machine: {machine()}")
+    first: dict[Path, list[tuple[float, ...]]] = {index: [] for index in args.index_dir}
+    for run in range(args.runs):
+        for index in args.index_dir:
+            init, search = stdio_first_answer(command, index)
+            row: tuple[float, ...] = (init, search)
+            if args.http:
+                row += http_start(command, index)
+            first[index].append(row)
+            print(f"run {run + 1} {index}: " + " ".join(f"{v:.0f}" for v in row) + " ms", flush=True)
+    for index, rows in first.items():
+        _report_first(index, rows, args.http)
+    if args.searches > 0:
+        cases = json.loads(args.cases.read_text())
+        figures: dict[Path, list[tuple[float, float]]] = {index: [] for index in args.index_dir}
+        for _ in range(args.steady_runs):
+            for index in args.index_dir:
+                figures[index].append(steady(command, index, cases, args.searches))
+        for index, values in figures.items():
+            p50 = statistics.median(v[0] for v in values)
+            dirty = statistics.median(v[1] for v in values)
+            print(
+                f"{index}: steady search p50 {p50:.2f} ms, Private_Dirty after {args.searches} searches {dirty:.1f} MB"
+            )
+    print(f"machine after: {machine()}")
+    return 0
+
+
+def _report_first(index: Path, rows: list[tuple[float, ...]], with_http: bool) -> None:
+    init = statistics.median(r[0] for r in rows)
+    search = statistics.median(r[1] for r in rows)
+    ratio = statistics.median(r[1] / r[0] for r in rows)
+    print(
+        f"{index}: stdio spawn -> initialize {init:.0f} ms, -> first search {search:.0f} ms; "
+        f"first search / initialize {ratio:.2f} (target <= 1.3; 10x corpus <= 2)"
+    )
+    if with_http:
+        accept = statistics.median(r[2] / r[0] for r in rows)
+        ready = statistics.median(r[3] / r[2] for r in rows)
+        print(
+            f"{index}: HTTP spawn -> accepting {statistics.median(r[2] for r in rows):.0f} ms, "
+            f"-> /healthz ready {statistics.median(r[3] for r in rows):.0f} ms; accepting / stdio initialize "
+            f"{accept:.2f} (target <= 1.5), ready / accepting {ready:.2f} (target <= 1.3)"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
