@@ -396,6 +396,8 @@ def test_the_published_generation_is_fetched_verified_and_reused(
     )
     try:
         assert _ids(here, "retry configuration") == _ids(there, "retry configuration")
+        assert "chunks.derived" in remote and "chunks.derived.json" in remote  # published with the table
+        assert here.opened_from == "derived files" and there.opened_from == "table"
     finally:
         here.close()
         there.close()
