@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,6 +46,7 @@ from docs_mcp_server.schemas import (
     get_doc_schema,
     search_docs_description,
     search_docs_schema,
+    vector_search_available,
 )
 from docs_mcp_server.strings import file_title
 
@@ -64,16 +64,6 @@ def _text_result(text: str, structured: dict[str, Any] | None = None) -> types.C
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=False
     )
-
-
-def vector_search_available(metadata: MetadataView, api_key: str | None) -> bool:
-    """Whether queries are embedded (decides the search description's guidance, as in the original)."""
-    provider = metadata.embedding_provider
-    if provider in (None, "", "none", "hash"):
-        return False
-    if provider == "openai":
-        return bool(api_key or os.environ.get("OPENAI_API_KEY"))
-    return True
 
 
 class DocsMcpApp:

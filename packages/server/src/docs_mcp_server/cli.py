@@ -31,6 +31,7 @@ from docs_mcp_server.options import (
 )
 
 EXIT_OK, EXIT_BOOT_FAILED, EXIT_USAGE = 0, 1, 2
+OPEN_BEFORE_SDK_SECONDS = 3.0  # how long a stdio server lets the index open before importing the SDK
 TRANSPORTS = ("stdio", "http")
 
 EPILOG = """\
@@ -488,7 +489,7 @@ def _serve(args: argparse.Namespace, words: Sequence[str]) -> int:
         engine = options.open_engine()
         engine.start_warm_up()
     if args.transport == "stdio":
-        from docs_mcp_server.early_search import EarlySearch
+        from docs_mcp_server.early_tools import EarlyTools
         from docs_mcp_server.handshake import EarlyHandshake
         from docs_mcp_server.stdio import StdioWire
 
@@ -498,10 +499,14 @@ def _serve(args: argparse.Namespace, words: Sequence[str]) -> int:
             log(logging.WARNING, "--playground only applies to --transport http; ignored for stdio")
         build = options.build_info()
         engine = options.open_engine()
-        early = EarlySearch(options, metadata, engine)
+        early = EarlyTools(options, metadata, engine)
         wire = StdioWire(EarlyHandshake(build.name, build.version, metadata.instructions), early_tools=early)
         wire.start()
-        engine.start_warm_up()  # the index opens while the MCP SDK imports
+        engine.start_warm_up()
+        early.prepare()
+        # the index opens before the MCP SDK imports, which would take half of the interpreter's time
+        # meanwhile; until the SDK runs, the tool list and searches are answered early
+        engine.wait_warm(OPEN_BEFORE_SDK_SECONDS)
 
     from docs_mcp_server.app import DocsMcpApp
 

@@ -8,6 +8,7 @@ original server word for word, so agents and evaluations behave the same against
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,16 @@ def search_docs_description(metadata: MetadataView, *, vector_search_available: 
 def get_doc_description(metadata: MetadataView) -> str:
     """The ``get_doc`` description; ``tool_descriptions.get_doc`` in metadata.json overrides it."""
     return metadata.tool_description("get_doc") or GET_DOC_DESCRIPTION
+
+
+def vector_search_available(metadata: MetadataView, api_key: str | None) -> bool:
+    """Whether queries are embedded (decides the search description's guidance, as in the original)."""
+    provider = metadata.embedding_provider
+    if provider in (None, "", "none", "hash"):
+        return False
+    if provider == "openai":
+        return bool(api_key or os.environ.get("OPENAI_API_KEY"))
+    return True
 
 
 def example_chunk_id(index_dir: Path | str) -> str | None:

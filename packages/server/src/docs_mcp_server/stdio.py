@@ -42,7 +42,7 @@ from docs_mcp_server.logs import log
 
 if TYPE_CHECKING:
     from docs_mcp_server.app import DocsMcpApp
-    from docs_mcp_server.early_search import EarlySearch
+    from docs_mcp_server.early_tools import EarlyTools
 
 _EOF = None
 LOGGED_EXCERPT_CHARS = 200
@@ -85,10 +85,10 @@ class StdioWire:
         *,
         stdin_fd: int = 0,
         stdout_fd: int = 1,
-        early_tools: EarlySearch | None = None,
+        early_tools: EarlyTools | None = None,
     ) -> None:
         """``early_tools`` answers tool calls that arrive after an early opening answer and before
-        the SDK runs (:mod:`docs_mcp_server.early_search`)."""
+        the SDK runs (:mod:`docs_mcp_server.early_tools`)."""
         self._early = early
         self._early_tools = early_tools
         self._sdk_running = False
@@ -275,7 +275,12 @@ class StdioWire:
         with self._state_lock:
             self._swallow[_id_key(message["id"])] = response
         self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
-        log(logging.DEBUG, "tool call answered before the MCP SDK was ready", id=message["id"])
+        log(
+            logging.DEBUG,
+            "answered before the MCP SDK was ready",
+            method=message.get("method"),
+            id=message["id"],
+        )
 
     # -- writing -------------------------------------------------------------------------------
 
