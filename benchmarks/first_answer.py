@@ -182,13 +182,22 @@ def main() -> int:
     parser.add_argument("--searches", type=int, default=60)
     parser.add_argument("--steady-runs", type=int, default=2)
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
-    parser.add_argument("--server-command", help="the server to run (default: docs-mcp-server of this venv)")
+    parser.add_argument(
+        "--server-command",
+        action="append",
+        help="the server to run (default: docs-mcp-server of this venv); once for every index, or "
+        "once per --index-dir in the same order (to compare two versions of the code)",
+    )
     args = parser.parse_args()
-    command = server_command(args.server_command)
+    given = args.server_command or [None]
+    if len(given) not in (1, len(args.index_dir)):
+        parser.error("give --server-command once, or once per --index-dir")
+    commands = [server_command(c) for c in (given * len(args.index_dir) if len(given) == 1 else given)]
+    runs = list(zip(args.index_dir, commands, strict=True))
     print(f"machine: {machine()}")
     first: dict[Path, list[tuple[float, ...]]] = {index: [] for index in args.index_dir}
     for run in range(args.runs):
-        for index in args.index_dir:
+        for index, command in runs:
             init, search = stdio_first_answer(command, index)
             row: tuple[float, ...] = (init, search)
             if args.http:
@@ -201,7 +210,7 @@ def main() -> int:
         cases = json.loads(args.cases.read_text())
         figures: dict[Path, list[tuple[float, float]]] = {index: [] for index in args.index_dir}
         for _ in range(args.steady_runs):
-            for index in args.index_dir:
+            for index, command in runs:
                 figures[index].append(steady(command, index, cases, args.searches))
         for index, values in figures.items():
             p50 = statistics.median(v[0] for v in values)
