@@ -172,6 +172,7 @@ def rows_of(answers: dict[str, Any], name: str) -> list[dict[str, Any]]:
 
 
 def test_every_index_is_read(case: Case, answers: dict[str, Any]) -> None:
+    assert (case.db / "chunks.derived").is_file()  # read with the derived files beside the table
     indices = {(tuple(i["columns"]), i["indexType"]) for i in answers["indices"]}
     for column in ("content_text", "heading"):
         assert ((column,), "FTS") in indices

@@ -197,8 +197,10 @@ class StdioWire:
                     continue
                 if not self._opening_seen:
                     self._consider_opening(raw)
-                elif self._early_tools is not None and self.early_answered and not self._sdk_running:
-                    self._consider_tool(raw)  # before the SDK can see the line: one answer reaches the client
+                elif self._answers_early(
+                    raw
+                ):  # before the SDK can see the line: one answer reaches the client
+                    continue  # a search answered early is not run again by the SDK
                 self._put(raw)
         except (OSError, ValueError) as exc:
             log(logging.WARNING, "stdin read failed", error=str(exc))
@@ -260,20 +262,31 @@ class StdioWire:
         self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
         self.early_answered = True
 
-    def _consider_tool(self, raw: bytes) -> None:
+    def _answers_early(self, raw: bytes) -> bool:
+        """:meth:`_consider_tool` while the SDK is not running yet (after an early opening answer)."""
+        if self._early_tools is None or not self.early_answered or self._sdk_running:
+            return False
+        return self._consider_tool(raw)
+
+    def _consider_tool(self, raw: bytes) -> bool:
+        """Answer a tool request early when :class:`EarlyTools` can; True when the SDK must not see
+        it: a tool call answered early (run twice, a search would embed its query twice, which an
+        embeddings API charges). The tool list is replayed, and the SDK's answer compared."""
         try:
             message = json.loads(raw)
         except (ValueError, RecursionError):
-            return
+            return False
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return
+            return False
         if not jsonrpc.is_request_id(message.get("id")) or self._early_tools is None:
-            return
+            return False
         response = self._early_tools.answer(message)
         if response is None:
-            return
-        with self._state_lock:
-            self._swallow[_id_key(message["id"])] = response
+            return False
+        called = message.get("method") == "tools/call"
+        if not called:
+            with self._state_lock:
+                self._swallow[_id_key(message["id"])] = response
         self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
         log(
             logging.DEBUG,
@@ -281,6 +294,7 @@ class StdioWire:
             method=message.get("method"),
             id=message["id"],
         )
+        return called
 
     # -- writing -------------------------------------------------------------------------------
 
