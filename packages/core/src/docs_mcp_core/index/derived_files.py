@@ -89,6 +89,14 @@ def table_identity(table_dir: Path) -> str | None:
         return None
 
 
+def _data_files(table_dir: Path) -> list[str]:
+    """The names of the table's data files (none when it has no data folder)."""
+    try:
+        return sorted(n for n in os.listdir(table_dir / "data") if (table_dir / "data" / n).is_file())
+    except OSError:
+        return []
+
+
 def manifests_identity(manifests: Mapping[str, bytes]) -> str | None:
     """:func:`table_identity` of a table whose ``_versions`` manifests are ``manifests`` (name -> bytes)."""
     if not manifests:
@@ -150,7 +158,9 @@ def write_derived(
     identity = (
         manifests_identity(manifests) if manifests is not None else table_identity(folder / f"{table}.lance")
     )
-    binding = {"format": FORMAT_VERSION, "sha256": header["sha256"], "table": identity}
+    binding: dict[str, Any] = {"format": FORMAT_VERSION, "sha256": header["sha256"], "table": identity}
+    if manifests is None:  # a local table: its data files, which a reader checks are all there
+        binding["data"] = _data_files(folder / f"{table}.lance")
     bound = folder / f"{table}{BINDING_SUFFIX}"
     with open(bound, "w", encoding="utf-8") as fh:
         json.dump(binding, fh, sort_keys=True)
@@ -190,6 +200,9 @@ def read_derived(folder: Path, table: str) -> tuple[DerivedFiles | None, str]:
             return None, "its two files belong to different builds"
         if binding.get("table") != table_identity(folder / f"{table}.lance"):
             return None, "derived from another version of the table"
+        data = folder / f"{table}.lance" / "data"
+        if any(not (data / name).is_file() for name in binding.get("data") or []):
+            return None, "the table's data files are missing"
         parts = {
             name: Part(
                 {key: _view(mapped, start, entry) for key, entry in spec["arrays"].items()}, spec["meta"]
