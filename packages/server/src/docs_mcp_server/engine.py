@@ -552,9 +552,13 @@ class LazyEngine:
         from docs_mcp_core.index.replica import remove_fetched
         from docs_mcp_core.search import SearchEngine
 
+        engine = None
         try:
             engine = SearchEngine.open(fetched.folder, options=self._options(), on_warning=self._on_warning)
+            engine.read_table()  # a copy's data file damaged before its checksum was taken fails here
         except BaseException:
+            if engine is not None:
+                engine.close()
             remove_fetched(fetched.folder)
             raise
         return _Generation(next(self._numbers), engine, None, None, copy=fetched)

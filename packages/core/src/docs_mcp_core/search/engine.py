@@ -249,6 +249,12 @@ class SearchEngine:
         vector = self._retrieval.vector
         return vector.embedder if vector is not None else None
 
+    def read_table(self) -> None:
+        """Read every row of the table once (LanceDB raises on a damaged data file), as opening it
+        without derived files does; for a copy whose files no checksum vouches for."""
+        if self.opened_from == "derived files":
+            self._table.to_arrow()
+
     def close(self) -> None:
         if self._retrieval.vector is not None:
             self._retrieval.vector.close()
