@@ -162,9 +162,37 @@ def test_two_builds_of_the_same_corpus_write_the_same_derived_file(
     assert first == second
     files, why = read_derived(outs[0] / ".lancedb", "chunks")
     assert why == "ok" and files is not None
-    assert {"table", "catalog", "display", "content", "lexical.lancedb-0.40", "spelling", "vectors"} <= set(
-        files.parts
-    )
+    assert {
+        "table",
+        "catalog",
+        "display",
+        "content",
+        "lexical.lancedb-0.40",
+        "spelling",
+        "vectors",
+        "intent",
+    } <= set(files.parts)
+
+
+def test_the_intent_attributes_come_from_the_derived_files_as_the_first_search_derives_them(
+    built_index: Path, tmp_path: Path
+) -> None:
+    plain = _copy(built_index, tmp_path)
+    _derived(plain).unlink()
+    derived, table = SearchEngine.open(built_index), SearchEngine.open(plain)
+    try:
+        assert derived._ranker._intent_loaded  # read at open: the first search derives nothing
+        assert not table._ranker._intent_loaded
+        table.search("retry", limit=5)
+        stored, computed = derived._ranker._intent, table._ranker._intent
+        assert stored is not None and computed is not None
+        for name in ("verbs", "model", "lead"):
+            assert np.array_equal(getattr(stored, name), getattr(computed, name))
+        assert stored.topics.keys() == computed.topics.keys() and stored.topics
+        assert all(np.array_equal(stored.topics[k], computed.topics[k]) for k in computed.topics)
+    finally:
+        derived.close()
+        table.close()
 
 
 def test_a_search_from_derived_files_needs_no_lancedb_table(built_index: Path) -> None:

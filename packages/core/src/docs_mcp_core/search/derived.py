@@ -35,10 +35,11 @@ from docs_mcp_core.index.table import (
 )
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.search.content_store import ContentStore
+from docs_mcp_core.search.intent import IntentIndex, load_intent
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, LexicalIndex, Scoring
 from docs_mcp_core.search.retrieval import lexical_index_usable, load_lexical_index
 from docs_mcp_core.search.row_catalog import RowCatalog
-from docs_mcp_core.search.rows import display_columns
+from docs_mcp_core.search.rows import RowReader, display_columns
 from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
 from docs_mcp_core.search.vector_matrix import VectorMatrix
 
@@ -81,6 +82,7 @@ class EngineParts:
     vectors: VectorMatrix | None
     ann_index: str | None
     source: str  # "derived files" or "table"
+    intent: IntentIndex | None = None  # the default ranking's intent attributes (None: derived on use)
 
 
 def default_match_boosts() -> dict[str, float]:
@@ -177,7 +179,11 @@ def from_files(
         else:
             vectors = VectorMatrix.load(table, catalog.row_ids, budgets.vectors)
     ann_index = parts["table"].meta.get("ann_index")
-    return EngineParts(columns, catalog, content, lexical, spelling, vectors, ann_index, "derived files")
+    stored = parts.get("intent")
+    intent = IntentIndex.from_part(stored) if wanted.default and stored is not None else None
+    return EngineParts(
+        columns, catalog, content, lexical, spelling, vectors, ann_index, "derived files", intent
+    )
 
 
 def _display_from_table(
@@ -256,7 +262,27 @@ def derive_all(table: Any, metadata: IndexMetadata, budgets: Budgets) -> dict[st
         out["spelling"] = parts.spelling.to_part()
     if parts.vectors is not None:
         out["vectors"] = parts.vectors.to_part()
+    intent = _intent_of(table, parts.catalog, metadata, columns)
+    if intent is not None:
+        out["intent"] = intent.to_part()
     return out
+
+
+def _intent_of(
+    table: Any, catalog: RowCatalog, metadata: IndexMetadata, columns: frozenset[str]
+) -> IntentIndex | None:
+    """The intent attributes the default ranking's first search derives (:func:`load_intent`),
+    computed on a loop of their own (the build may be running inside another)."""
+    import asyncio
+    import concurrent.futures
+
+    from docs_mcp_core.index.lancedb_async import async_table
+
+    reader = RowReader(
+        atable=async_table(table), catalog=catalog, columns=columns, taxonomy_keys=list(metadata.taxonomy)
+    )
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, load_intent(catalog, reader)).result()
 
 
 def write_derived_files(

@@ -63,6 +63,7 @@ from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
 from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
+from docs_mcp_core.search.intent import IntentIndex
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING, LexicalIndex
 from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, clamp_limit, fetch_depth
@@ -117,7 +118,7 @@ class SearchEngine:
             atable=atable, catalog=self._catalog, columns=self._columns, taxonomy_keys=self._taxonomy_keys
         )
         self._hits = HitReader(self._rows)
-        self._ranker = self._open_ranker()
+        self._ranker = self._open_ranker(parts.intent)
         self._documents = Documents(table=table, catalog=self._catalog, columns=self._columns, secret=secret)
         self._documents.configure(token_encoding=options.token_encoding, contents=parts.content)
         vector = None
@@ -156,7 +157,7 @@ class SearchEngine:
             auto_include=self.metadata.auto_include,
         )
 
-    def _open_ranker(self) -> Ranker:
+    def _open_ranker(self, intent: IntentIndex | None) -> Ranker:
         options = self.options
         return Ranker(
             catalog=self._catalog,
@@ -171,6 +172,7 @@ class SearchEngine:
                 "vector": options.vector_weight,
             },
             dedup=DEDUP_COLUMN in self._columns,
+            intent=intent,
         )
 
     def _wanted(self, query_embedder: EmbeddingProvider | None) -> Callable[[frozenset[str]], Wanted]:

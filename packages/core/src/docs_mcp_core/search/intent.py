@@ -23,7 +23,8 @@ shape every API reference and guide shares, none against a particular corpus:
   multiplied by ``1 - weight``.
 
 The per-row attributes (:class:`IntentIndex`) are derived from the headings, breadcrumbs and paths
-(and the text of each file's first sections) when the first default-ranked search needs them.
+(and the text of each file's first sections) by the build, into the derived files, or else when the
+first default-ranked search needs them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.ranking import generic_headings, identifier_parts
 from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.row_catalog import RowCatalog
@@ -191,6 +193,27 @@ class IntentIndex:
                 by_name.setdefault(name, []).append(position)
         topics = {name: np.asarray(rows, dtype=np.int64) for name, rows in by_name.items()}
         return cls(verbs=verbs, model=model, lead=np.asarray(lead, dtype=bool), topics=topics)
+
+    def to_part(self) -> Part:
+        """The attributes as named arrays, for the derived files (topics: their names, and the
+        positions of each name's introductions end to end)."""
+        names = sorted(self.topics)
+        rows = [self.topics[name] for name in names]
+        bounds = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in rows], out=bounds[1:])
+        positions = np.concatenate(rows).astype(np.int64) if rows else _NONE
+        arrays = {"verbs": self.verbs, "model": self.model, "lead": self.lead}
+        arrays |= {"topics.bounds": bounds, "topics.rows": positions}
+        return Part({**arrays, **arrays_from_strings("topics.names", names)})
+
+    @classmethod
+    def from_part(cls, part: Part) -> IntentIndex:
+        """The attributes :meth:`to_part` stored (read-only views: nothing is copied)."""
+        a = part.arrays
+        bounds, positions = a["topics.bounds"].tolist(), a["topics.rows"]
+        names = strings_from_arrays(a, "topics.names")
+        topics = {name: positions[bounds[n] : bounds[n + 1]] for n, name in enumerate(names)}
+        return cls(verbs=a["verbs"], model=a["model"], lead=a["lead"], topics=topics)
 
     def topic_rows(self, key: str | None) -> np.ndarray:
         """Positions of the introductions of the pages named ``key``."""

@@ -378,7 +378,10 @@ class Ranker:
         weights: RankingWeights,
         original_weights: Mapping[str, float],
         dedup: bool,
+        intent: IntentIndex | None = None,
     ) -> None:
+        """``intent``: the intent signals' attributes, when the derived files hold them (else they
+        are derived on first use)."""
         self._catalog = catalog
         self._reader = reader
         self._taxonomy = {k: list(v) for k, v in taxonomy.items()}
@@ -387,8 +390,8 @@ class Ranker:
         self.weights = weights
         self._original_weights = dict(original_weights)
         self._dedup = dedup
-        self._intent: IntentIndex | None = None
-        self._intent_loaded = False
+        self._intent: IntentIndex | None = intent
+        self._intent_loaded = intent is not None
 
     async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
         """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""
