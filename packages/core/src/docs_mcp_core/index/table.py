@@ -29,7 +29,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docs_mcp_core.chunking import Chunk, plain_text_of
 from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.ranking import expand_identifiers, path_words, static_prior
@@ -37,6 +36,8 @@ from docs_mcp_core.spellings import chunk_spellings, element_ids
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from docs_mcp_core.chunking import Chunk  # (the chunker imports the markdown parser)
 
 TABLE_NAME = "chunks"
 LANCEDB_DIRNAME = ".lancedb"
@@ -179,6 +180,8 @@ def chunks_to_arrow(
     rows = [known.get(c.chunk_id) or _derive(c) for c in chunks]
     for i, column in enumerate(DERIVED_COLUMNS):
         cols[column] = [row[i] for row in rows]
+    from docs_mcp_core.chunking import plain_text_of  # the build's: a server never writes a table
+
     cols[PLAIN_TEXT_COLUMN] = [plain_text_of(c) for c in chunks]
     # the prior depends on the whole corpus (its generic headings): always computed
     cols[PRIOR_COLUMN] = [static_prior(c.filepath, c.heading, c.content, generic) for c in chunks]
@@ -398,6 +401,8 @@ def ivf_probes(share: float) -> int:
 def _derive(chunk: Chunk) -> tuple[str, ...]:
     """The :data:`DERIVED_COLUMNS` of one chunk; the words of its element ids (the names of its
     definitions) end the text and enter the digest (option groups repeated per command stay apart)."""
+    from docs_mcp_core.chunking import plain_text_of
+
     text = plain_text_of(chunk)
     ids = " ".join(element_ids(chunk.heading, chunk.content))
     return (
@@ -459,6 +464,8 @@ def read_cached_chunks(db_path: Path) -> CachedChunks:
 def _group_cached_batch(
     batch: Any, names: Sequence[str], cached: CachedChunks, derived: Sequence[str]
 ) -> None:
+    from docs_mcp_core.chunking import Chunk  # here: a server reading the table never needs it
+
     grouped = cached.files
     cols = {name: batch.column(name).to_pylist() for name in names}
     if derived:

@@ -30,10 +30,21 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as _compute
 import Stemmer
 
-pc: Any = _compute  # the stubs lack most compute functions
+
+class _Compute:
+    """``pyarrow.compute``, imported on first use: only deriving from a table's columns needs it,
+    and importing it takes longer than the rest of PyArrow, which a server opening an index from
+    its derived files would pay before its first answer."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pyarrow.compute
+
+        return getattr(pyarrow.compute, name)
+
+
+pc: Any = _Compute()  # typed Any: the stubs lack most compute functions
 
 MAX_TOKEN_BYTES = 40  # tokens of this many UTF-8 bytes or more are dropped
 

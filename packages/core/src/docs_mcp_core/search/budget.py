@@ -28,7 +28,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from docs_mcp_core.errors import SearchError
-from docs_mcp_core.markdown import cut_points
 from docs_mcp_core.search.hits import SearchResult
 from docs_mcp_core.tokens import ENCODINGS, get_encoding
 
@@ -103,6 +102,8 @@ class Piece:
 def markdown_pieces(content: str, resume: str) -> list[Piece]:
     """``content`` cut at every block boundary. ``resume`` is the line that introduces a part
     starting inside it (a delimiter saying which chunk continues)."""
+    from docs_mcp_core.markdown import cut_points  # the markdown parser: not needed by a search
+
     points = cut_points(content)
     if not points:
         return [Piece(content, resume)] if content else []

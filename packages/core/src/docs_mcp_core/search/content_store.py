@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from docs_mcp_core.index.derived_files import Part
 from docs_mcp_core.memory import budget_from_env
+from docs_mcp_core.search.analyzer import pc
 from docs_mcp_core.search.row_catalog import in_row_order, scan_within
 
 __all__ = ["CONTENT_CACHE_BYTES", "ContentStore", "content_cache_bytes"]

@@ -25,11 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from docs_mcp_core.chunking import slugify
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.table import quote_identifier, quote_string
-from docs_mcp_core.markdown import parse_markdown
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.search.budget import DELIMITER, Piece, TokenBudget, check_max_tokens, fit, markdown_pieces
 from docs_mcp_core.search.content_store import ContentStore
@@ -277,6 +275,9 @@ def _joined(pieces: list[Piece], more: bool) -> list[Piece]:
 def _heading_slice(content: str, section: Section) -> str:
     """The end of ``content`` from the heading that opens ``section`` (whose intro has no chunk of
     its own), or ``""`` when ``content`` does not hold that heading."""
+    from docs_mcp_core.chunking import slugify  # the markdown parser: not needed by a search
+    from docs_mcp_core.markdown import parse_markdown
+
     slug = section.path[-1]
     for node in reversed(parse_markdown(content).nodes):
         if node.kind != "heading":

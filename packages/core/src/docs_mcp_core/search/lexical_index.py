@@ -32,11 +32,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as _compute
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.search.analyzer import (
@@ -45,11 +43,10 @@ from docs_mcp_core.search.analyzer import (
     analyze,
     analyze_positions,
     analyze_words,
+    pc,
     split_words,
 )
 from docs_mcp_core.search.row_catalog import smallest_first
-
-pc: Any = _compute  # the stubs lack most compute functions
 
 K1 = 1.2
 B = 0.75

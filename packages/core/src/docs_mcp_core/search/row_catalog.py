@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from pyarrow._compute import TakeOptions, call_function
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.memory import budget_from_env
@@ -218,7 +219,7 @@ class RowCatalog:
         """Display columns of the rows at ``positions`` (None when they are not held in memory)."""
         if self.display is None:
             return None
-        return self.display.take(pa.array(positions, type=pa.int64())).to_pylist()
+        return _take(self.display, positions).to_pylist()
 
     def codes(self, key: str, value: str) -> tuple[np.ndarray, int] | None:
         """``(codes, code of value)`` for a taxonomy key (code -2 when no row has the value)."""
@@ -235,7 +236,7 @@ class RowCatalog:
         """Values of display ``columns`` at ``positions``, one list per column (None when not in memory)."""
         if self.display is None:
             return None
-        page = self.display.select(list(columns)).take(pa.array(positions, type=pa.int64()))
+        page = _take(self.display.select(list(columns)), positions)
         return [[v if v is not None else "" for v in page.column(c).to_pylist()] for c in columns]
 
     def equals(self, key: str, value: str) -> np.ndarray:
@@ -394,3 +395,11 @@ def in_row_order(data: pa.Table) -> pa.Table:
 def _scan(table: Any, columns: Sequence[str]) -> pa.Table:
     total = table.count_rows()
     return table.search().with_row_id(True).select(list(columns)).limit(max(1, total)).to_arrow()
+
+
+def _take(table: pa.Table, positions: np.ndarray) -> pa.Table:
+    """``table.take(positions)``, by Arrow's kernel itself: ``Table.take`` first imports
+    ``pyarrow.compute``, which wraps every kernel in Python and costs a starting server more than
+    its whole first search."""
+    indices = pa.array(positions, type=pa.int64())
+    return call_function("take", [table, indices], TakeOptions(boundscheck=True))

@@ -24,17 +24,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as _compute
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.search import row_catalog
+from docs_mcp_core.search.analyzer import pc
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
 from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.spellings import HEADING_MARK
 
 __all__ = ["HEADING_BONUS", "SpellingIndex", "load_spelling_index"]
-
-pc: Any = _compute  # the stubs lack most compute functions
 
 HEADING_BONUS = 0.5
 
