@@ -120,3 +120,45 @@ def test_custom_tool_arguments_are_checked_against_their_schema() -> None:
         check_custom_arguments("docs_feedback", validator, {"score": -1})
     with pytest.raises(ArgumentError, match="'score' is a required property"):
         check_custom_arguments("docs_feedback", validator, None)
+
+
+PLAIN_CASES: list[Any] = [
+    {"query": "retry"},
+    {"query": "retry", "limit": 5, "language": "go", "facets": True, "max_tokens": 2000},
+    {"query": "retry", "limit": 5.0},
+    {"query": "retry", "limit": 51},
+    {"query": "retry", "limit": True},
+    {"query": "retry", "language": "cobol"},
+    {"query": "retry", "language": "Go"},
+    {"query": "retry", "facets": 1},
+    {"query": "retry", "cursor": ""},
+    {"query": "retry", "unsupported": "x"},
+    {"query": "   "},
+    {"limit": 5},
+    {"query": ["retry"]},
+]
+
+
+@pytest.mark.parametrize("arguments", PLAIN_CASES)
+def test_the_plain_check_accepts_only_what_the_schema_accepts(arguments: dict[str, Any]) -> None:
+    """Arguments accepted without jsonschema are valid by jsonschema; ambiguous ones are left to it."""
+    normalised, blank = SEARCH._normalise(arguments)
+    schema_valid = not blank and not list(Draft202012Validator(SEARCH.schema).iter_errors(normalised))
+    plain = SEARCH.plainly_valid(normalised, blank)
+    assert not plain or schema_valid
+    simple = arguments in PLAIN_CASES[:2]
+    assert plain == simple  # the shapes agents send are judged without jsonschema; 5.0 is left to it
+    assert (SEARCH.check(arguments) == normalised) if schema_valid else True
+
+
+def test_a_schema_with_other_keywords_is_always_left_to_jsonschema() -> None:
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"query": {"type": "string", "pattern": "^[a-z]+$"}},
+        "required": ["query"],
+    }
+    checker = ToolArguments("search_docs", schema)
+    assert not checker.plainly_valid({"query": "retry"}, [])
+    with pytest.raises(ArgumentError):
+        checker.check({"query": "Retry!"})

@@ -6,19 +6,27 @@ schema order), becomes the exact ``isError`` text the original returns, e.g. ``U
 'x'``, ``limit must be between 1 and 50`` or ``Invalid taxonomy value for 'language': 'cobol'.
 Allowed values: go, python, typescript``. String values are trimmed first, as the original does, and
 blank strings are rejected.
+
+Arguments that plainly satisfy one of the built-in tools' schemas (strings, integers in range,
+booleans, enum values: the keywords those schemas use) are accepted without ``jsonschema``, whose
+import is left until a call needs it: a stdio server answers its first search before the import.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any
 
 from docs_mcp_server.errors import ArgumentError
 from docs_mcp_server.schemas import CONTEXT_DEFAULT, LIMIT_DEFAULT, SCOPE_DEFAULT
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+
+# the keywords of a field a plain check understands (anything else: jsonschema decides)
+PLAIN_KEYWORDS = frozenset({"type", "description", "default", "minimum", "maximum", "enum"})
 
 
 @dataclass(frozen=True)
@@ -48,9 +56,30 @@ class ToolArguments:
         self.tool = tool
         self.filters = filters
         self.schema = schema
-        self.validator = Draft202012Validator(schema)
+        self._validator: Draft202012Validator | None = None
         self.properties: dict[str, Any] = dict(schema.get("properties", {}))
         self.order = list(self.properties)
+
+    @property
+    def validator(self) -> Draft202012Validator:
+        """The schema's ``jsonschema`` validator (imported and built on first use)."""
+        if self._validator is None:
+            from jsonschema import Draft202012Validator
+
+            self._validator = Draft202012Validator(self.schema)
+        return self._validator
+
+    def plainly_valid(self, normalised: Mapping[str, Any], blank: Collection[str]) -> bool:
+        """Whether trimmed arguments certainly satisfy the schema, decided without ``jsonschema``;
+        False when unsure (a keyword or value this check does not judge), and the validator decides."""
+        schema = self.schema
+        if set(schema) - {"type", "additionalProperties", "properties", "required"} or blank:
+            return False
+        if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
+            return False
+        if any(key not in normalised for key in schema.get("required", [])):
+            return False
+        return all(_plain_value(self.properties.get(key), value) for key, value in normalised.items())
 
     def _normalise(self, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Trim string values of string-typed fields; return the copy and the fields left blank."""
@@ -111,11 +140,30 @@ class ToolArguments:
         if not isinstance(arguments, Mapping):
             raise ArgumentError(f"{self.tool} input must be an object")
         normalised, blank = self._normalise(arguments)
+        if self.plainly_valid(normalised, blank):
+            return normalised
         problems = [self._message(error, normalised) for error in self.validator.iter_errors(normalised)]
         problems += [(self._rank(field, True), f"{field} must be a non-empty string") for field in blank]
         if problems:
             raise ArgumentError(min(problems, key=lambda problem: problem[0])[1])
         return normalised
+
+
+def _plain_value(spec: Any, value: Any) -> bool:
+    """Whether ``value`` certainly satisfies the field ``spec`` (False when unsure)."""
+    if not isinstance(spec, Mapping) or set(spec) - PLAIN_KEYWORDS:
+        return False
+    kind = spec.get("type")
+    if "enum" in spec:
+        return kind == "string" and type(value) is str and value in spec["enum"]
+    if kind == "string":
+        return type(value) is str
+    if kind == "boolean":
+        return type(value) is bool
+    if kind == "integer" and type(value) is int:
+        low, high = spec.get("minimum", value), spec.get("maximum", value)
+        return isinstance(low, int) and isinstance(high, int) and low <= value <= high
+    return False
 
 
 def parse_search_request(
@@ -154,6 +202,8 @@ def check_custom_arguments(tool: str, validator: Draft202012Validator, arguments
         arguments = {}
     if not isinstance(arguments, Mapping):
         raise ArgumentError(f"{tool} input must be an object")
+    from jsonschema.exceptions import best_match
+
     error = best_match(validator.iter_errors(arguments))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
