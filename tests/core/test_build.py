@@ -544,7 +544,8 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
     DERIVATION_VERSION, so that
     rebuilds stop copying columns derived the old way; then update the digest below."""
     from docs_mcp_core.chunking import Chunk
-    from docs_mcp_core.index.table import DERIVATION_VERSION, _derive
+    from docs_mcp_core.index.table import DERIVATION_VERSION
+    from docs_mcp_core.ranking import derived_search_columns
 
     samples = [
         (
@@ -568,7 +569,7 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
         ),
     ]
     derived = [
-        _derive(
+        derived_search_columns(
             Chunk(
                 chunk_id=f"{path}#x",
                 filepath=path,

@@ -21,9 +21,16 @@ general — none knows about a particular corpus, file or query set:
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from docs_mcp_core.spellings import chunk_spellings, element_ids
+
+if TYPE_CHECKING:
+    from docs_mcp_core.chunking import Chunk  # (the chunker imports the markdown parser)
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:/][A-Za-z_][A-Za-z0-9_]*)*")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -124,3 +131,21 @@ def static_prior(filepath: str, heading: str, content: str, generic: set[str]) -
         prior *= 1 - GENERIC_HEADING_PENALTY
     prior *= (1 - DEPTH_DAMPING) ** filepath.count("/")
     return prior
+
+
+def derived_search_columns(chunk: Chunk) -> tuple[str, ...]:
+    """The table's search columns derived from one chunk alone, in the order of
+    :data:`docs_mcp_core.index.table.DERIVED_COLUMNS`: expanded heading, expanded text (the words of
+    its element ids, the names of its definitions, at the end, so option groups repeated per command
+    stay apart), path words, a digest of text and ids (byte-identical chunks collapse) and spellings."""
+    from docs_mcp_core.chunking import plain_text_of  # the build's: a server never derives columns
+
+    text = plain_text_of(chunk)
+    ids = " ".join(element_ids(chunk.heading, chunk.content))
+    return (
+        expand_identifiers(chunk.heading),
+        expand_identifiers(text) + ("\n" + ids.replace(".", " ") if ids else ""),
+        path_words(chunk.filepath, chunk.breadcrumb),
+        hashlib.blake2b(f"{text}\n{ids}".encode(), digest_size=8).hexdigest(),
+        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content),
+    )

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -31,8 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
 from docs_mcp_core.index.lancedb_import import import_lancedb
-from docs_mcp_core.ranking import expand_identifiers, path_words, static_prior
-from docs_mcp_core.spellings import chunk_spellings, element_ids
+from docs_mcp_core.ranking import derived_search_columns, static_prior
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -177,7 +175,7 @@ def chunks_to_arrow(
     cols["file_fingerprint"] = [fingerprints.get(c.filepath, "") for c in chunks]
     generic = generic_headings or set()
     known = derived or {}
-    rows = [known.get(c.chunk_id) or _derive(c) for c in chunks]
+    rows = [known.get(c.chunk_id) or derived_search_columns(c) for c in chunks]
     for i, column in enumerate(DERIVED_COLUMNS):
         cols[column] = [row[i] for row in rows]
     from docs_mcp_core.chunking import plain_text_of  # the build's: a server never writes a table
@@ -396,22 +394,6 @@ def ivf_probes(share: float) -> int:
     if share >= ANN_PROBE_FULL_SHARE:
         return ANN_QUERY_NPROBES
     return min(ANN_MAX_NPROBES, math.ceil(ANN_QUERY_NPROBES * ANN_PROBE_FULL_SHARE / max(share, 1e-9)))
-
-
-def _derive(chunk: Chunk) -> tuple[str, ...]:
-    """The :data:`DERIVED_COLUMNS` of one chunk; the words of its element ids (the names of its
-    definitions) end the text and enter the digest (option groups repeated per command stay apart)."""
-    from docs_mcp_core.chunking import plain_text_of
-
-    text = plain_text_of(chunk)
-    ids = " ".join(element_ids(chunk.heading, chunk.content))
-    return (
-        expand_identifiers(chunk.heading),
-        expand_identifiers(text) + ("\n" + ids.replace(".", " ") if ids else ""),
-        path_words(chunk.filepath, chunk.breadcrumb),
-        hashlib.blake2b(f"{text}\n{ids}".encode(), digest_size=8).hexdigest(),
-        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content),
-    )
 
 
 @dataclass
