@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from docs_mcp_server import http_checks
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.auth import LoginThrottle, bearer_credential, client_address, secret_matches
-from docs_mcp_server.http_connections import bind_socket
+from docs_mcp_server.http_connections import MCP_PATH, bind_socket, server_url
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
 from docs_mcp_server.playground import HIGHLIGHT_PATH
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from docs_mcp_server.playground import Playground
     from docs_mcp_server.workers import Worker
 
-MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 DOCS_MCP_HEADER = "DOCS-MCP"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -358,13 +357,6 @@ def build_asgi_app(
         loopback=http_checks.is_loopback_name(host),
         max_body_bytes=max_body_bytes,
     )
-
-
-def server_url(sock: socket.socket) -> str:
-    """``http://host:port/mcp`` for a listening socket."""
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}{MCP_PATH}"
 
 
 class _UvicornServer(uvicorn.Server):

@@ -41,6 +41,8 @@ _HEADERS, _BODY = "headers", "body"
 _REFUSAL_LOG_SECONDS = 10.0  # at most one warning per this many seconds while connections are refused
 _LINGER_SECONDS = 2.0  # after an error answer, input is read and dropped this long so the answer arrives
 
+MCP_PATH = "/mcp"  # where the MCP endpoint is served
+
 
 def _plain_response(status: bytes, text: bytes, extra: bytes = b"") -> bytes:
     return (
@@ -191,6 +193,13 @@ def _no_delay(transport: asyncio.Transport) -> None:
 def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
     """The HTTP protocol class for uvicorn (``Config(http=...)``) enforcing ``limits``."""
     return type("GuardedH11Protocol", (_GuardedH11Protocol,), {"limits": limits})
+
+
+def server_url(sock: socket.socket) -> str:
+    """``http://host:port/mcp`` for a listening socket."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{MCP_PATH}"
 
 
 def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:

@@ -257,7 +257,7 @@ def supervise(
 
     ``argv`` is the server's command line; each worker runs it with :data:`WORKER_ENV` set.
     """
-    from docs_mcp_server.http import server_url
+    from docs_mcp_server.http_connections import server_url
 
     sockets = listening_sockets(host, port, count)
     pool = _Pool(argv, sockets)
