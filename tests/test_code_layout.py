@@ -323,3 +323,18 @@ def test_only_one_module_reaches_into_lancedb_private_names() -> None:
             if private or (isinstance(node, ast.ImportFrom) and node.module == "lancedb.background_loop"):
                 found.append(f"{path.relative_to(REPO_ROOT)}:{getattr(node, 'lineno', 0)}")
     assert not found, "\n".join(found)
+
+
+def test_server_modules_import_no_submodule_of_the_search_package_at_their_top() -> None:
+    """The server opens the index on a thread of its own, which imports ``docs_mcp_core.search``;
+    a server module imported meanwhile on the main thread that imports a submodule of that package
+    (``from docs_mcp_core.search.sections import ...``) takes the submodule's import lock and then
+    waits for the package's, while the other thread holds the package's and waits for the
+    submodule's: Python breaks the cycle with a ``_DeadlockError`` and the index fails to open.
+    Importing the package itself, or inside a function run after the index is open, is safe."""
+    found: list[str] = []
+    for path in _modules(SOURCES["server"]):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("docs_mcp_core.search."):
+                found.append(f"{path.name}:{node.lineno}: from {node.module} import ...")
+    assert not found, "\n".join(found)

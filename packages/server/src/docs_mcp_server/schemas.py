@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.search.sections import split_chunk_id
+from docs_mcp_core.chunk_ids import split_chunk_id
 from docs_mcp_server.metadata_view import MetadataView
 
 _CHUNK_ID = re.compile(r'"chunk_id"\s*:\s*"((?:[^"\\]|\\.)*)"')

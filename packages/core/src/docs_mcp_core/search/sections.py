@@ -25,6 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from docs_mcp_core.chunk_ids import split_chunk_id
+
 __all__ = ["SCOPES", "FileChunk", "Section", "find_section", "section_paths", "split_chunk_id"]
 
 SCOPES = ("chunk", "section", "parent")
@@ -53,19 +55,6 @@ class Section:
         """How the section is named in ``get_doc`` answers: ``<filepath>#<path>``, or the path of
         the file when the section is the whole file."""
         return f"{filepath}#{'/'.join(self.path)}" if self.path else filepath
-
-
-def split_chunk_id(chunk_id: str) -> tuple[str, str | None]:
-    """``(filepath, fragment)`` of a chunk id; the fragment is ``None`` for a file chunked whole.
-
-    A file path may itself hold ``#`` (``sdks/c#/README.md``), a fragment never does, nor a ``.``
-    (slugs keep only ``[a-z0-9 -]``), while every document's path ends in a name with a suffix
-    (``.md``): the fragment is what follows the last ``#``, when it holds no ``.``.
-    """
-    filepath, sep, fragment = chunk_id.rpartition("#")
-    if not sep or "." in fragment:
-        return chunk_id, None
-    return filepath, fragment
 
 
 def _fragment(chunk_id: str) -> str | None:
