@@ -119,7 +119,9 @@ def first_copy_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # ── build ───────────────────────────────────────────────────────────────────────────────────────
 
 
-def run_build(docs: Path, out: Path, extra: list[str], log: Path, figures: Figures) -> None:
+def run_build(
+    docs: Path, out: Path, extra: list[str], log: Path, figures: Figures, timeout_s: float = 3600.0
+) -> None:
     env = dict(os.environ, LANCEDB_LOG="error")
     command = [
         *bin_command("docs-mcp"),
@@ -134,14 +136,16 @@ def run_build(docs: Path, out: Path, extra: list[str], log: Path, figures: Figur
         started = time.perf_counter()
         proc = subprocess.Popen(command, stdout=out_fh, stderr=err, env=env)
         peak_tree = 0
-        deadline = started + 3600
+        deadline = started + timeout_s if timeout_s > 0 else math.inf
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
             if time.perf_counter() > deadline:
                 proc.kill()
-                raise SystemExit("docs-mcp build ran for more than an hour; stopped")
+                raise SystemExit(
+                    f"docs-mcp build ran for more than {timeout_s:.0f} s; stopped (raise --build-timeout)"
+                )
             peak_tree = max(peak_tree, tree_pss_kib(proc.pid))
             time.sleep(POLL_SECONDS)
         figures.build_wall_s = time.perf_counter() - started
@@ -340,6 +344,13 @@ def main(argv: list[str] | None = None) -> int:
         "--work-dir", type=Path, help="keep corpora and indexes here (default: a temp folder)"
     )
     parser.add_argument("--no-search", action="store_true", help="build only")
+    parser.add_argument(
+        "--build-timeout",
+        type=float,
+        default=3600.0,
+        help="stop a build that runs longer than this many seconds; 0 waits for ever (default 3600; "
+        "100 copies on 2 cores take about an hour)",
+    )
     args = parser.parse_args(argv)
     try:
         counts = [int(x) for x in args.copies.split(",") if x.strip()]
@@ -370,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             docs = lay_out(args.corpus, n, root / f"corpus-{n}")
             out = root / f"index-{n}"
             shutil.rmtree(out, ignore_errors=True)
-            run_build(docs, out, extra, root / f"build-{n}.log", figures)
+            run_build(docs, out, extra, root / f"build-{n}.log", figures, args.build_timeout)
             print(f"{n}x: built {figures.chunks:,} chunks in {figures.build_wall_s:.1f} s "
                   f"(cpu {figures.build_cpu_s:.1f} s, peak RSS {figures.build_rss_mib:.0f} MiB), "
                   f"index {figures.index_mb:.1f} MB", flush=True)  # fmt: skip
