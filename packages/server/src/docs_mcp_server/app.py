@@ -172,14 +172,7 @@ class DocsMcpApp:
 
         try:
             with await self._lease() as engine:
-                result = await engine.search_async(
-                    request.query,
-                    limit=request.limit,
-                    filters=request.filters,
-                    cursor=request.cursor,
-                    max_tokens=request.max_tokens,
-                    facets=request.facets,
-                )
+                result = await engine.search_async(request.query, **request.search_kwargs())
             data = result.to_dict()
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.search_tool, exc)

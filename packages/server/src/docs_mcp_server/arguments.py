@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from docs_mcp_server.errors import ArgumentError
 from docs_mcp_server.schemas import CONTEXT_DEFAULT, LIMIT_DEFAULT, SCOPE_DEFAULT
@@ -37,6 +37,26 @@ class SearchRequest:
     filters: dict[str, str]
     max_tokens: int | None = None
     facets: bool = False
+
+    def search_kwargs(self) -> SearchKwargs:
+        """The engine's keyword arguments for this request (``engine.search(query, **kwargs)``)."""
+        return SearchKwargs(
+            limit=self.limit,
+            filters=self.filters,
+            cursor=self.cursor,
+            max_tokens=self.max_tokens,
+            facets=self.facets,
+        )
+
+
+class SearchKwargs(TypedDict):
+    """The keyword arguments of ``SearchEngine.search`` / ``search_async`` a search request sets."""
+
+    limit: int
+    filters: dict[str, str]
+    cursor: str | None
+    max_tokens: int | None
+    facets: bool
 
 
 @dataclass(frozen=True)

@@ -99,14 +99,7 @@ class EarlyTools:
             return None
         try:
             with self._engine.lease() as engine:
-                result = engine.search(
-                    request.query,
-                    limit=request.limit,
-                    filters=request.filters,
-                    cursor=request.cursor,
-                    max_tokens=request.max_tokens,
-                    facets=request.facets,
-                )
+                result = engine.search(request.query, **request.search_kwargs())
             data = result.to_dict()
         except Exception:  # noqa: BLE001 - the SDK's handler reports it (index unavailable, ...)
             return None
