@@ -40,7 +40,7 @@ import numpy as np
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.ranking import generic_headings, identifier_parts
 from docs_mcp_core.search.query import STOP_WORDS
-from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
 
 __all__ = [
@@ -186,7 +186,7 @@ class IntentIndex:
             if name not in generic or name in _VERBS:
                 not_model.add(code)
         model_files = [code for code, n in sections.items() if n and code not in not_model]
-        model = np.isin(file_codes, np.asarray(model_files, dtype=file_codes.dtype))
+        model = members(file_codes, np.asarray(model_files, dtype=file_codes.dtype))
         by_name: dict[str, list[int]] = {}
         for position in np.flatnonzero(lead & ~model).tolist():  # a type's fields introduce no topic
             for name in page_names(filepaths[position], breadcrumbs[position]):
@@ -269,6 +269,6 @@ def topic_boost(
 ) -> None:
     """Multiply, in place, the introductions (catalog positions ``topic``) among ``rows`` by
     ``1 + weight``, their static ``prior`` undone."""
-    at = np.flatnonzero(np.isin(rows, topic))
+    at = np.flatnonzero(members(rows, topic))
     if len(at):
         score[at] = score[at] / prior[rows[at]] * (1.0 + weight)

@@ -46,7 +46,7 @@ from docs_mcp_core.search.analyzer import (
     pc,
     split_words,
 )
-from docs_mcp_core.search.row_catalog import smallest_first
+from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
 
 K1 = 1.2
 B = 0.75
@@ -218,7 +218,7 @@ class FieldIndex:
                 break
         if found is None or not len(found):
             return np.zeros(0, dtype=np.int64)
-        return np.unique(found // occ.stride)
+        return sorted_unique(found // occ.stride)
 
     def to_part(self, prefix: str, part: Part) -> None:
         """Add this field's arrays to ``part`` under ``prefix`` (see :mod:`~docs_mcp_core.index.derived_files`)."""

@@ -43,7 +43,7 @@ from docs_mcp_core.search.intent import (
 )
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.query import Query
-from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
 
 __all__ = [
@@ -289,7 +289,7 @@ def cue_factors(
 def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarray, depth: int) -> np.ndarray:
     """Indices (into ``rows``) of the ``depth`` best-scored rows that the match leg found: the rows
     whose query-term coverage is measured (rows found by the vector leg alone keep their score)."""
-    lexical = np.flatnonzero(np.isin(rows, match_positions))
+    lexical = np.flatnonzero(members(rows, match_positions))
     return lexical[np.argsort(-score[lexical], kind="stable")[:depth]]
 
 
@@ -350,7 +350,7 @@ def order(
 
 def continued(first: Ranked, deeper: Ranked) -> Ranked:
     """``first``, then the rows of ``deeper`` that ``first`` does not hold, in ``deeper``'s order."""
-    tail = deeper.keep(~np.isin(deeper.positions, first.positions))
+    tail = deeper.keep(~members(deeper.positions, first.positions))
     return Ranked(
         np.concatenate([first.positions, tail.positions]), np.concatenate([first.scores, tail.scores])
     )

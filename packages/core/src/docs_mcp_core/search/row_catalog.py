@@ -362,6 +362,29 @@ def smallest_first(values: np.ndarray, candidates: np.ndarray, limit: int) -> np
     return candidates[np.lexsort((candidates, values))].astype(np.int64)
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct ``values``, ascending: ``np.unique`` without its check for masked arrays,
+    which imports ``numpy.ma`` (a third of NumPy's import time) at a process's first search."""
+    ordered = np.sort(values, axis=None)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
+def members(values: np.ndarray, within: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are in ``within`` (``np.isin`` for numbers, which may call ``np.unique``:
+    see :func:`sorted_unique`)."""
+    values = np.asarray(values)
+    keys = sorted_unique(np.asarray(within))
+    if not len(keys) or not values.size:
+        return np.zeros(values.shape, dtype=bool)
+    at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    return keys[at] == values
+
+
 def scan_within(table: Any, columns: Sequence[str], budget: int) -> pa.Table | None:
     """``columns`` of every row (with ``_rowid``), read a batch at a time; ``None`` as soon as they
     pass ``budget`` bytes, so a large corpus costs at most the budget while it is looked at."""
@@ -401,5 +424,7 @@ def _take(table: pa.Table, positions: np.ndarray) -> pa.Table:
     """``table.take(positions)``, by Arrow's kernel itself: ``Table.take`` first imports
     ``pyarrow.compute``, which wraps every kernel in Python and costs a starting server more than
     its whole first search."""
-    indices = pa.array(positions, type=pa.int64())
+    # the buffer itself: ``pa.array`` of a NumPy array checks for a masked array, importing numpy.ma
+    values = np.ascontiguousarray(positions, dtype=np.int64)
+    indices = pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
     return call_function("take", [table, indices], TakeOptions(boundscheck=True))

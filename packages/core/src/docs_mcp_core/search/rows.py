@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from docs_mcp_core.markdown_text import markdown_plain_text
 from docs_mcp_core.search.row_catalog import RowCatalog
 
 __all__ = ["HIT_COLUMNS", "RowReader", "display_columns", "text_column"]
@@ -81,6 +80,9 @@ class RowReader:
         gives the same snippets as ours."""
         if self.text_column == PLAIN_TEXT_COLUMN:
             return row.get(PLAIN_TEXT_COLUMN) or ""
+        # only an index the original built needs the markdown parser: a search of ours never imports it
+        from docs_mcp_core.markdown_text import markdown_plain_text
+
         return markdown_plain_text(row.get("content") or "")
 
     def metadata(self, row: Mapping[str, Any]) -> dict[str, str]:

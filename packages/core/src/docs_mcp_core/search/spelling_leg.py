@@ -145,7 +145,7 @@ class SpellingIndex:
                 titled = self._headings.get(form)
                 values = np.full(len(rows), base, dtype=np.float64)
                 if titled is not None:
-                    values[np.isin(rows, titled)] = base * (1 + HEADING_BONUS)
+                    values[row_catalog.members(rows, titled)] = base * (1 + HEADING_BONUS)
                 form_rows.append(rows)
                 form_values.append(values)
             if form_rows:  # a row's credit for this identifier: its best form
