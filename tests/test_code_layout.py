@@ -20,11 +20,8 @@ MAX_MODULE_LINES = 500
 # so the lists only shrink.
 LONG_FUNCTIONS_ALLOWED: set[str] = {
     "cli/docs_mcp_cli/build_cmd.py: build",
-    "server/docs_mcp_server/cli.py: build_parser",
-    "server/docs_mcp_server/cli.py: _serve",
 }
 LONG_MODULES_ALLOWED: set[str] = {
-    "server/docs_mcp_server/cli.py",
     "server/docs_mcp_server/engine.py",
     "server/docs_mcp_server/http.py",
 }

@@ -1,0 +1,171 @@
+"""Starting the server from checked flags: the index's metadata, the early answers, then the transport.
+
+The order is what makes start-up fast. An HTTP server listens before the heavy imports (clients can
+connect at once; ``/healthz`` says "loading" meanwhile). A stdio server answers the client's opening
+request, tool list and first searches early (:mod:`docs_mcp_server.handshake`,
+:mod:`docs_mcp_server.early_tools`) while the index opens, before the MCP SDK is imported. Errors
+follow the command's convention: one ``error:`` line, exit 2 for usage and 1 for a failed start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from docs_mcp_server.command_line import (
+    EXIT_BOOT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    fail,
+    http_limits,
+    server_options,
+    usage_problem,
+)
+
+if TYPE_CHECKING:
+    import socket
+
+    from docs_mcp_server.app import DocsMcpApp
+    from docs_mcp_server.engine import LazyEngine
+    from docs_mcp_server.metadata_view import MetadataView
+    from docs_mcp_server.options import HttpLimits, ServerOptions
+    from docs_mcp_server.stdio import StdioWire
+
+OPEN_BEFORE_SDK_SECONDS = 3.0  # how long a stdio server lets the index open before importing the SDK
+
+
+def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
+    """Serve the index the parsed flags name until the client or a signal ends it; the exit code."""
+    from docs_mcp_server.boot import load_index_metadata
+    from docs_mcp_server.errors import BootError, OptionsError
+
+    try:
+        options = server_options(args)
+        limits = http_limits(args)
+    except OptionsError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    problem = usage_problem(args)
+    if problem is not None:
+        return fail(problem, EXIT_USAGE)
+    try:
+        metadata = load_index_metadata(options.index_dir, options.storage_options)
+    except BootError as exc:
+        return fail(str(exc), EXIT_BOOT_FAILED)
+
+    wire = engine = listening = None
+    if args.transport == "http" and args.workers <= 1 and not _is_worker():
+        # listen before the heavy imports: clients connect at once, /healthz says "loading" meanwhile
+        from docs_mcp_server.http_connections import bind_socket
+
+        try:
+            listening = bind_socket(args.host, args.port)
+        except OSError as exc:
+            return fail(_listen_failure(args, exc), EXIT_BOOT_FAILED)
+        engine = options.open_engine()
+        engine.start_warm_up()
+    if args.transport == "stdio":
+        wire, engine = _answer_early(args, options, metadata)
+
+    from docs_mcp_server.app import DocsMcpApp
+
+    try:
+        app = DocsMcpApp(options, metadata, engine=engine)
+    except OptionsError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    try:
+        if args.transport == "http":
+            return _run_http(app, args, words, limits, listening)
+        assert wire is not None
+        return _run_stdio(app, wire)
+    finally:
+        app.close()
+
+
+def _answer_early(
+    args: argparse.Namespace, options: ServerOptions, metadata: MetadataView
+) -> tuple[StdioWire, LazyEngine]:
+    """Start the stdio wire with its early answers and the index opening (see the module's docstring)."""
+    from docs_mcp_server.early_tools import EarlyTools
+    from docs_mcp_server.handshake import EarlyHandshake
+    from docs_mcp_server.logs import log
+    from docs_mcp_server.stdio import StdioWire
+
+    if args.auth_token:
+        log(logging.WARNING, "--auth-token only applies to --transport http; ignored for stdio")
+    if args.playground or args.playground_password:
+        log(logging.WARNING, "--playground only applies to --transport http; ignored for stdio")
+    build = options.build_info()
+    engine = options.open_engine()
+    early = EarlyTools(options, metadata, engine)
+    wire = StdioWire(EarlyHandshake(build.name, build.version, metadata.instructions), early_tools=early)
+    wire.start()
+    engine.start_warm_up()
+    early.prepare()
+    # the index opens before the MCP SDK imports, which would take half of the interpreter's time
+    # meanwhile; until the SDK runs, the tool list and searches are answered early
+    engine.wait_warm(OPEN_BEFORE_SDK_SECONDS)
+    return wire, engine
+
+
+def _run_stdio(app: DocsMcpApp, wire: StdioWire) -> int:
+    import anyio
+
+    from docs_mcp_server.logs import log
+
+    log(logging.INFO, "started mcp server", transport="stdio", index_dir=str(app.options.index_dir))
+    app.engine.start_warm_up()
+    anyio.run(lambda: wire.serve(app.server))
+    return EXIT_OK
+
+
+def _run_http(
+    app: DocsMcpApp,
+    args: argparse.Namespace,
+    words: Sequence[str],
+    limits: HttpLimits,
+    listening: socket.socket | None,
+) -> int:
+    """Serve HTTP from this process, or supervise ``--workers`` processes that each do."""
+    from docs_mcp_server.http import run_http
+    from docs_mcp_server.workers import supervise, this_worker
+
+    worker = this_worker()
+    try:
+        if args.workers > 1 and worker is None:
+            return supervise(words, host=args.host, port=args.port, count=args.workers)
+        if worker is not None:
+            worker.follow_parent()
+        run_http(
+            app,
+            host=args.host,
+            port=args.port,
+            stateless=args.stateless,
+            auth_token=args.auth_token,
+            playground=args.playground,
+            playground_password=args.playground_password,
+            limits=limits,
+            worker=worker,
+            listening=listening,
+        )
+    except OSError as exc:
+        return fail(_listen_failure(args, exc), EXIT_BOOT_FAILED)
+    return EXIT_OK
+
+
+def _is_worker() -> bool:
+    from docs_mcp_server.workers import this_worker
+
+    return this_worker() is not None
+
+
+def _listen_failure(args: argparse.Namespace, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.EADDRINUSE:
+        reason += (
+            " (by another server or program): stop it, choose another port with --port, "
+            "or use --port 0 to let the system pick a free one"
+        )
+    return f"cannot listen on {args.host}:{args.port}: {reason}"
