@@ -32,8 +32,9 @@ from docs_mcp_server.arguments import (
     parse_search_request,
 )
 from docs_mcp_server.boot import load_index_metadata
-from docs_mcp_server.engine import LazyEngine, Lease
+from docs_mcp_server.engine import LazyEngine
 from docs_mcp_server.errors import ArgumentError, IndexUnavailableError, OptionsError, PromptRequestError
+from docs_mcp_server.generation import Lease
 from docs_mcp_server.logs import log
 from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.options import TOKEN_ENCODINGS, BuildInfo, CustomTool, ServerOptions

@@ -9,13 +9,14 @@ A local index folder that is rebuilt while the server runs (``docs-mcp build`` i
 served) is picked up without a restart: ``metadata.json`` is written last by every build, so when its
 file identity changes the next call opens the new index (and primes it) while every other call keeps
 being served by the old one, then swaps it in. Each generation is opened from a hard-linked snapshot
-(:mod:`docs_mcp_server.snapshot`) and calls hold a :class:`Lease` on the generation they use, so the
-old generation's files stay readable until the last call using them has finished, however the build
-moves or deletes its copies. If the new index cannot be opened the old one keeps serving.
+(:mod:`docs_mcp_server.snapshot`) and calls hold a lease on the generation they use
+(:mod:`docs_mcp_server.generation`), so the old generation's files stay readable until the last call
+using them has finished, however the build moves or deletes its copies. If the new index cannot be
+opened the old one keeps serving.
 
 An object-store index (``s3://bucket/prefix``) is served from a local copy of the generation its
-``metadata.json`` names (:mod:`docs_mcp_core.index.replica`), fetched when the index is opened, so no
-call waits on the store. A background thread then asks the store every ``reload_interval`` seconds
+``metadata.json`` names (:mod:`docs_mcp_server.store_copies`), fetched when the index is opened, so
+no call waits on the store. A background thread then asks the store every ``reload_interval`` seconds
 whether ``metadata.json`` changed (one conditional request); when a new build was published it fetches
 the new generation, opens and primes it, and switches to it the same way as a local rebuild: calls
 keep being served by the previous generation until the new one is ready, and the previous copy is
@@ -30,18 +31,17 @@ import logging
 import os
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from docs_mcp_server.errors import IndexUnavailableError
+from docs_mcp_server.generation import Generation, Lease, prime
 from docs_mcp_server.logs import log
-from docs_mcp_server.snapshot import Snapshot, remove_snapshot, remove_stale_snapshots, take_snapshot
+from docs_mcp_server.snapshot import remove_stale_snapshots, take_snapshot
+from docs_mcp_server.store_copies import StoreCopies
 
 if TYPE_CHECKING:
-    from docs_mcp_core.index.location import S3Storage
     from docs_mcp_core.index.replica import FetchedGeneration
     from docs_mcp_core.metadata import IndexMetadata
     from docs_mcp_core.search import SearchEngine, SearchOptions
@@ -57,77 +57,6 @@ def _reload_check_seconds() -> float:
         return max(0.0, float(raw)) if raw else RELOAD_CHECK_SECONDS
     except ValueError:
         return RELOAD_CHECK_SECONDS
-
-
-class _Generation:
-    """One opened index: its engine, the ``metadata.json`` identity it was opened at, its snapshot
-    (None when opened in place) or local copy of an object-store generation, and how many calls
-    hold it."""
-
-    def __init__(
-        self,
-        number: int,
-        engine: SearchEngine,
-        stamp: tuple[int, int, int] | None,
-        snapshot: Snapshot | None,
-        *,
-        copy: FetchedGeneration | None = None,
-    ) -> None:
-        self.number = number
-        self.engine = engine
-        self.stamp = stamp
-        self.snapshot = snapshot
-        self.copy = copy
-        self.users = 0
-        self.retired = False
-        # a process that ends without close() still removes the snapshot (atexit); close() is prompter
-        self._cleanup = weakref.finalize(self, remove_snapshot, snapshot.path) if snapshot else None
-        if copy is not None:
-            from docs_mcp_core.index.replica import remove_fetched
-
-            self._cleanup = weakref.finalize(self, remove_fetched, copy.folder)
-
-    @property
-    def etag(self) -> str | None:
-        """Version tag of the object store's ``metadata.json`` this generation was fetched for."""
-        return self.copy.etag if self.copy is not None else None
-
-    def keep_files(self) -> None:
-        """Leave this generation's local copy in place when it is freed (a cache folder given by flag)."""
-        if self._cleanup is not None and self.copy is not None:
-            self._cleanup.detach()
-            self._cleanup = None
-
-    def free(self) -> None:
-        self.engine.close()
-        if self._cleanup is not None:
-            self._cleanup()
-
-
-class Lease:
-    """A call's hold on one generation of the index: its files stay readable until :meth:`release`.
-
-    Use it as a context manager (``with lazy.lease() as engine: ...``).
-    """
-
-    def __init__(self, owner: LazyEngine, generation: _Generation) -> None:
-        self._owner = owner
-        self._generation: _Generation | None = generation
-        self.engine = generation.engine
-        self.generation = generation.number  # increases with every reload
-
-    def release(self) -> None:
-        generation, self._generation = self._generation, None
-        if generation is not None:
-            self._owner._release(generation)
-
-    def __enter__(self) -> SearchEngine:
-        return self.engine
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.release()
 
 
 class LazyEngine:
@@ -155,7 +84,7 @@ class LazyEngine:
         self._on_warning = on_warning or (lambda message: log(logging.WARNING, message))
         self._lock = threading.Lock()  # opening and reloading
         self._users_lock = threading.Lock()  # leases and retirement
-        self._current: _Generation | None = None
+        self._current: Generation | None = None
         self._numbers = itertools.count(1)
         self._error: IndexUnavailableError | None = None
         self._warm_up: threading.Thread | None = None
@@ -169,16 +98,9 @@ class LazyEngine:
             self._check_every = (
                 REMOTE_RELOAD_SECONDS if reload_interval is None else max(0.0, reload_interval)
             )
-        self._cache_dir = cache_dir
-        self._user_cache = cache_dir is not None
-        self._cache_ready: Path | None = None
-        self._cache_lock: int | None = (
-            None  # descriptor holding the lock on cache_dir, for the process's life
-        )
-        self._storage: S3Storage | None = None
+        self._copies = StoreCopies(str(index_dir), storage_options, cache_dir)
         self._follower: threading.Thread | None = None
         self._stop = threading.Event()
-        self._store_down_since: float | None = None  # when the store stopped answering (monotonic)
 
     def _options(self) -> SearchOptions | None:
         given = self._search_options
@@ -243,7 +165,7 @@ class LazyEngine:
             with self._users_lock:
                 if not generation.retired:  # else a reload replaced it meanwhile: take the new one
                     generation.users += 1
-                    return Lease(self, generation)
+                    return Lease(self._release, generation)
 
     def try_lease(self) -> Lease | None:
         """A lease on the current generation if it is open and current (never blocks)."""
@@ -254,7 +176,7 @@ class LazyEngine:
             if current.retired:
                 return None
             current.users += 1
-        return Lease(self, current)
+        return Lease(self._release, current)
 
     def close(self) -> None:
         """Stop serving: the current generation is released once no call holds it."""
@@ -265,14 +187,12 @@ class LazyEngine:
         with self._lock:
             current, self._current = self._current, None
         if current is not None:
-            if self._user_cache:
+            if self._copies.keep_files:
                 current.keep_files()  # the next start on this cache folder reuses it
             self._retire(current)
-        lock, self._cache_lock = self._cache_lock, None
-        if lock is not None:
-            os.close(lock)  # the cache folder is free for the next engine (or process) to own
+        self._copies.release_cache()
 
-    def _generation(self) -> _Generation:
+    def _generation(self) -> Generation:
         current = self._current
         if current is not None:
             if self._rebuilt(current):
@@ -286,21 +206,21 @@ class LazyEngine:
             assert self._current is not None
             return self._current
 
-    def _release(self, generation: _Generation) -> None:
+    def _release(self, generation: Generation) -> None:
         with self._users_lock:
             generation.users -= 1
             unused = generation.retired and generation.users == 0
         if unused:
             self._free(generation)
 
-    def _retire(self, generation: _Generation) -> None:
+    def _retire(self, generation: Generation) -> None:
         with self._users_lock:
             generation.retired = True
             unused = generation.users == 0
         if unused:
             self._free(generation)
 
-    def _free(self, generation: _Generation) -> None:
+    def _free(self, generation: Generation) -> None:
         generation.free()
         log(logging.DEBUG, "previous index generation released", index_dir=str(self.index_dir))
 
@@ -316,7 +236,7 @@ class LazyEngine:
             return None
         return (st.st_mtime_ns, st.st_ino, st.st_size)
 
-    def _rebuilt(self, current: _Generation) -> bool:
+    def _rebuilt(self, current: Generation) -> bool:
         """Whether ``metadata.json`` changed since ``current`` was opened (looked at most every
         :data:`RELOAD_CHECK_SECONDS`; a change seen stays due until :meth:`_reload` handles it)."""
         if current.stamp is None:
@@ -331,7 +251,7 @@ class LazyEngine:
         self._reload_due = stamp is not None and stamp != current.stamp and stamp != self._failed_stamp
         return self._reload_due
 
-    def _reload(self, current: _Generation) -> _Generation:
+    def _reload(self, current: Generation) -> Generation:
         if not self._lock.acquire(blocking=False):
             return current  # another call is opening the new index: this one is served by the old
         try:
@@ -352,14 +272,14 @@ class LazyEngine:
                     error=f"{type(exc).__name__}: {exc}",
                 )
                 return current
-            _prime(fresh, current, str(self.index_dir))
+            prime(fresh, current, str(self.index_dir))
             self._current, self._failed_stamp = fresh, None
         finally:
             self._lock.release()
         self._switched(fresh, current)
         return fresh
 
-    def _switched(self, fresh: _Generation, previous: _Generation) -> None:
+    def _switched(self, fresh: Generation, previous: Generation) -> None:
         log(
             logging.INFO,
             "search index reloaded",
@@ -371,68 +291,6 @@ class LazyEngine:
         self._retire(previous)  # freed now, or by the last call still holding it
 
     # -- following an object store's publishes --------------------------------------------------
-
-    def _remote_storage(self) -> S3Storage:
-        if self._storage is None:
-            from docs_mcp_core.index.location import S3Storage, open_storage
-
-            storage = open_storage(str(self.index_dir), self._storage_options)
-            assert isinstance(storage, S3Storage)
-            self._storage = storage
-        return self._storage
-
-    def _remote_cache(self) -> Path:
-        """The folder generations are copied to: ``cache_dir`` when this process can own it (a lock
-        on it, so two servers never delete each other's copies), else a private temporary folder."""
-        if self._cache_ready is not None:
-            return self._cache_ready
-        if self._cache_dir is not None:
-            from docs_mcp_core.index.replica import PARTIAL_PREFIX, remove_fetched
-
-            self._cache_dir.mkdir(parents=True, exist_ok=True)
-            self._cache_lock = _lock_folder(self._cache_dir)
-            if self._cache_lock is not None:
-                for stale in self._cache_dir.glob(f"{PARTIAL_PREFIX}*"):  # a fetch cut short by a kill
-                    remove_fetched(stale)
-                self._cache_ready = self._cache_dir
-                return self._cache_ready
-            log(
-                logging.WARNING,
-                "another server process uses this index cache folder; this one copies the index to a "
-                "private temporary folder instead",
-                cache_dir=str(self._cache_dir),
-            )
-            self._user_cache = False
-        import shutil
-        import tempfile
-
-        self._cache_ready = Path(tempfile.mkdtemp(prefix="docs-mcp-index-"))
-        weakref.finalize(self, shutil.rmtree, str(self._cache_ready), True)
-        return self._cache_ready
-
-    def _fetch(self, known_etag: str | None) -> FetchedGeneration | None:
-        from docs_mcp_core.index.replica import fetch_generation
-
-        started = time.monotonic()
-        fetched = fetch_generation(self._remote_storage(), self._remote_cache(), known_etag=known_etag)
-        if fetched is not None and fetched.replaced is not None:
-            log(
-                logging.WARNING,
-                "the cached copy of the index was damaged and was fetched again",
-                index_dir=str(self.index_dir),
-                folder=str(fetched.folder),
-                damage=fetched.replaced,
-            )
-        if fetched is not None:
-            log(
-                logging.INFO,
-                "index generation fetched",
-                index_dir=str(self.index_dir),
-                generation=fetched.generation,
-                bytes=fetched.bytes,
-                seconds=round(time.monotonic() - started, 3),
-            )
-        return fetched
 
     def _start_following(self) -> None:
         if self._local is not None or self._check_every <= 0 or self._follower is not None:
@@ -451,7 +309,7 @@ class LazyEngine:
             try:
                 self._follow_once(current)
             except StoreUnreachableError as exc:
-                self._store_unreachable(exc)
+                self._copies.unreachable(exc)
                 continue
             except Exception as exc:  # noqa: BLE001 - keep serving; the next check tries again
                 log(
@@ -461,42 +319,17 @@ class LazyEngine:
                     index_dir=str(self.index_dir),
                     error=f"{type(exc).__name__}: {exc}",
                 )
-            self._store_answers()
+            self._copies.answers()
 
-    def _store_unreachable(self, exc: Exception) -> None:
-        """Log an outage of the store once, when it starts (every check until it ends fails alike)."""
-        if self._store_down_since is not None:
-            return
-        self._store_down_since = time.monotonic()
-        log(
-            logging.WARNING,
-            "the index store cannot be read; still serving the index fetched before (logged once; "
-            "a line follows when the store answers again)",
-            index_dir=str(self.index_dir),
-            error=str(exc),
-        )
-
-    def _store_answers(self) -> None:
-        if self._store_down_since is None:
-            return
-        down = time.monotonic() - self._store_down_since
-        self._store_down_since = None
-        log(
-            logging.INFO,
-            "the index store answers again",
-            index_dir=str(self.index_dir),
-            seconds=round(down, 1),
-        )
-
-    def _follow_once(self, current: _Generation) -> None:
-        fetched = self._fetch(current.etag)
+    def _follow_once(self, current: Generation) -> None:
+        fetched = self._copies.fetch(current.etag)
         if fetched is None:
             return  # metadata.json unchanged
         if current.copy is not None and fetched.folder == current.copy.folder:
             current.copy = fetched  # same table (metadata.json rewritten): nothing to switch
             return
         fresh = self._open_copy(fetched)
-        _prime(fresh, current, str(self.index_dir))
+        prime(fresh, current, str(self.index_dir))
         with self._lock:
             if self._current is not current or self._stop.is_set():
                 fresh.free()
@@ -504,7 +337,7 @@ class LazyEngine:
             self._current = fresh
         self._switched(fresh, current)
 
-    def _open_generation(self) -> _Generation:
+    def _open_generation(self) -> Generation:
         """Open the index as it is now: from a fresh snapshot when possible, else in place."""
         from docs_mcp_core.search import SearchEngine
 
@@ -517,20 +350,20 @@ class LazyEngine:
             )
 
         if self._local is None:
-            fetched = self._fetch(None)
+            fetched = self._copies.fetch(None)
             assert fetched is not None
             return self._open_copy(fetched)
         snapshot = take_snapshot(self._local)
         if snapshot is not None:
             try:
                 stamp = snapshot.stamp()
-                return _Generation(next(self._numbers), open_at(snapshot.path), stamp, snapshot)
+                return Generation(next(self._numbers), open_at(snapshot.path), stamp, snapshot)
             except Exception:  # noqa: BLE001 - opened in place below, for the error to name the real folder
                 snapshot.remove()
         stamp = self._metadata_stamp()  # taken first: a build finishing meanwhile is seen next time
-        return _Generation(next(self._numbers), open_at(self.index_dir), stamp, None)
+        return Generation(next(self._numbers), open_at(self.index_dir), stamp, None)
 
-    def _open_copy(self, fetched: FetchedGeneration) -> _Generation:
+    def _open_copy(self, fetched: FetchedGeneration) -> Generation:
         """Open the local copy of an object-store generation. A copy that cannot be opened is removed
         and fetched again once (a file damaged on disk), then opened or the error raised."""
         try:
@@ -543,11 +376,11 @@ class LazyEngine:
                 folder=str(fetched.folder),
                 error=f"{type(exc).__name__}: {exc}",
             )
-        again = self._fetch(None)
+        again = self._copies.fetch(None)
         assert again is not None
         return self._open_fetched(again)
 
-    def _open_fetched(self, fetched: FetchedGeneration) -> _Generation:
+    def _open_fetched(self, fetched: FetchedGeneration) -> Generation:
         """Open a local copy (removed again if it cannot be opened)."""
         from docs_mcp_core.index.replica import remove_fetched
         from docs_mcp_core.search import SearchEngine
@@ -561,7 +394,7 @@ class LazyEngine:
                 engine.close()
             remove_fetched(fetched.folder)
             raise
-        return _Generation(next(self._numbers), engine, None, None, copy=fetched)
+        return Generation(next(self._numbers), engine, None, None, copy=fetched)
 
     def _open(self) -> None:
         os.environ.setdefault("LANCEDB_LOG", "error")
@@ -625,35 +458,3 @@ class LazyEngine:
         if thread is not None:
             thread.join(timeout)
         return self._current is not None
-
-
-def _prime(fresh: _Generation, current: _Generation, index_dir: str) -> None:
-    """Run a first query on a generation about to replace ``current``, and warn of a new taxonomy."""
-    try:
-        fresh.engine.warm()  # the first query on it is as fast as the rest
-    except Exception as exc:  # noqa: BLE001 - a failed priming query is reported by real ones
-        log(logging.DEBUG, "warm-up query failed", error=str(exc))
-    if fresh.engine.metadata.taxonomy != current.engine.metadata.taxonomy:
-        log(
-            logging.WARNING,
-            "the rebuilt index has a different taxonomy; restart the server to update the "
-            "tools' filter enums",
-            index_dir=index_dir,
-        )
-
-
-CACHE_LOCK_FILENAME = ".docs-mcp-cache.lock"
-
-
-def _lock_folder(folder: Path) -> int | None:
-    """An open descriptor holding an exclusive ``flock`` on ``folder``'s cache lock file, or None when
-    another process holds it (released by the kernel when this process ends)."""
-    import fcntl
-
-    fd = os.open(folder / CACHE_LOCK_FILENAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
