@@ -9,7 +9,7 @@ untouched.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -17,6 +17,9 @@ from docs_mcp_cli.errors import fail, reporting, sigterm_stops_like_ctrl_c, usag
 from docs_mcp_cli.params import docs_dir_option, location, storage_option_option
 from docs_mcp_cli.progress import ConsoleReporter, human_bytes
 from docs_mcp_core.errors import CorpusInvalidError, OutputNotAnIndexError
+
+if TYPE_CHECKING:
+    from docs_mcp_core.build import BuildOptions
 
 UNTOUCHED = " (the previous index, if any, is untouched)"
 
@@ -37,89 +40,105 @@ ProviderOption = Annotated[
     ),
 ]
 StorageOption = Annotated[list[str] | None, storage_option_option()]
+DocsDirOption = Annotated[Path, docs_dir_option("Folder of markdown files to index.")]
+DescriptionOption = Annotated[
+    str, typer.Option("--description", help="What the corpus is; shown to agents in tool descriptions.")
+]
+ModelOption = Annotated[str | None, typer.Option("--embedding-model", help="Embedding model name.")]
+DimensionsOption = Annotated[
+    int | None, typer.Option("--embedding-dimensions", min=1, help="Vector size (hash default 256).")
+]
+ApiKeyOption = Annotated[
+    str | None, typer.Option("--embedding-api-key", help="API key (default: $OPENAI_API_KEY).")
+]
+BaseUrlOption = Annotated[
+    str | None, typer.Option("--embedding-base-url", help="Base URL of an OpenAI-compatible API.")
+]
+BatchSizeOption = Annotated[
+    int | None,
+    typer.Option("--embedding-batch-size", min=1, help="Inputs per embedding request (default 128)."),
+]
+ConcurrencyOption = Annotated[
+    int | None,
+    typer.Option("--embedding-concurrency", min=1, help="Embedding requests in flight (default 4)."),
+]
+MaxRetriesOption = Annotated[
+    int | None,
+    typer.Option("--embedding-max-retries", min=0, help="Retries on 429/5xx/timeouts (default 3)."),
+]
+CacheDirOption = Annotated[
+    Path | None, typer.Option("--cache-dir", help="Parent folder of .embedding-cache/ (default: --out).")
+]
+RebuildCacheOption = Annotated[
+    bool,
+    typer.Option("--rebuild-cache", help="Ignore the chunk and embedding caches of the previous build."),
+]
+SearchDescriptionOption = Annotated[
+    str | None,
+    typer.Option("--tool-description-search", help="Override the search_docs tool description."),
+]
+GetDocDescriptionOption = Annotated[
+    str | None, typer.Option("--tool-description-get-doc", help="Override the get_doc tool description.")
+]
+InstructionsOption = Annotated[
+    str | None,
+    typer.Option("--mcp-server-instructions", help="Server instructions (default: from the manifests)."),
+]
+WorkersOption = Annotated[
+    int | None, typer.Option("--workers", min=1, help="Chunking processes (default: 2).")
+]
+FollowSymlinksOption = Annotated[
+    bool,
+    typer.Option(
+        "--follow-external-symlinks",
+        help="Index files that symbolic links lead to outside --docs-dir (skipped with a warning by default).",
+    ),
+]
+WaitOption = Annotated[
+    bool,
+    typer.Option(
+        "--wait",
+        help="If another build is writing to --out, wait for it to finish instead of failing at once.",
+    ),
+]
+RetentionOption = Annotated[
+    float,
+    typer.Option(
+        "--generation-retention",
+        min=0,
+        metavar="SECONDS",
+        help="Object stores: keep a replaced generation this long for replicas still fetching or "
+        "reading it (the previous one is always kept).",
+    ),
+]
 
 
 def build(
-    docs_dir: Annotated[Path, docs_dir_option("Folder of markdown files to index.")],
+    docs_dir: DocsDirOption,
     out: OutOption,
-    description: Annotated[
-        str, typer.Option("--description", help="What the corpus is; shown to agents in tool descriptions.")
-    ] = "Documentation corpus",
+    description: DescriptionOption = "Documentation corpus",
     embedding_provider: ProviderOption = "none",
-    embedding_model: Annotated[
-        str | None, typer.Option("--embedding-model", help="Embedding model name.")
-    ] = None,
-    embedding_dimensions: Annotated[
-        int | None, typer.Option("--embedding-dimensions", min=1, help="Vector size (hash default 256).")
-    ] = None,
-    embedding_api_key: Annotated[
-        str | None, typer.Option("--embedding-api-key", help="API key (default: $OPENAI_API_KEY).")
-    ] = None,
-    embedding_base_url: Annotated[
-        str | None, typer.Option("--embedding-base-url", help="Base URL of an OpenAI-compatible API.")
-    ] = None,
-    embedding_batch_size: Annotated[
-        int | None,
-        typer.Option("--embedding-batch-size", min=1, help="Inputs per embedding request (default 128)."),
-    ] = None,
-    embedding_concurrency: Annotated[
-        int | None,
-        typer.Option("--embedding-concurrency", min=1, help="Embedding requests in flight (default 4)."),
-    ] = None,
-    embedding_max_retries: Annotated[
-        int | None,
-        typer.Option("--embedding-max-retries", min=0, help="Retries on 429/5xx/timeouts (default 3)."),
-    ] = None,
-    cache_dir: Annotated[
-        Path | None, typer.Option("--cache-dir", help="Parent folder of .embedding-cache/ (default: --out).")
-    ] = None,
-    rebuild_cache: Annotated[
-        bool,
-        typer.Option("--rebuild-cache", help="Ignore the chunk and embedding caches of the previous build."),
-    ] = False,
-    tool_description_search: Annotated[
-        str | None,
-        typer.Option("--tool-description-search", help="Override the search_docs tool description."),
-    ] = None,
-    tool_description_get_doc: Annotated[
-        str | None, typer.Option("--tool-description-get-doc", help="Override the get_doc tool description.")
-    ] = None,
-    mcp_server_instructions: Annotated[
-        str | None,
-        typer.Option("--mcp-server-instructions", help="Server instructions (default: from the manifests)."),
-    ] = None,
-    workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Chunking processes (default: 2).")
-    ] = None,
-    follow_external_symlinks: Annotated[
-        bool,
-        typer.Option(
-            "--follow-external-symlinks",
-            help="Index files that symbolic links lead to outside --docs-dir (skipped with a warning by default).",
-        ),
-    ] = False,
+    embedding_model: ModelOption = None,
+    embedding_dimensions: DimensionsOption = None,
+    embedding_api_key: ApiKeyOption = None,
+    embedding_base_url: BaseUrlOption = None,
+    embedding_batch_size: BatchSizeOption = None,
+    embedding_concurrency: ConcurrencyOption = None,
+    embedding_max_retries: MaxRetriesOption = None,
+    cache_dir: CacheDirOption = None,
+    rebuild_cache: RebuildCacheOption = False,
+    tool_description_search: SearchDescriptionOption = None,
+    tool_description_get_doc: GetDocDescriptionOption = None,
+    mcp_server_instructions: InstructionsOption = None,
+    workers: WorkersOption = None,
+    follow_external_symlinks: FollowSymlinksOption = False,
     storage_option: StorageOption = None,
-    wait: Annotated[
-        bool,
-        typer.Option(
-            "--wait",
-            help="If another build is writing to --out, wait for it to finish instead of failing at once.",
-        ),
-    ] = False,
-    generation_retention: Annotated[
-        float,
-        typer.Option(
-            "--generation-retention",
-            min=0,
-            metavar="SECONDS",
-            help="Object stores: keep a replaced generation this long for replicas still fetching or "
-            "reading it (the previous one is always kept).",
-        ),
-    ] = 600.0,
+    wait: WaitOption = False,
+    generation_retention: RetentionOption = 600.0,
 ) -> None:
     """Build the search index (LanceDB table, chunks.json, metadata.json) for a docs folder."""
     # imported when the command runs: the other commands and --help do not load NumPy and pyarrow
-    from docs_mcp_core.build import BuildOptions, EmbeddingOptions, ToolTexts, build_index
+    from docs_mcp_core.build import BuildOptions, EmbeddingOptions, ToolTexts
 
     out_location, storage_options = location(out, storage_option, "--out")
     embedding = EmbeddingOptions(
@@ -147,6 +166,13 @@ def build(
         wait_for_lock=wait,
         generation_retention_seconds=generation_retention,
     )
+    _run_build(options)
+
+
+def _run_build(options: BuildOptions) -> None:
+    """Build with progress on stderr; the summary line on stdout, or the command's error and exit."""
+    from docs_mcp_core.build import build_index
+
     reporter = ConsoleReporter()
     with reporting("build", note=UNTOUCHED, before=reporter.close):
         try:
