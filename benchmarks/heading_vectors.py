@@ -12,10 +12,12 @@ as the vector leg does. The index is a lexical one (``--embedding-provider none`
 attached to the opened engine, so nothing in the index changes.
 
 Prints MRR@5, top-5 share and MRR@5 per category without and with the leg for every case file.
-``--cost`` also prints what the leg would cost a default build and a search, measured in one run
-with A and B interleaved (medians): a lexical build of ``--docs-dir`` against the same build plus
-embedding its heading paths, a search in process against the same search plus embedding the query
-and ranking the heading vectors, and the model's load before the first answer.
+``--last-two`` embeds a section's last two headings only (no path words), ``--batched`` runs texts
+of equal token length together instead of one at a time. ``--cost`` instead prints what the leg
+would cost a default build and a search, measured in one run with A and B interleaved (medians): a
+lexical build of ``--docs-dir`` against the same build plus embedding its heading paths, a search
+in process against the same search plus embedding the query and ranking the heading vectors, and
+the model's load before the first answer.
 
 ``docs/ranking.md`` ("Measured and not adopted") keeps the figures: the leg lifts every tuning set
 and holds on the check halves, but costs a build several times the lexical build's time.
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -61,32 +64,61 @@ def words(text: str) -> str:
     return " ".join(p for tok in _WORD_RE.findall(text) for p in identifier_parts(tok))
 
 
-def heading_path(filepath: str, breadcrumb: str) -> str:
-    """A section's path words and headings: ``sdks dub python sdks links: links > create many``."""
+def heading_path(filepath: str, breadcrumb: str, *, last_two: bool = False) -> str:
+    """A section's path words and headings: ``sdks dub python sdks links: links > create many``
+    (``last_two``: its last two headings only, ``links > create many``, or the path words when it
+    has none)."""
     stem = filepath.rsplit(".", 1)[0]
     path = words(" ".join(w for w in _PATH_SPLIT_RE.split(stem) if w and w.lower() not in _PATH_NOISE))
     heads = [words(c) for c in breadcrumb.split(" > ")[1:] if c.strip()]
+    if last_two:
+        return " > ".join(heads[-2:]) or path
     return f"{path}: {' > '.join(heads)}".strip(": ")
 
 
-def heading_texts(engine: SearchEngine) -> list[str]:
+def heading_texts(engine: SearchEngine, *, last_two: bool = False) -> list[str]:
     """Every row's heading path, in catalog order."""
     table = engine._table  # pyright: ignore[reportPrivateUsage]
     data = scan_in_row_order(table, ["filepath", "breadcrumb"])
     return [
-        heading_path(f, b)
+        heading_path(f, b, last_two=last_two)
         for f, b in zip(
             data.column("filepath").to_pylist(), data.column("breadcrumb").to_pylist(), strict=True
         )
     ]
 
 
-def embed_distinct(texts: list[str], embedder: LocalEmbeddingProvider) -> np.ndarray:
-    """One unit vector per row, each distinct text embedded once."""
+def embed_distinct(
+    texts: list[str], embedder: LocalEmbeddingProvider, *, batched: bool = False
+) -> np.ndarray:
+    """One unit vector per row, each distinct text embedded once (``batched``: texts of equal
+    token length run together, :func:`embed_equal_lengths`)."""
     distinct = sorted(set(texts))
-    vectors = embedder.embed_array(distinct)
+    vectors = embed_equal_lengths(distinct, embedder) if batched else embedder.embed_array(distinct)
     at = {t: i for i, t in enumerate(distinct)}
     return vectors[[at[t] for t in texts]]
+
+
+def embed_equal_lengths(texts: list[str], embedder: LocalEmbeddingProvider) -> np.ndarray:
+    """The model's unit vectors of ``texts``, run in batches of up to 256 texts of the same token
+    length (no padding), on two threads: short texts cost the model less per input together."""
+    session, tokenizer = embedder._load()  # pyright: ignore[reportPrivateUsage]
+    ids = [e.ids for e in tokenizer.encode_batch(texts)]
+    by_length: dict[int, list[int]] = {}
+    for i, row in enumerate(ids):
+        by_length.setdefault(len(row), []).append(i)
+    jobs = [group[s : s + 256] for group in by_length.values() for s in range(0, len(group), 256)]
+    out = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
+
+    def run(job: list[int]) -> None:
+        x = np.array([ids[i] for i in job], dtype=np.int64)
+        feeds = {"input_ids": x, "attention_mask": np.ones_like(x), "token_type_ids": np.zeros_like(x)}
+        pooled = np.asarray(session.run(None, feeds)[0], dtype=np.float32).mean(axis=1)
+        out[job] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(run, jobs))
+    return out
 
 
 def nearest(matrix: np.ndarray, query: np.ndarray, prefilter: Prefilter, fetch: int) -> Leg:
@@ -116,13 +148,20 @@ def attach(engine: SearchEngine, matrix: np.ndarray, embedder: LocalEmbeddingPro
     ranker_module.DEFAULT_CONTRIBUTIONS["heading"] = _heading_contribution
 
 
-def quality(index_dir: Path, case_files: list[Path], embedder: LocalEmbeddingProvider) -> None:
+def quality(
+    index_dir: Path,
+    case_files: list[Path],
+    embedder: LocalEmbeddingProvider,
+    *,
+    last_two: bool,
+    batched: bool,
+) -> None:
     for label in ("default", "+ heading-path vectors"):
         engine = SearchEngine.open(index_dir, options=SearchOptions())
         if label != "default":
             started = time.perf_counter()
-            texts = heading_texts(engine)
-            matrix = embed_distinct(texts, embedder)
+            texts = heading_texts(engine, last_two=last_two)
+            matrix = embed_distinct(texts, embedder, batched=batched)
             print(
                 f"\n{len(texts):,} rows, {len(set(texts)):,} distinct heading paths, embedded in "
                 f"{time.perf_counter() - started:.1f} s (e.g. {texts[len(texts) // 3]!r})"
@@ -163,10 +202,12 @@ def _build_seconds(docs_dir: Path) -> float:
         shutil.rmtree(out, ignore_errors=True)
 
 
-def cost(index_dir: Path, docs_dir: Path, case_files: list[Path], pairs: int) -> None:
+def cost(
+    index_dir: Path, docs_dir: Path, case_files: list[Path], pairs: int, *, last_two: bool, batched: bool
+) -> None:
     """Build and search cost of the leg against the lexical default, A and B interleaved."""
     engine = SearchEngine.open(index_dir, options=SearchOptions())
-    texts = heading_texts(engine)
+    texts = heading_texts(engine, last_two=last_two)
     builds: list[float] = []
     embeds: list[float] = []
     loads: list[float] = []
@@ -178,7 +219,7 @@ def cost(index_dir: Path, docs_dir: Path, case_files: list[Path], pairs: int) ->
         fresh.embed_array(["load"])
         loads.append(time.perf_counter() - started)
         started = time.perf_counter()
-        matrix = embed_distinct(texts, fresh)
+        matrix = embed_distinct(texts, fresh, batched=batched)
         embeds.append(time.perf_counter() - started)
     build, embed = statistics.median(builds), statistics.median(embeds)
     print(
@@ -210,13 +251,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cost", action="store_true", help="also measure build and search cost")
     parser.add_argument("--docs-dir", type=Path, help="the corpus the index was built from (for --cost)")
     parser.add_argument("--pairs", type=int, default=3, help="interleaved build pairs for --cost")
+    parser.add_argument("--last-two", action="store_true", help="embed a section's last two headings only")
+    parser.add_argument("--batched", action="store_true", help="run texts of equal token length together")
     args = parser.parse_args(argv)
     if args.cost:
         if args.docs_dir is None:
             parser.error("--cost needs --docs-dir")
-        cost(args.index_dir, args.docs_dir, args.cases, args.pairs)
+        cost(
+            args.index_dir,
+            args.docs_dir,
+            args.cases,
+            args.pairs,
+            last_two=args.last_two,
+            batched=args.batched,
+        )
         return 0
-    quality(args.index_dir, args.cases, LocalEmbeddingProvider())
+    quality(
+        args.index_dir, args.cases, LocalEmbeddingProvider(), last_two=args.last_two, batched=args.batched
+    )
     return 0
 
 
