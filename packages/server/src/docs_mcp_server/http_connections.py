@@ -25,7 +25,6 @@ first, which costs every request after the first on a kept-alive connection abou
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import socket
 import time
@@ -34,6 +33,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from docs_mcp_server.http_early import BUSY_RESPONSE, MAX_HEADER_BYTES, plain_response
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import HttpLimits
 
@@ -41,29 +41,7 @@ _HEADERS, _BODY = "headers", "body"
 _REFUSAL_LOG_SECONDS = 10.0  # at most one warning per this many seconds while connections are refused
 _LINGER_SECONDS = 2.0  # after an error answer, input is read and dropped this long so the answer arrives
 
-MCP_PATH = "/mcp"  # where the MCP endpoint is served
-
-
-def _plain_response(status: bytes, text: bytes, extra: bytes = b"") -> bytes:
-    return (
-        b"HTTP/1.1 "
-        + status
-        + b"\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
-        + extra
-        + b"content-length: "
-        + str(len(text)).encode()
-        + b"\r\n\r\n"
-        + text
-    )
-
-
-_TIMEOUT_RESPONSE = _plain_response(b"408 Request Timeout", b"The request was not received in time.\n")
-_BUSY_RESPONSE = _plain_response(
-    b"503 Service Unavailable", b"Too many open connections; retry later.\n", b"retry-after: 1\r\n"
-)
-
-
-MAX_HEADER_BYTES = 16 * 1024  # h11's and uvicorn's limit on an incomplete request head
+_TIMEOUT_RESPONSE = plain_response(b"408 Request Timeout", b"The request was not received in time.\n")
 
 
 class _HeadCappedConnection(h11.Connection):
@@ -102,7 +80,7 @@ class _GuardedH11Protocol(H11Protocol):
         _no_delay(transport)
         if len(self.connections) > self.limits.max_connections:
             self._warn_refused()
-            self._answer_and_close(_BUSY_RESPONSE)
+            self._answer_and_close(BUSY_RESPONSE)
             return
         self._follow_request()
 
@@ -193,28 +171,3 @@ def _no_delay(transport: asyncio.Transport) -> None:
 def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
     """The HTTP protocol class for uvicorn (``Config(http=...)``) enforcing ``limits``."""
     return type("GuardedH11Protocol", (_GuardedH11Protocol,), {"limits": limits})
-
-
-def server_url(sock: socket.socket) -> str:
-    """``http://host:port/mcp`` for a listening socket."""
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}{MCP_PATH}"
-
-
-def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
-    """A listening socket on ``host:port``; port 0 picks a free port. ``reuse_port`` lets other
-    sockets of this user listen on the same port (the kernel spreads connections over them).
-
-    A busy port raises ``OSError`` (``EADDRINUSE``) rather than moving to another port: a client
-    configured for this one would otherwise talk to whatever holds it.
-    """
-    family = socket.getaddrinfo(host, port or None, type=socket.SOCK_STREAM)[0][0]
-    try:
-        sock = socket.create_server((host, port), family=family, backlog=512, reuse_port=reuse_port)
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            raise OSError(errno.EADDRINUSE, f"port {port} on {host} is already in use") from exc
-        raise
-    sock.setblocking(False)
-    return sock

@@ -1,7 +1,7 @@
 """Starting the server from checked flags: the index's metadata, the early answers, then the transport.
 
 The order is what makes start-up fast. An HTTP server listens before the heavy imports (clients can
-connect at once; ``/healthz`` says "loading" meanwhile). A stdio server answers the client's opening
+connect at once; ``/healthz`` is answered meanwhile, and other requests held until uvicorn runs). A stdio server answers the client's opening
 request, tool list and first searches early (:mod:`docs_mcp_server.handshake`,
 :mod:`docs_mcp_server.early_tools`) while the index opens, before the MCP SDK is imported. Errors
 follow the command's convention: one ``error:`` line, exit 2 for usage and 1 for a failed start.
@@ -26,15 +26,14 @@ from docs_mcp_server.command_line import (
 )
 
 if TYPE_CHECKING:
-    import socket
-
     from docs_mcp_server.app import DocsMcpApp
     from docs_mcp_server.engine import LazyEngine
+    from docs_mcp_server.http_early import EarlyResponder
     from docs_mcp_server.metadata_view import MetadataView
     from docs_mcp_server.options import HttpLimits, ServerOptions
     from docs_mcp_server.stdio import StdioWire
 
-OPEN_BEFORE_SDK_SECONDS = 3.0  # how long a stdio server lets the index open before importing the SDK
+OPEN_BEFORE_SDK_SECONDS = 3.0  # how long a server lets the index open before importing the SDK
 
 
 def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
@@ -55,10 +54,11 @@ def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
     except BootError as exc:
         return fail(str(exc), EXIT_BOOT_FAILED)
 
-    wire = engine = listening = None
+    wire = engine = responder = None
     if args.transport == "http" and args.workers <= 1 and not _is_worker():
-        # listen before the heavy imports: clients connect at once, /healthz says "loading" meanwhile
-        from docs_mcp_server.http_connections import bind_socket
+        # listen before the heavy imports: clients connect at once and /healthz is answered
+        # (:mod:`docs_mcp_server.http_early`); it says "ready" once the index opens, before the SDK
+        from docs_mcp_server.http_early import bind_socket, respond_early
 
         try:
             listening = bind_socket(args.host, args.port)
@@ -66,6 +66,10 @@ def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
             return fail(_listen_failure(args, exc), EXIT_BOOT_FAILED)
         engine = options.open_engine()
         engine.start_warm_up()
+        responder = respond_early(
+            listening, options, metadata, engine, max_connections=limits.max_connections
+        )
+        engine.wait_warm(OPEN_BEFORE_SDK_SECONDS)
     if args.transport == "stdio":
         wire, engine = _answer_early(args, options, metadata)
 
@@ -77,7 +81,7 @@ def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
         return fail(str(exc), EXIT_USAGE)
     try:
         if args.transport == "http":
-            return _run_http(app, args, words, limits, listening)
+            return _run_http(app, args, words, limits, responder)
         assert wire is not None
         return _run_stdio(app, wire)
     finally:
@@ -126,7 +130,7 @@ def _run_http(
     args: argparse.Namespace,
     words: Sequence[str],
     limits: HttpLimits,
-    listening: socket.socket | None,
+    early: EarlyResponder | None,
 ) -> int:
     """Serve HTTP from this process, or supervise ``--workers`` processes that each do."""
     from docs_mcp_server.http import run_http
@@ -148,7 +152,7 @@ def _run_http(
             playground_password=args.playground_password,
             limits=limits,
             worker=worker,
-            listening=listening,
+            early=early,
         )
     except OSError as exc:
         return fail(_listen_failure(args, exc), EXIT_BOOT_FAILED)

@@ -145,7 +145,7 @@ def this_worker() -> Worker | None:
 def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
     """``count`` listening sockets on ``host:port`` (port 0: one free port for all) with
     ``SO_REUSEPORT``; without it, one socket listed ``count`` times."""
-    from docs_mcp_server.http_connections import bind_socket
+    from docs_mcp_server.http_early import bind_socket
 
     if not hasattr(socket, "SO_REUSEPORT"):
         sock = bind_socket(host, port)
@@ -257,7 +257,7 @@ def supervise(
 
     ``argv`` is the server's command line; each worker runs it with :data:`WORKER_ENV` set.
     """
-    from docs_mcp_server.http_connections import server_url
+    from docs_mcp_server.http_early import server_url
 
     sockets = listening_sockets(host, port, count)
     pool = _Pool(argv, sockets)
