@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,9 +126,7 @@ def validate_corpus(
     *,
     workers: int | None = None,
     keep_chunks: bool = False,
-    reuse: Callable[[str], ChunkedFile | None] | None = None,
     progress: Callable[[int, int], None] | None = None,
-    on_file: Callable[[ChunkedFile], None] | None = None,
     follow_external_symlinks: bool = False,
 ) -> ValidationReport:
     """Validate a corpus (a :class:`~docs_mcp_core.corpus.Corpus`, or the folder to open as one:
@@ -136,70 +134,93 @@ def validate_corpus(
 
     ``workers`` is the number of processes used to parse and chunk files (default: up to 2, one
     process for small corpora). With ``keep_chunks`` the report's ``results`` carry every file's
-    chunks, so a build can index them without parsing the corpus a second time. ``reuse`` may
-    supply a file's result without parsing it (a build's chunk cache: the file is unchanged since a
-    build that validated it). ``progress(done, total)`` is called as files are chunked.
-
-    ``on_file`` receives every file that chunked, with its chunks, in corpus order, as soon as it is
-    chunked: a build streams them to disk this way. Without ``keep_chunks`` the report then drops
-    each file's chunks right after the call, so memory does not grow with the corpus.
-    ``follow_external_symlinks`` applies when a folder is given (see :func:`~docs_mcp_core.corpus.walk_corpus`).
+    chunks. ``progress(done, total)`` is called as files are chunked. ``follow_external_symlinks``
+    applies when a folder is given (see :func:`~docs_mcp_core.corpus.walk_corpus`). A build reads
+    the corpus once through a :class:`CorpusScan` of its own instead.
     """
     if not isinstance(corpus, Corpus):
         corpus = Corpus.open(corpus, follow_external_symlinks=follow_external_symlinks)
-    docs_dir, files = corpus.docs_dir, corpus.files.markdown
-    found: dict[Finding, None] = {}  # ordered set
+    scan = CorpusScan(corpus, workers=workers, chunks=keep_chunks, keep_chunks=keep_chunks, progress=progress)
+    for _ in scan:
+        pass
+    return scan.report()
 
-    def add(items: Iterable[Finding]) -> None:
+
+class CorpusScan:
+    """One pass over a corpus for validation, and for a build that indexes what it reads.
+
+    Iterating it yields every markdown file that chunked, in corpus order, as soon as it is
+    chunked (with its chunks when ``chunks``: a build streams them to disk); the findings of the
+    manifests and of every file are gathered on the way. :meth:`report` then adds the checks across
+    the corpus (metadata limits, manifest usage, prompt templates). ``reused`` supplies files whose
+    result is known without parsing them (a build's chunk cache: unchanged since a build that
+    validated them). Without ``keep_chunks`` the report drops each file's chunks once the next file
+    is asked for, so memory does not grow with the corpus.
+    """
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        *,
+        workers: int | None = None,
+        chunks: bool = False,
+        keep_chunks: bool = False,
+        reused: Mapping[str, ChunkedFile] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.corpus = corpus
+        self._workers = min(DEFAULT_WORKERS, os.cpu_count() or 1) if workers is None else workers
+        self._chunks = chunks or keep_chunks
+        self._keep_chunks = keep_chunks
+        self._reused = reused or {}
+        self._progress = progress
+        self._found: dict[Finding, None] = {}  # ordered set
+        self._results: list[ChunkedFile] = []
+        self._add(corpus.files.findings)
+        if not corpus.files.markdown:
+            self._add(
+                [Finding(CORPUS_PATH, None, "error", f"no markdown files found under {corpus.docs_dir}")]
+            )
+        self._manifests = _check_manifests(corpus, self._add)
+
+    def _add(self, items: Iterable[Finding]) -> None:
         for item in items:
-            found.setdefault(item, None)
+            self._found.setdefault(item, None)
 
-    add(corpus.files.findings)
-    if not files:
-        add([Finding(CORPUS_PATH, None, "error", f"no markdown files found under {docs_dir}")])
-    manifests = _check_manifests(corpus, add)
-    results: list[ChunkedFile] = []
+    def __iter__(self) -> Iterator[ChunkedFile]:
+        with closing(
+            _chunk_files(self.corpus, self._workers, self._chunks, self._reused, self._progress)
+        ) as chunked:
+            for result in chunked:
+                if isinstance(result, FindingError):
+                    self._add([result.finding])
+                    continue
+                self._add(result.findings)
+                yield result
+                if not self._keep_chunks:
+                    result.chunks = []
+                self._results.append(result)
 
-    def keep(result: ChunkedFile) -> None:
-        if on_file is not None:
-            on_file(result)
-            if not keep_chunks:
-                result.chunks = []
-        results.append(result)
-
-    if workers is None:
-        workers = min(DEFAULT_WORKERS, os.cpu_count() or 1)
-    with closing(
-        _chunk_files(corpus, workers, keep_chunks or on_file is not None, reuse, progress)
-    ) as chunked:
-        for result in chunked:
-            if isinstance(result, FindingError):
-                add([result.finding])
-            else:
-                add(result.findings)
-                keep(result)
-    add(_check_metadata_limits(results))
-    add(_check_manifest_usage(docs_dir, manifests, results))
-    add(_check_prompt_templates(docs_dir, corpus.files.templates))
-    findings = sorted(found, key=finding_order)
-    return ValidationReport(docs_dir, len(files), sum(r.chunk_count for r in results), findings, results)
+    def report(self) -> ValidationReport:
+        """The findings of the pass and of the checks across the corpus, in a deterministic order."""
+        corpus, results = self.corpus, self._results
+        self._add(_check_metadata_limits(results))
+        self._add(_check_manifest_usage(corpus.docs_dir, self._manifests, results))
+        self._add(_check_prompt_templates(corpus.docs_dir, corpus.files.templates))
+        findings = sorted(self._found, key=finding_order)
+        chunk_count = sum(r.chunk_count for r in results)
+        return ValidationReport(corpus.docs_dir, len(corpus.files.markdown), chunk_count, findings, results)
 
 
 def _chunk_files(
     corpus: Corpus,
     workers: int,
     keep_chunks: bool,
-    reuse: Callable[[str], ChunkedFile | None] | None,
+    reused: Mapping[str, ChunkedFile],
     progress: Callable[[int, int], None] | None,
 ) -> Generator[ChunkedFile | FindingError]:
     """Every markdown file's result in corpus order: reused ones interleaved with freshly chunked ones."""
     files = corpus.files.markdown
-    reused: dict[str, ChunkedFile] = {}
-    if reuse is not None:
-        for rel in files:
-            hit = reuse(rel)
-            if hit is not None:
-                reused[rel] = hit
     todo = [rel for rel in files if rel not in reused]
     chunked = chunk_corpus_parallel(
         corpus.docs_dir,

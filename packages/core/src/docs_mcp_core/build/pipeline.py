@@ -5,8 +5,9 @@ The steps, in order (:func:`build_index`):
 1. the docs folder is checked and walked once (:class:`~docs_mcp_core.corpus.Corpus`), the
    destination locked and prepared (:mod:`.output`), the embedding provider created and checked
    (:mod:`.embedding_step`);
-2. every file is validated and chunked in one pass, the same checks as ``docs-mcp validate``, and a
-   corpus with errors is refused; unchanged files reuse the previous index's chunks (:mod:`.reuse`);
+2. every file is validated and chunked in one pass, a :class:`~docs_mcp_core.validation.CorpusScan`
+   (the same checks as ``docs-mcp validate``) the build iterates, and a corpus with errors is
+   refused; unchanged files reuse the previous index's chunks (:mod:`.reuse`), given to the scan;
 3. ``metadata.json`` is assembled (:mod:`.metadata`);
 4. the chunks are embedded (through the embedding cache) and written to the table, batch by batch;
 5. the new table is opened and checked (:mod:`.verify`), then the new index is published: swapped
@@ -38,7 +39,7 @@ from docs_mcp_core.index.table import LANCEDB_DIRNAME, CachedChunks, chunks_to_a
 from docs_mcp_core.metadata import IndexMetadata, metadata_to_json, normalize_metadata
 from docs_mcp_core.prompts import load_prompt_templates
 from docs_mcp_core.ranking import generic_headings
-from docs_mcp_core.validation import ValidationReport, validate_corpus
+from docs_mcp_core.validation import CorpusScan, ValidationReport
 
 __all__ = ["build_index"]
 
@@ -149,35 +150,31 @@ class _Build:
         old_titles = previous_titles(out_dir) if cached and out_dir is not None else {}
         stream = _StreamStats(cached)
 
-        def reuse(rel: str) -> ChunkedFile | None:
-            entry = cached.get(rel)
-            if entry is None:
-                return None
-            return reuse_unchanged_file(corpus.docs_dir, rel, corpus.resolver, entry, old_titles.get(rel))
-
-        def on_file(result: ChunkedFile) -> None:
-            if stream.add(result) and previous.derived:  # unchanged: its derived columns carry over
-                for chunk in result.chunks:
-                    found = previous.derived.get(chunk.chunk_id)
-                    if found is not None:
-                        stream.derived[chunk.chunk_id] = found
-            for chunk in result.chunks:
-                chunks_json.add(chunk.to_dict())
-            spill.extend(result.chunks)
-
         self.rep.step("validating and chunking the corpus")
+        unchanged = _reused_files(corpus, cached, old_titles)
+        scan = CorpusScan(
+            corpus,
+            workers=self.options.workers,
+            chunks=True,
+            reused=unchanged,
+            progress=lambda done, total: self.rep.progress("chunking", done, total),
+        )
         with warnings.catch_warnings():
             # chunking workers are forked after lancedb may have been imported; they only parse markdown
             warnings.filterwarnings(
                 "ignore", message=".*fork support is experimental.*", category=RuntimeWarning
             )
-            report = validate_corpus(
-                corpus,
-                workers=self.options.workers,
-                reuse=reuse if cached else None,
-                progress=lambda done, total: self.rep.progress("chunking", done, total),
-                on_file=on_file,
-            )
+            for result in scan:
+                if stream.add(result) and previous.derived:  # unchanged: its derived columns carry over
+                    for chunk in result.chunks:
+                        found = previous.derived.get(chunk.chunk_id)
+                        if found is not None:
+                            stream.derived[chunk.chunk_id] = found
+                for chunk in result.chunks:
+                    chunks_json.add(chunk.to_dict())
+                spill.extend(result.chunks)
+        report = scan.report()
+        unchanged.clear()
         cached.clear()  # the previous index's chunks are in the spill now
         previous.derived.clear()
         if not report.ok:
@@ -255,6 +252,21 @@ class _Build:
         self.output.write_table(batches(), keys, dims, self.rep, after_rows)
         stream.derived = {}
         return counts[0], counts[1]
+
+
+def _reused_files(
+    corpus: Corpus, cached: dict[str, tuple[str, list[Chunk]]], old_titles: dict[str, str]
+) -> dict[str, ChunkedFile]:
+    """The files the previous index's chunks still serve (unchanged since it was built), by path."""
+    reused: dict[str, ChunkedFile] = {}
+    for rel in corpus.files.markdown if cached else ():
+        entry = cached.get(rel)
+        if entry is None:
+            continue
+        hit = reuse_unchanged_file(corpus.docs_dir, rel, corpus.resolver, entry, old_titles.get(rel))
+        if hit is not None:
+            reused[rel] = hit
+    return reused
 
 
 class _StreamStats:
