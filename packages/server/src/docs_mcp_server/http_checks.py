@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import logging
 from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,10 +23,8 @@ from urllib.parse import urlsplit
 from starlette.types import Message, Receive, Scope
 
 from docs_mcp_server import jsonrpc
-from docs_mcp_server.logs import log
 
 SESSION_HEADER = b"mcp-session-id"
-LOGGED_EXCERPT_CHARS = 200
 
 
 def is_loopback_name(name: str) -> bool:
@@ -126,14 +123,7 @@ async def screen_body(scope: Scope, receive: Receive, limit: int) -> tuple[Recei
         return replay, None  # too large (the SDK answers 413) or the client went away
     _, rejection = jsonrpc.screen(body)
     if rejection is not None:
-        log(
-            logging.WARNING,
-            "rejected a malformed JSON-RPC message",
-            code=rejection.code,
-            id=rejection.request_id,
-            reason=rejection.reason,
-            excerpt=body[:LOGGED_EXCERPT_CHARS].decode("utf-8", errors="replace"),
-        )
+        rejection.log(body)
     return replay, rejection
 
 

@@ -24,10 +24,14 @@ finished importing (only :func:`screen` imports the SDK, when first called).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from docs_mcp_server.logs import log
+
+LOGGED_EXCERPT_CHARS = 200  # of a rejected message, in the warning that logs it
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
@@ -61,6 +65,19 @@ class Rejection:
     code: int
     request_id: Any
     reason: str
+
+    def log(self, message: str | bytes) -> None:
+        """Log the rejection with the start of the ``message`` it answers, as both transports do."""
+        head = message[:LOGGED_EXCERPT_CHARS]  # a line read over stdio, or an HTTP request's body
+        excerpt = head.decode("utf-8", errors="replace") if isinstance(head, bytes) else head.rstrip("\n")
+        log(
+            logging.WARNING,
+            "rejected a malformed JSON-RPC message",
+            code=self.code,
+            id=self.request_id,
+            reason=self.reason,
+            excerpt=excerpt,
+        )
 
 
 def screen(text: str | bytes) -> tuple[Any, Rejection | None]:

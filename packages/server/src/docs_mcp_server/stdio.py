@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from docs_mcp_server.early_tools import EarlyTools
 
 _EOF = None
-LOGGED_EXCERPT_CHARS = 200
 MAX_LINE_BYTES = 4 * 1024 * 1024  # as an HTTP request body
 MAX_IN_FLIGHT = 64  # requests read and not yet answered, before input is paused
 MAX_PENDING_OUTPUT_BYTES = 16 * 1024 * 1024  # answers waiting for the client to read them
@@ -375,14 +374,7 @@ class StdioWire:
 
     def reject(self, text: str, rejection: jsonrpc.Rejection) -> None:
         """Answer a message that is not handed to the SDK (when JSON-RPC wants an answer) and log it."""
-        log(
-            logging.WARNING,
-            "rejected a malformed JSON-RPC message",
-            code=rejection.code,
-            id=rejection.request_id,
-            reason=rejection.reason,
-            excerpt=text[:LOGGED_EXCERPT_CHARS].rstrip("\n"),
-        )
+        rejection.log(text)
         if rejection.answer is None:
             return
         if isinstance(rejection.answer, dict) and rejection.request_id is not None:
