@@ -290,21 +290,21 @@ def heading_plain_text(raw_inline: str) -> str:
     tokens = _inline_parser().parseInline(raw_inline)
     parts: list[str] = []
     for tok in tokens:
-        _collect_inline_text(tok.children or [], parts)
+        collect_inline_text(tok.children or [], parts)
     return "".join(parts)
 
 
-def _collect_inline_text(children: list[Token], parts: list[str]) -> None:
+def collect_inline_text(children: list[Token], parts: list[str]) -> None:
+    """Append the text of inline tokens to ``parts``: text, code and inline HTML as written, a soft
+    break as a newline, and the text inside links, emphasis and images."""
     for child in children:
-        t = child.type
-        if t in ("text", "code_inline", "html_inline", "text_special"):
+        kind = child.type
+        if kind in ("text", "code_inline", "html_inline", "text_special"):
             parts.append(child.content)
-        elif t == "softbreak":
+        elif kind == "softbreak":
             parts.append("\n")
-        elif t == "image":
-            _collect_inline_text(child.children or [], parts)
         elif child.children:
-            _collect_inline_text(child.children, parts)
+            collect_inline_text(child.children, parts)
 
 
 @dataclass(frozen=True, slots=True)

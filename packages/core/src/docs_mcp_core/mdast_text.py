@@ -35,7 +35,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.backticks import backtick
 from markdown_it.token import Token
 
-from docs_mcp_core.markdown import Node, ParsedMarkdown
+from docs_mcp_core.markdown import Node, ParsedMarkdown, collect_inline_text
 
 __all__ = ["node_mdast_text", "original_content_text"]
 
@@ -243,7 +243,7 @@ def _parse_inline(text: str, references: dict[str, Any]) -> str:
     children: list[Token] = []
     md.inline.parse(text, md, {"references": references}, children)
     parts: list[str] = []
-    _collect_inline(children, parts)
+    collect_inline_text(children, parts)
     return "".join(parts)
 
 
@@ -276,14 +276,3 @@ def _unparsed_lines(source: str, lines: list[int], references: dict[str, Any]) -
     items of a list are."""
     text = _source_lines(source)[lines[0] : lines[1]]
     return "".join(_inline_text(_MARKERS_RE.sub("", line).strip(_MD_TRIM), references) for line in text)
-
-
-def _collect_inline(children: list[Token], parts: list[str]) -> None:
-    for child in children:
-        kind = child.type
-        if kind in ("text", "code_inline", "html_inline", "text_special"):
-            parts.append(child.content)
-        elif kind == "softbreak":
-            parts.append("\n")
-        elif child.children:
-            _collect_inline(child.children, parts)
