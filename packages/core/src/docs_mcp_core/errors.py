@@ -5,7 +5,8 @@ at fault and says what to do, so command-line front ends can print it without a 
 also inherits the builtin category that fits (``ValueError`` for bad input), so ``except
 ValueError`` still catches it. :class:`MustacheError`, :class:`InvalidPrompt` and :class:`YamlExpansionError` are raised
 inside core and turned into an error naming the file (:class:`PromptTemplateError`,
-:class:`MetadataError`, a finding). :func:`no_room_error` turns a full disk into a :class:`BuildError`.
+:class:`MetadataError`, a finding). :func:`write_error` turns a full disk, a read-only disk or a
+missing permission into a :class:`BuildError`.
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def format_path(path: tuple[str | int, ...]) -> str:
     return text
 
 
-_NO_ROOM = {  # error number -> (what happened, what to do)
+_CANNOT_WRITE = {  # error number -> (what happened, what to do)
     errno.ENOSPC: ("the disk is full", "free space on it, or build into a folder on another disk (--out)"),
     errno.EDQUOT: (
         "the disk quota is used up",
@@ -165,23 +166,37 @@ _NO_ROOM = {  # error number -> (what happened, what to do)
         "a file would exceed the size limit for files",
         "raise the limit (ulimit -f), or build into a folder on a disk that allows larger files (--out)",
     ),
+    errno.EROFS: ("the disk is mounted read-only", "build into a folder on a writable disk (--out)"),
+    errno.EACCES: (
+        "permission denied",
+        "build into a folder you may write to (--out), or give this user write access to it",
+    ),
+    errno.EPERM: (
+        "the operation is not permitted",
+        "build into a folder you may write to (--out), or give this user write access to it",
+    ),
+    errno.ENOTDIR: (
+        "a folder on its path is a file",
+        "choose an --out whose parent folders are folders",
+    ),
 }
 _NATIVE_OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how Rust libraries (LanceDB) quote errno
 
 
-def no_room_error(exc: BaseException, where: str | os.PathLike[str]) -> BuildError | None:
-    """A :class:`BuildError` naming the file and what to do when ``exc`` means no room to write.
+def write_error(exc: BaseException, where: str | os.PathLike[str]) -> BuildError | None:
+    """A :class:`BuildError` naming the file and what to do when ``exc`` means the build cannot write.
 
-    Covers a full disk, an exhausted quota and the file-size limit, raised by Python (``OSError``)
-    or by native code that only quotes the error number in its message. ``where`` is named when
-    the error does not carry a file name. ``None`` for any other error.
+    Covers a full disk, an exhausted quota, the file-size limit, a read-only disk, a missing
+    permission and a path through a file, raised by Python (``OSError``) or by native code that
+    only quotes the error number in its message. ``where`` is named when the error does not carry
+    a file name. ``None`` for any other error.
     """
     code = exc.errno if isinstance(exc, OSError) else None
     if code is None:
         found = _NATIVE_OS_ERROR.search(str(exc))
         code = int(found.group(1)) if found else None
-    if code not in _NO_ROOM:
+    if code not in _CANNOT_WRITE:
         return None
     target = exc.filename if isinstance(exc, OSError) and exc.filename else where
-    what, advice = _NO_ROOM[code]
+    what, advice = _CANNOT_WRITE[code]
     return BuildError(f"cannot write {os.fsdecode(target)}: {what} ({os.strerror(code)}); {advice}")

@@ -34,7 +34,7 @@ from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.corpus import Corpus
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.embedding import EmbeddingProvider
-from docs_mcp_core.errors import BuildError, CorpusInvalidError, no_room_error
+from docs_mcp_core.errors import BuildError, CorpusInvalidError, write_error
 from docs_mcp_core.index.table import LANCEDB_DIRNAME, CachedChunks, chunks_to_arrow, read_cached_chunks
 from docs_mcp_core.metadata import IndexMetadata, metadata_to_json, normalize_metadata
 from docs_mcp_core.prompts import load_prompt_templates
@@ -83,8 +83,11 @@ class _Build:
         # 1. The output's lock, before anything there is read or written (another build is refused).
         try:
             output.prepare(self.rep)
-        except BaseException:
+        except BaseException as exc:
             output.close()  # releases the lock if it was taken
+            cannot_write = write_error(exc, output.display)
+            if cannot_write is not None:
+                raise cannot_write from exc
             raise
         try:
             # Embedding provider preflight, before anything is written.
@@ -117,9 +120,9 @@ class _Build:
             index_bytes = output.publish(metadata_to_json(metadata), self.rep)
         except BaseException as exc:
             output.abort()
-            no_room = no_room_error(exc, output.writing_to)
-            if no_room is not None:
-                raise no_room from exc
+            cannot_write = write_error(exc, output.writing_to)
+            if cannot_write is not None:
+                raise cannot_write from exc
             raise
         finally:
             output.close()

@@ -1,0 +1,83 @@
+"""``docs-mcp build`` into an ``--out`` it cannot write: one ``error:`` line naming the path, what
+is wrong and what to do, exit 1, never the "failed unexpectedly ... please report" of a bug, and
+the previous index untouched."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.programs import cli_env, docs_mcp_command, run_docs_mcp
+
+pytestmark = pytest.mark.integration  # starts processes
+
+_PAGE = "# A\n\n## Lighthouse\n\nThe keeper trims the wick.\n"
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / ".docs-mcp.json").write_text('{"version": "1"}', encoding="utf-8")
+    (folder / "a.md").write_text(_PAGE, encoding="utf-8")
+    return folder
+
+
+def test_an_out_below_a_file_is_a_clear_error(tmp_path: Path, docs: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
+    out = tmp_path / "notes.txt" / "index"
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == (
+        f"error: cannot write {out}: a folder on its path is a file (Not a directory); "
+        "choose an --out whose parent folders are folders (the previous index, if any, is untouched)"
+    )
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+
+
+_READ_ONLY_DISK = r"""
+set -u
+mount -t tmpfs -o size=4m tmpfs "$1" || exit 77
+"$2" build --docs-dir "$3" --out "$1/out" >/dev/null 2>&1 || { echo "first build failed"; exit 1; }
+before=$(cd "$1/out" && find . -type f | sort | xargs sha256sum)
+mount -o remount,ro "$1" || exit 77
+echo "## More" >> "$3/a.md"
+"$2" build --docs-dir "$3" --out "$1/out" >/dev/null 2>"$1/../stderr-old"
+echo "rc=$?"
+"$2" build --docs-dir "$3" --out "$1/new" >/dev/null 2>"$1/../stderr-new"
+echo "rc=$?"
+after=$(cd "$1/out" && find . -type f | sort | xargs sha256sum)
+[ "$before" = "$after" ] && echo "old index unchanged"
+ls -A "$1"
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1) for a private tmpfs")
+@pytest.mark.skipif(len(docs_mcp_command()) != 1, reason="needs the installed docs-mcp script")
+def test_a_read_only_disk_is_a_clear_error_and_keeps_the_old_index(tmp_path: Path, docs: Path) -> None:
+    """A real read-only disk: a tmpfs in a private user and mount namespace, remounted read-only
+    after a first build; a rebuild into it and a new build on it are refused with advice."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = [_READ_ONLY_DISK, "sh", str(disk), docs_mcp_command()[0], str(docs)]
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", *script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=cli_env(),
+    )
+    if done.returncode == 77 or "unshare:" in done.stderr:
+        pytest.skip(f"cannot mount a private tmpfs here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["rc=1", "rc=1", "old index unchanged", "out"]
+    advice = "the disk is mounted read-only (Read-only file system); build into a folder on a writable disk (--out)"
+    rebuild = (tmp_path / "stderr-old").read_text(encoding="utf-8")
+    assert f"error: cannot write {disk / 'out'}" in rebuild and advice in rebuild, rebuild
+    new = (tmp_path / "stderr-new").read_text(encoding="utf-8")
+    assert f"error: cannot write {disk / 'new'}: {advice}" in new, new
+    for stderr in (rebuild, new):
+        assert "unexpectedly" not in stderr and "Traceback" not in stderr
