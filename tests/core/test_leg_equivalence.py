@@ -21,6 +21,7 @@ import pyarrow as pa
 import pytest
 
 from docs_mcp_core.search.lexical_index import LexicalIndex
+from docs_mcp_core.search.match_pruning import Scratch, pruned_best
 from docs_mcp_core.search.spelling_leg import HEADING_BONUS, SpellingIndex
 from docs_mcp_core.spellings import HEADING_MARK
 
@@ -171,3 +172,78 @@ def test_spelling_leg_equals_crediting_row_by_row(seed: int) -> None:
         limit = rng.choice([1, 5, 1000])
         positions, credit = index.leg(spellings, mask, limit)
         assert (positions.tolist(), credit.tolist()) == _plain_spelling_leg(rows, spellings, mask, limit)
+
+
+# ── early termination: common words in most rows, as path words are at a hundred times the corpus ──
+
+EVERYWHERE = ["python", "sdk", "client"]
+OFTEN = [f"often{i}" for i in range(12)]
+
+
+def _skewed_corpus(seed: int) -> tuple[LexicalIndex, random.Random]:
+    """Rows where a few words are in most rows, some in a tenth, the rest in a few: the long
+    postings that early termination leaves out."""
+    rng = random.Random(seed)
+    base = []
+    for _ in range(rng.randint(300, 900)):
+        words = [w for w in EVERYWHERE if rng.random() < 0.8]
+        words += [w for w in OFTEN if rng.random() < 0.1]
+        words += rng.sample(RARE, rng.randint(0, 3))
+        words += [rng.choice(EVERYWHERE)] * rng.randint(0, 4)  # term frequencies beyond one
+        rng.shuffle(words)
+        base.append(" ".join(words))
+    body = [t for t in base for _ in range(rng.choice([1, 4]))]  # copies: equal scores, ties at the cut
+    heading = [" ".join(rng.sample(OFTEN + RARE[:20], rng.randint(0, 2))) for _ in body]
+    path = [" ".join(w for w in EVERYWHERE if rng.random() < 0.6) for _ in body]
+    columns = {"body": pa.array(body), "heading": pa.array(heading), "path": pa.array(path)}
+    return LexicalIndex.build(columns), rng
+
+
+def _skewed_query(rng: random.Random) -> list[str]:
+    words = rng.sample(EVERYWHERE, rng.randint(1, 3)) + rng.sample(OFTEN, rng.randint(0, 3))
+    words += rng.sample(RARE, rng.randint(0, 3))
+    if rng.random() < 0.2:
+        words.append(words[0])
+    rng.shuffle(words)
+    return words
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_early_termination_answers_as_scoring_every_row(seed: int) -> None:
+    index, rng = _skewed_corpus(seed)
+    pruned = 0
+    for _ in range(30):
+        terms = _skewed_query(rng)
+        boosts = {"body": 1.0, "heading": rng.choice([0.0, 2.0, 3.0]), "path": rng.choice([0.5, 1.5])}
+        mask = None
+        if rng.random() < 0.4:
+            share = rng.choice([0.1, 0.5, 0.9])
+            mask = np.array([rng.random() < share for _ in range(index.size)], dtype=bool)
+        limit = rng.choice([1, 3, 10, 25, 60])
+        expected = _plain_match(index, terms, boosts, mask, limit)
+        positions, scores = index.search_terms(terms, boosts, mask=mask, limit=limit)
+        assert (positions.tolist(), scores.tolist()) == expected, (terms, boosts, limit)
+        scratch = Scratch(index.size)
+        found = pruned_best(index.match_columns(terms, boosts), mask, limit, scratch)
+        if found is not None:
+            pruned += 1
+            assert (found[0].tolist(), found[1].tolist()) == expected, (terms, boosts, limit)
+        # the arrays lent to the search come back as they were lent
+        assert not scratch.take().any() and bool((scratch.take_slots() == -1).all())
+    assert pruned >= 10  # the bounds left postings out for most of these queries
+
+
+def test_early_termination_leaves_out_the_longest_postings() -> None:
+    """A word in every row, with a rare word whose rows outscore any row holding only the common
+    one: the answer comes without scoring the common word's rows, and equals scoring them all."""
+    body = ["alpha beta"] * 20 + ["alpha"] * 2000 + ["alpha alpha alpha"] * 500
+    index = LexicalIndex.build({"body": pa.array(body)})
+    columns = index.match_columns(["alpha", "beta"], {"body": 1.0})
+    found = pruned_best(columns, None, 5, Scratch(index.size))
+    assert found is not None
+    assert found[0].tolist() == [0, 1, 2, 3, 4]
+    assert found[1].tolist() == _plain_match(index, ["alpha", "beta"], {"body": 1.0}, None, 5)[1]
+    # past the rare word's twenty rows the common word decides: every row is scored instead
+    assert pruned_best(columns, None, 100, Scratch(index.size)) is None
+    positions, _ = index.search_terms(["alpha", "beta"], {"body": 1.0}, limit=100)
+    assert positions.tolist() == _plain_match(index, ["alpha", "beta"], {"body": 1.0}, None, 100)[0]

@@ -28,6 +28,7 @@ float32 weight each, one int64 key per ``content_text`` term occurrence) and 29,
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +47,7 @@ from docs_mcp_core.search.analyzer import (
     pc,
     split_words,
 )
+from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, dense_best, meet, pruned_best
 from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
 
 K1 = 1.2
@@ -88,6 +90,8 @@ class FieldIndex:
     weights: np.ndarray  # float32: BM25's term-frequency part, tf * (k1 + 1) / (tf + k1 * norm)
     idf: np.ndarray  # float64 per term
     occurrences: _Occurrences | None = None
+    # each term's largest weight, found on first need (the bound of early termination)
+    _max_weights: dict[int, float] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -175,6 +179,20 @@ class FieldIndex:
             scores[self.rows[start:end]] += (count * self.idf[index]) * self.weights[start:end]
         return scores
 
+    def posting(self, term: str, count: int) -> Posting | None:
+        """The postings of ``term`` counted ``count`` times in the query, with their score bound
+        (:mod:`~docs_mcp_core.search.match_pruning`); None when the term is not indexed."""
+        index = self.terms.get(term)
+        if index is None:
+            return None
+        start, end = int(self.offsets[index]), int(self.offsets[index + 1])
+        weights = self.weights[start:end]
+        largest = self._max_weights.get(index)
+        if largest is None:
+            largest = self._max_weights[index] = float(weights.max()) if end > start else 0.0
+        factor = count * self.idf[index]
+        return Posting(self.rows[start:end], weights, factor, float(factor) * largest)
+
     def score_rows(self, query_terms: Mapping[str, int], rows: np.ndarray) -> np.ndarray | None:
         """:meth:`score` of the ascending ``rows`` only: the same sums, term by term in the same
         order, so every score is bit for bit the one :meth:`score` gives, at a cost that follows the
@@ -187,7 +205,7 @@ class FieldIndex:
             if scores is None:
                 scores = np.zeros(len(rows), dtype=np.float64)
             start, end = int(self.offsets[index]), int(self.offsets[index + 1])
-            at, hit = _meet(rows, self.rows[start:end])
+            at, hit = meet(rows, self.rows[start:end])
             scores[hit] += (count * self.idf[index]) * self.weights[start:end][at]
         return scores
 
@@ -283,6 +301,7 @@ class LexicalIndex:
         self.fields = dict(fields)
         self.size = size
         self.scoring = scoring
+        self._scratch = Scratch(size)
 
     @classmethod
     def build(
@@ -362,24 +381,29 @@ class LexicalIndex:
 
         A row's score is ``max(boost * BM25)`` over the columns in ``boosts``; rows without any
         query term are left out. Best first; equal scores in position order. The filter and the
-        cut look at the rows found, never at every row again.
+        cut look at the rows found, never at every row again, and a short answer leaves out the
+        postings that cannot reach it (:mod:`~docs_mcp_core.search.match_pruning`).
         """
-        terms = self._query_terms(list(query_terms))
-        best: np.ndarray | None = None
-        for name, boost in boosts.items():
-            field = self.fields.get(name)
-            scores = field.score(terms, self.size) if field is not None and boost > 0 else None
-            if scores is None:
-                continue
-            if boost != 1.0:  # x * 1.0 is x
-                scores *= boost
-            best = scores if best is None else np.maximum(best, scores, out=best)
-        if best is None:
+        columns = self.match_columns(query_terms, boosts)
+        if not columns:
             return _EMPTY
-        found = np.flatnonzero(best > 0.0)  # (a boolean array's nonzero entries are found 7x faster)
-        if mask is not None:
-            found = found[mask[found]]  # the filter costs what the rows found cost, not the corpus
-        return _best(best, found, limit)
+        # the best rows without scoring every posting when the bounds allow it, else every row
+        best = pruned_best(columns, mask, limit, self._scratch)
+        return best if best is not None else dense_best(columns, self.size, mask, limit)
+
+    def match_columns(self, query_terms: Sequence[str], boosts: Mapping[str, float]) -> list[Column]:
+        """The postings :meth:`search_terms` scores: per column with a positive boost that holds
+        a query term, in ``boosts``' order, the terms' postings in the query's order."""
+        terms = self._query_terms(list(query_terms))
+        columns: list[Column] = []
+        for name, boost in boosts.items():
+            field_index = self.fields.get(name)
+            if field_index is None or boost <= 0:
+                continue
+            found = [p for t, n in terms.items() if (p := field_index.posting(t, n)) is not None]
+            if found:
+                columns.append(Column(boost, found))
+        return columns
 
     def phrase(
         self, query: str, column: str, *, mask: np.ndarray | None = None, limit: int = 100
@@ -414,39 +438,6 @@ class LexicalIndex:
         assert scores is not None  # every term occurs in the rows found
         positions = smallest_first(-scores, rows, limit)
         return positions, scores[np.searchsorted(rows, positions)]
-
-
-def _meet(rows: np.ndarray, posting: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where two ascending arrays of row positions meet: ``(at, hit)`` with ``posting[at[i]] ==
-    rows[hit[i]]``, both ascending. The shorter array is looked up in the longer one."""
-    if not len(rows) or not len(posting):
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    if len(posting) <= len(rows):
-        where = np.searchsorted(rows, posting)
-        clipped = np.minimum(where, len(rows) - 1)
-        found = rows[clipped] == posting
-        return np.flatnonzero(found), clipped[found]
-    where = np.searchsorted(posting, rows)
-    clipped = np.minimum(where, len(posting) - 1)
-    found = posting[clipped] == rows
-    return clipped[found], np.flatnonzero(found)
-
-
-def _best(scores: np.ndarray, found: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``limit`` rows of ``found`` (ascending positions) with the highest ``scores``, best first;
-    equal scores in position order, also at the cut (the first ``k`` of a longer answer are the
-    answer for ``k``). The candidates are cut at the ``limit``-th best score by a partition, never
-    sorted whole."""
-    values = scores[found]
-    if len(found) > limit > 0:
-        cut = len(values) - limit
-        keep = values >= np.partition(values, cut)[cut]  # the best ``limit`` and their ties at the cut
-        found, values = found[keep], values[keep]
-    order = np.lexsort((found, -values))
-    if limit > 0:
-        order = order[:limit]
-    return found[order].astype(np.int64), values[order]
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:

@@ -1,0 +1,304 @@
+"""The match leg's best rows without scoring every posting: exact early termination (MaxScore).
+
+The match leg scores a row with ``max(boost * BM25)`` over its columns, and keeps the ``limit``
+best. Scoring every posting of the query's terms costs what the postings cost: a path word such as
+a language name is in a large share of the rows, so at a hundred times the corpus the match leg
+spent most of a search adding up postings that could never reach the best ``limit`` rows.
+
+Every (column, term) pair has an upper bound: ``boost * count * idf * w`` with ``w`` the largest
+term-frequency weight in its postings. A row that holds only the terms of a set ``S`` of pairs
+scores at most ``max`` over the columns of the sum of that column's bounds in ``S``. So, for an
+answer of at most :data:`PRUNED_MAX_LIMIT` rows:
+
+1. the pairs are ordered by the length of their postings, longest first; the longest are set
+   aside as long as the others still hold :data:`FILL_FACTOR` times ``limit`` postings;
+2. the rows of the other pairs that the filter admits (the candidates) get a partial score from
+   those pairs (their postings added into a reused array of every row, read at the candidates,
+   reset), which no row's score is below, and an upper bound (the partial score plus the bounds of
+   the pairs set aside); the ``limit``-th best partial score, or the ``limit``-th best exact score
+   of the ``2 * limit`` candidates with the highest bounds when that is higher, is ``theta``, a
+   lower bound of the answer's ``limit``-th best;
+3. the longest pairs whose bounds, summed per column, stay below ``theta`` cannot lift a row into
+   the answer on their own, so a row that holds only them is left out. If fewer pairs than were
+   set aside pass that test, those that fail join the candidates and step 2 runs once more
+   (``theta`` never falls, so a second pass always ends); if none passes, every row is scored;
+4. the pairs set aside are looked up for the candidates one at a time, highest bound first (a
+   binary search in the long postings, never a pass over them), each replacing its bound by the
+   candidates' own weights, and a candidate is dropped as soon as its bound falls below ``theta``;
+5. the candidates left are scored exactly and the best ``limit`` kept.
+
+The scores of step 5 are the same additions in the same order as when every row is scored (term
+by term in the query's order, then the boost, then the maximum over the columns), so the scores,
+and the ranked rows, are bit for bit those of scoring every row
+(``tests/core/test_leg_equivalence.py``); partial scores and bounds only decide which rows are
+scored, with a margin of one in a million against rounding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from docs_mcp_core.search.row_catalog import sorted_unique
+
+__all__ = ["Column", "Posting", "Scratch", "best_of", "dense_best", "meet", "pruned_best", "score_candidates"]
+
+BOUND_MARGIN = 1e-6  # relative: a bound is trusted only this far below theta
+SLOTS_MIN_ROWS = 512  # candidates found through an array of places rather than by binary search
+SLOTS_MAX_RATIO = 32  # ... in the postings at most this many times longer than the candidates
+PRUNED_MAX_LIMIT = 1000  # deeper answers have lower cuts, which leave too few postings out to pay
+FILL_FACTOR = 4  # the candidates of the first pass hold at least this many times ``limit`` postings
+
+
+@dataclass(frozen=True)
+class Posting:
+    """One query term in one column: its rows (ascending), their weights and the term's factor
+    (``count * idf``); ``bound`` is ``factor`` times the largest weight."""
+
+    rows: np.ndarray
+    weights: np.ndarray
+    factor: np.float64
+    bound: float
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column's boost and the postings of the query's terms it holds, in the query's order."""
+
+    boost: float
+    postings: list[Posting]
+
+
+def meet(rows: np.ndarray, posting: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where two ascending arrays of row positions meet: ``(at, hit)`` with ``posting[at[i]] ==
+    rows[hit[i]]``, both ascending. The shorter array is looked up in the longer one."""
+    if not len(rows) or not len(posting):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    if len(posting) <= len(rows):
+        where = np.searchsorted(rows, posting)
+        clipped = np.minimum(where, len(rows) - 1)
+        found = rows[clipped] == posting
+        return np.flatnonzero(found), clipped[found]
+    where = np.searchsorted(posting, rows)
+    clipped = np.minimum(where, len(posting) - 1)
+    found = posting[clipped] == rows
+    return clipped[found], np.flatnonzero(found)
+
+
+def best_of(found: np.ndarray, values: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``limit`` rows of ``found`` (ascending positions, scores ``values``) with the highest
+    scores, best first; equal scores in position order, also at the cut (the first ``k`` of a longer
+    answer are the answer for ``k``). The candidates are cut at the ``limit``-th best score by a
+    partition, never sorted whole; ``limit`` 0 keeps them all."""
+    if len(found) > limit > 0:
+        cut = len(values) - limit
+        keep = values >= np.partition(values, cut)[cut]  # the best ``limit`` and their ties at the cut
+        found, values = found[keep], values[keep]
+    order = np.lexsort((found, -values))
+    if limit > 0:
+        order = order[:limit]
+    return found[order].astype(np.int64), values[order]
+
+
+def score_candidates(columns: list[Column], rows: np.ndarray, scratch: Scratch | None = None) -> np.ndarray:
+    """The match score of each of the ascending ``rows``: the same additions, in the same order, as
+    scoring every row of every column and taking the maximum, so the same bits. With ``scratch``,
+    a posting not much longer than ``rows`` finds them through an array of every row's place
+    among ``rows`` (one read per posting) rather than by binary search."""
+    slots = scratch.take_slots() if scratch is not None and len(rows) >= SLOTS_MIN_ROWS else None
+    if slots is not None:
+        slots[rows] = np.arange(len(rows), dtype=np.int32)
+    best: np.ndarray | None = None
+    for column in columns:
+        scores = np.zeros(len(rows), dtype=np.float64)
+        for posting in column.postings:
+            if slots is not None and len(posting.rows) <= SLOTS_MAX_RATIO * len(rows):
+                places = slots[posting.rows]
+                at = np.flatnonzero(places >= 0)
+                hit = places[at]
+            else:
+                at, hit = meet(rows, posting.rows)
+            scores[hit] += posting.factor * posting.weights[at]
+        if column.boost != 1.0:  # x * 1.0 is x
+            scores *= column.boost
+        best = scores if best is None else np.maximum(best, scores, out=best)
+    if slots is not None and scratch is not None:
+        slots[rows] = -1
+        scratch.give_slots(slots)
+    assert best is not None
+    return best
+
+
+class Scratch:
+    """Arrays of one number per row, lent to one search at a time and given back as they were
+    lent (a search resets only the rows it touched, never the whole array): floats all zero, and
+    places all -1."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._floats: list[np.ndarray] = []
+        self._slots: list[np.ndarray] = []
+
+    def take(self) -> np.ndarray:
+        try:
+            return self._floats.pop()
+        except IndexError:
+            return np.zeros(self.size, dtype=np.float64)
+
+    def give(self, array: np.ndarray) -> None:
+        self._floats.append(array)
+
+    def take_slots(self) -> np.ndarray:
+        try:
+            return self._slots.pop()
+        except IndexError:
+            return np.full(self.size, -1, dtype=np.int32)
+
+    def give_slots(self, array: np.ndarray) -> None:
+        self._slots.append(array)
+
+
+def pruned_best(
+    columns: list[Column], mask: np.ndarray | None, limit: int, scratch: Scratch
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``limit`` best rows of ``columns``' postings that ``mask`` admits, ``(positions,
+    scores)`` as :func:`best_of` orders them; ``None`` when no posting can be left out (the caller
+    scores every row: the same answer)."""
+    pairs = sorted(
+        ((p, c) for c, column in enumerate(columns) for p in column.postings),
+        key=lambda pair: -len(pair[0].rows),
+    )  # longest first (a stable sort: equal lengths keep the query's order)
+    lengths = [len(p.rows) for p, _ in pairs]
+    rest = sum(lengths)
+    if not 0 < limit <= PRUNED_MAX_LIMIT or rest <= FILL_FACTOR * limit:
+        return None
+    # bounds[k]: the best score a row holding only terms of the k longest pairs can reach
+    per_column = [0.0] * len(columns)
+    bounds = [0.0]
+    for posting, c in pairs:
+        per_column[c] += columns[c].boost * posting.bound
+        bounds.append(max(per_column))
+    # set aside the longest pairs while the others hold at least FILL_FACTOR * limit postings
+    aside = 0
+    while aside < len(pairs) - 1 and rest - lengths[aside] >= FILL_FACTOR * limit:
+        rest -= lengths[aside]
+        aside += 1
+    theta = 0.0  # a lower bound of the answer's limit-th best score
+    while aside > 0:
+        found = _union([p.rows for p, _ in pairs[aside:]], mask)
+        partial = _partial(len(columns), pairs[aside:], found, scratch)
+        lower = _boosted_max(columns, partial)  # no more than the rows' scores
+        unseen = [0.0] * len(columns)  # per column, the bounds of the pairs set aside
+        for posting, c in pairs[:aside]:
+            unseen[c] += posting.bound
+        upper = _boosted_max(columns, [p + u for p, u in zip(partial, unseen, strict=True)])
+        theta = max(theta, _kth(lower, limit))
+        prunable = sum(1 for k in range(1, aside + 1) if bounds[k] * (1.0 + BOUND_MARGIN) < theta)
+        if prunable < aside or np.count_nonzero(upper * (1.0 + BOUND_MARGIN) >= theta) > 4 * limit:
+            # the rows' bounds are loose: the exact scores of the most promising raise theta
+            theta = max(theta, _exact_kth(columns, found, upper, limit, scratch))
+            prunable = sum(1 for k in range(1, aside + 1) if bounds[k] * (1.0 + BOUND_MARGIN) < theta)
+        if prunable < aside:
+            aside = prunable  # theta never falls: the next pass ends
+            continue
+        survivors = _survivors(columns, pairs[:aside], found, partial, unseen, theta)
+        return best_of(survivors, score_candidates(columns, survivors, scratch), limit)
+    return None
+
+
+def _survivors(
+    columns: list[Column],
+    aside: list[tuple[Posting, int]],
+    rows: np.ndarray,
+    partial: list[np.ndarray],
+    unseen: list[float],
+    theta: float,
+) -> np.ndarray:
+    """The ``rows`` whose score can reach ``theta``: the pairs set aside are looked up one at a
+    time, highest bound first, each replacing its bound by the rows' own term weight, and the rows
+    whose bound falls below ``theta`` are dropped as soon as it does."""
+    for posting, c in sorted(aside, key=lambda pair: -columns[pair[1]].boost * pair[0].bound):
+        upper = _boosted_max(columns, [p + u for p, u in zip(partial, unseen, strict=True)])
+        keep = upper * (1.0 + BOUND_MARGIN) >= theta
+        rows, partial = rows[keep], [p[keep] for p in partial]
+        at, hit = meet(rows, posting.rows)
+        partial[c][hit] += posting.factor * posting.weights[at]
+        unseen[c] -= posting.bound
+    upper = _boosted_max(columns, [p + max(u, 0.0) for p, u in zip(partial, unseen, strict=True)])
+    return rows[upper * (1.0 + BOUND_MARGIN) >= theta]
+
+
+def _kth(values: np.ndarray, limit: int) -> float:
+    """The ``limit``-th largest of ``values`` (0 when there are fewer)."""
+    cut = len(values) - limit
+    return float(np.partition(values, cut)[cut]) if cut >= 0 else 0.0
+
+
+def _exact_kth(
+    columns: list[Column], rows: np.ndarray, upper: np.ndarray, limit: int, scratch: Scratch
+) -> float:
+    """The ``limit``-th best score among the ``2 * limit`` of ``rows`` with the highest ``upper``
+    bounds, scored exactly (a lower bound of the answer's ``limit``-th best)."""
+    if len(rows) > 2 * limit:
+        rows = np.sort(rows[np.argpartition(-upper, 2 * limit)[: 2 * limit]])
+    return _kth(score_candidates(columns, rows, scratch), limit)
+
+
+def _partial(
+    count: int, pairs: list[tuple[Posting, int]], rows: np.ndarray, scratch: Scratch
+) -> list[np.ndarray]:
+    """Each column's sum over ``pairs`` for the ascending ``rows`` (their postings added into an
+    array of every row, read at ``rows``, then reset): no more than the column's score, whatever
+    the order of the additions, but for a rounding the bound margin covers."""
+    partial = [np.zeros(len(rows), dtype=np.float64) for _ in range(count)]
+    array = scratch.take()
+    for c in range(count):
+        mine = [p for p, column in pairs if column == c]
+        if not mine:
+            continue
+        for posting in mine:
+            array[posting.rows] += posting.factor * posting.weights
+        partial[c] = array[rows]
+        for posting in mine:
+            array[posting.rows] = 0.0
+    scratch.give(array)
+    return partial
+
+
+def _boosted_max(columns: list[Column], sums: list[np.ndarray]) -> np.ndarray:
+    """``max(boost * sum)`` over the columns."""
+    best = sums[0] * columns[0].boost
+    for column, values in zip(columns[1:], sums[1:], strict=True):
+        np.maximum(best, values * column.boost, out=best)
+    return best
+
+
+def _union(parts: list[np.ndarray], mask: np.ndarray | None) -> np.ndarray:
+    """The ascending distinct rows of ``parts`` (each ascending) that ``mask`` admits."""
+    rows = parts[0] if len(parts) == 1 else sorted_unique(np.concatenate(parts))
+    if mask is not None:
+        rows = rows[mask[rows]]
+    return rows
+
+
+def dense_best(
+    columns: list[Column], size: int, mask: np.ndarray | None, limit: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pruned_best` by scoring every row of every column: each term's postings added into
+    an array of every row, the boosted maximum over the columns, the rows with a score (then
+    the filter: it costs what the rows found cost, not the corpus)."""
+    best: np.ndarray | None = None
+    for column in columns:
+        scores = np.zeros(size, dtype=np.float64)
+        for posting in column.postings:
+            scores[posting.rows] += posting.factor * posting.weights
+        if column.boost != 1.0:
+            scores *= column.boost
+        best = scores if best is None else np.maximum(best, scores, out=best)
+    assert best is not None
+    found = np.flatnonzero(best > 0.0)  # (a boolean array's nonzero entries are found 7x faster)
+    if mask is not None:
+        found = found[mask[found]]
+    return best_of(found, best[found], limit)
