@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from docs_mcp_core.search import match_pruning
 from docs_mcp_core.search.lexical_index import LexicalIndex
 from docs_mcp_core.search.match_pruning import Scratch, pruned_best
 from docs_mcp_core.search.spelling_leg import HEADING_BONUS, SpellingIndex
@@ -82,7 +83,13 @@ def _plain_match(
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_match_leg_equals_scoring_filtering_and_sorting_every_row(seed: int) -> None:
+@pytest.mark.parametrize("pruned_from", [match_pruning.PRUNED_MIN_ROWS, 0])
+def test_match_leg_equals_scoring_filtering_and_sorting_every_row(
+    seed: int, pruned_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Also with early termination and the sparse scoring of every row on from the first row
+    (they run past :data:`~docs_mcp_core.search.match_pruning.PRUNED_MIN_ROWS` rows)."""
+    monkeypatch.setattr(match_pruning, "PRUNED_MIN_ROWS", pruned_from)
     index, rng = _corpus(seed)
     for _ in range(25):
         terms = _query(rng)
@@ -96,6 +103,12 @@ def test_match_leg_equals_scoring_filtering_and_sorting_every_row(seed: int) -> 
         expected = _plain_match(index, terms, boosts, mask, limit)
         assert (positions.tolist(), scores.tolist()) == expected, (terms, boosts, limit)
         assert positions.dtype == np.int64 and scores.dtype == np.float64
+        columns = index.match_columns(terms, boosts)
+        if columns:
+            scratch = Scratch(index.size)
+            found = match_pruning.every_best(columns, index.size, mask, limit, scratch)
+            assert (found[0].tolist(), found[1].tolist()) == expected, (terms, boosts, limit)
+            assert not scratch.take().any()  # the array lent comes back all zeros
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -209,7 +222,8 @@ def _skewed_query(rng: random.Random) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_early_termination_answers_as_scoring_every_row(seed: int) -> None:
+def test_early_termination_answers_as_scoring_every_row(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(match_pruning, "PRUNED_MIN_ROWS", 0)  # these corpora are small
     index, rng = _skewed_corpus(seed)
     pruned = 0
     for _ in range(30):
@@ -224,7 +238,7 @@ def test_early_termination_answers_as_scoring_every_row(seed: int) -> None:
         positions, scores = index.search_terms(terms, boosts, mask=mask, limit=limit)
         assert (positions.tolist(), scores.tolist()) == expected, (terms, boosts, limit)
         scratch = Scratch(index.size)
-        found = pruned_best(index.match_columns(terms, boosts), mask, limit, scratch)
+        found = pruned_best(index.match_columns(terms, boosts), index.size, mask, limit, scratch)
         if found is not None:
             pruned += 1
             assert (found[0].tolist(), found[1].tolist()) == expected, (terms, boosts, limit)
@@ -233,17 +247,20 @@ def test_early_termination_answers_as_scoring_every_row(seed: int) -> None:
     assert pruned >= 10  # the bounds left postings out for most of these queries
 
 
-def test_early_termination_leaves_out_the_longest_postings() -> None:
+def test_early_termination_leaves_out_the_longest_postings(monkeypatch: pytest.MonkeyPatch) -> None:
     """A word in every row, with a rare word whose rows outscore any row holding only the common
-    one: the answer comes without scoring the common word's rows, and equals scoring them all."""
+    one: the answer comes without scoring the common word's rows, and equals scoring them all
+    (below ``PRUNED_MIN_ROWS`` rows every row is scored instead)."""
     body = ["alpha beta"] * 20 + ["alpha"] * 2000 + ["alpha alpha alpha"] * 500
     index = LexicalIndex.build({"body": pa.array(body)})
     columns = index.match_columns(["alpha", "beta"], {"body": 1.0})
-    found = pruned_best(columns, None, 5, Scratch(index.size))
+    assert pruned_best(columns, index.size, None, 5, Scratch(index.size)) is None
+    monkeypatch.setattr(match_pruning, "PRUNED_MIN_ROWS", index.size)
+    found = pruned_best(columns, index.size, None, 5, Scratch(index.size))
     assert found is not None
     assert found[0].tolist() == [0, 1, 2, 3, 4]
     assert found[1].tolist() == _plain_match(index, ["alpha", "beta"], {"body": 1.0}, None, 5)[1]
     # past the rare word's twenty rows the common word decides: every row is scored instead
-    assert pruned_best(columns, None, 100, Scratch(index.size)) is None
+    assert pruned_best(columns, index.size, None, 100, Scratch(index.size)) is None
     positions, _ = index.search_terms(["alpha", "beta"], {"body": 1.0}, limit=100)
     assert positions.tolist() == _plain_match(index, ["alpha", "beta"], {"body": 1.0}, None, 100)[0]

@@ -47,7 +47,7 @@ from docs_mcp_core.search.analyzer import (
     pc,
     split_words,
 )
-from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, dense_best, meet, pruned_best
+from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, every_best, meet, pruned_best
 from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
 
 K1 = 1.2
@@ -388,8 +388,8 @@ class LexicalIndex:
         if not columns:
             return _EMPTY
         # the best rows without scoring every posting when the bounds allow it, else every row
-        best = pruned_best(columns, mask, limit, self._scratch)
-        return best if best is not None else dense_best(columns, self.size, mask, limit)
+        best = pruned_best(columns, self.size, mask, limit, self._scratch)
+        return best if best is not None else every_best(columns, self.size, mask, limit, self._scratch)
 
     def match_columns(self, query_terms: Sequence[str], boosts: Mapping[str, float]) -> list[Column]:
         """The postings :meth:`search_terms` scores: per column with a positive boost that holds
