@@ -8,6 +8,10 @@
 - **The JSON-RPC screen.** The body of ``POST /mcp`` goes through :func:`docs_mcp_server.jsonrpc.screen`,
   the check the stdio transport uses, so a malformed message gets the same answer over both:
   ``-32700``/``-32600`` with the request's id when it can be read, as one line of JSON (status 400).
+- **One request per id on a session.** A request whose id is that of a request still in flight on
+  the same session is refused with ``-32600`` (status 400): the SDK routes each answer by its id
+  (as a string), so the earlier request would never get its answer and would hold its connection
+  and its session open for good.
 - **No session for a refused opening.** A request without ``mcp-session-id`` that is refused (any
   status from 400) established no session, so its answer carries no session id.
 """
@@ -88,16 +92,19 @@ def _json_body(scope: Scope) -> bool:
     return False
 
 
-async def screen_body(scope: Scope, receive: Receive, limit: int) -> tuple[Receive, jsonrpc.Rejection | None]:
+async def screen_body(
+    scope: Scope, receive: Receive, limit: int
+) -> tuple[Receive, Any, jsonrpc.Rejection | None]:
     """Read a ``POST /mcp`` body (at most ``limit`` bytes) and screen it as stdio screens a line.
 
-    Returns a ``receive`` that replays what was read (for the SDK) and the rejection of a body
-    that is not an acceptable message. Bodies the SDK refuses anyway (not JSON by content type,
-    larger than ``limit``) are passed on unread or unscreened.
+    Returns a ``receive`` that replays what was read (for the SDK), the message as the SDK parsed
+    it (None when the body was not screened or was rejected) and the rejection of a body that is
+    not an acceptable message. Bodies the SDK refuses anyway (not JSON by content type, larger
+    than ``limit``) are passed on unread or unscreened.
     """
     declared = _declared_length(scope)
     if not _json_body(scope) or (declared is not None and declared > limit):
-        return receive, None
+        return receive, None, None
     chunks: list[bytes] = []
     size = 0
     more = True
@@ -120,11 +127,38 @@ async def screen_body(scope: Scope, receive: Receive, limit: int) -> tuple[Recei
         return replayed.popleft() if replayed else await receive()
 
     if more or trailing is not None:
-        return replay, None  # too large (the SDK answers 413) or the client went away
-    _, rejection = jsonrpc.screen(body)
+        return replay, None, None  # too large (the SDK answers 413) or the client went away
+    message, rejection = jsonrpc.screen(body)
     if rejection is not None:
         rejection.log(body)
-    return replay, rejection
+    return replay, message, rejection
+
+
+class InFlightIds:
+    """The ids of the requests in flight on each session, so that no id is in flight twice."""
+
+    def __init__(self) -> None:
+        self._held: set[tuple[bytes, str]] = set()
+
+    def claim(self, scope: Scope, message: Any) -> tuple[tuple[bytes, str] | None, jsonrpc.Rejection | None]:
+        """Hold the id of ``message`` (a request sent on a session) until :meth:`release`: its key,
+        or the rejection of a request whose id is held already. ``(None, None)`` for a message
+        without a session id, a notification or a response."""
+        session = next((value for key, value in scope.get("headers", []) if key == SESSION_HEADER), None)
+        request_id = getattr(message, "id", None)
+        if session is None or getattr(message, "method", None) is None or request_id is None:
+            return None, None
+        key = (session, str(request_id))  # the SDK's own key for the answer's stream
+        if key in self._held:
+            rejection = jsonrpc.duplicate_id(request_id)
+            rejection.log(json.dumps({"id": request_id, "method": message.method}))
+            return None, rejection
+        self._held.add(key)
+        return key, None
+
+    def release(self, key: tuple[bytes, str] | None) -> None:
+        if key is not None:
+            self._held.discard(key)
 
 
 def rejection_response(rejection: jsonrpc.Rejection) -> tuple[int, list[tuple[bytes, bytes]], bytes]:

@@ -102,6 +102,7 @@ class DocsHttpMiddleware:
         self.playground = playground
         self.header_value = header_value(app.build_info)
         self.drain = Drain()
+        self.in_flight_ids = http_checks.InFlightIds()
         # wrong credentials on /mcp count against the same per-address budget as the login form
         self.throttle = playground.throttle if playground is not None else LoginThrottle()
 
@@ -181,13 +182,19 @@ class DocsHttpMiddleware:
                 await self.inner(scope, receive, send)
                 return
             self.drain.begin()
+            held = None
             try:
-                receive, rejection = await http_checks.screen_body(scope, receive, self.max_body_bytes)
+                receive, message, rejection = await http_checks.screen_body(
+                    scope, receive, self.max_body_bytes
+                )
+                if rejection is None and not self.stateless:
+                    held, rejection = self.in_flight_ids.claim(scope, message)
                 if rejection is not None:
                     await self._respond(send, *http_checks.rejection_response(rejection))
                     return
                 await self.inner(scope, receive, send)
             finally:
+                self.in_flight_ids.release(held)
                 self.drain.end()
         elif self.playground is not None and path == HIGHLIGHT_PATH:
             if await self._admit_mcp(scope, send):  # the page's API needs what /mcp needs

@@ -185,6 +185,15 @@ def top_level_id(text: str) -> Any:
     return None
 
 
+def duplicate_id(request_id: Any) -> Rejection:
+    """The rejection of a request whose id is that of a request still in flight on its session."""
+    return _invalid(
+        request_id,
+        f"the id {json.dumps(request_id)} is already used by a request in flight on this session;"
+        " give each request an id of its own",
+    )
+
+
 def too_long(request_id: Any, reason: str) -> Rejection:
     """The rejection of a message longer than the transport accepts (``request_id`` read from its start)."""
     return _invalid(request_id if is_request_id(request_id) else None, reason)
