@@ -273,7 +273,8 @@ def test_build_killed_midway_leaves_the_old_index_working(
     done = run_docs_mcp("build", "--docs-dir", docs, "--out", old_index)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in old_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
-    assert _search_ids(old_index, OLD_QUERY) == []
+    # the old section is gone ("lighthouse" may still find the harbor by meaning)
+    assert OLD_HIT not in _search_ids(old_index, OLD_QUERY)
     assert _search_ids(old_index, "harbor") == ["beta.md#beta/harbor"]
 
 

@@ -40,7 +40,7 @@ def test_search_prints_hits_as_a_child_process(cli_index: Path) -> None:
     assert done.returncode == 0, done.stderr
     ids = re.findall(r"^\s*\d+\. (\S+)$", done.stdout, re.M)
     assert len(ids) == 10
-    assert "sdks/python/README.md#tidewater/retries" in ids[:2]
+    assert "sdks/python/README.md#tidewater/retries" in ids[:3]
     assert not [i for i in ids if i.startswith(("sdks/go/", "sdks/typescript/"))]
     assert "more: --cursor " in done.stdout
     assert "score " in done.stdout and "language=python" in done.stdout

@@ -32,11 +32,13 @@ OutOption = Annotated[
     ),
 ]
 ProviderOption = Annotated[
-    Literal["none", "local", "hash", "openai"],
+    Literal["headings", "none", "local", "hash", "openai"],
     typer.Option(
         "--embedding-provider",
-        help="none (lexical only), local (bundled MiniLM model, offline, no API key), "
-        "hash (deterministic, for tests) or openai.",
+        help="headings (default: lexical, plus each section's page and heading names embedded with "
+        "the bundled MiniLM model, offline), none (lexical only, as the original's index), local "
+        "(headings, plus every chunk embedded with the bundled model), hash (deterministic, for "
+        "tests) or openai (every chunk embedded by the API; no heading vectors).",
     ),
 ]
 StorageOption = Annotated[list[str] | None, storage_option_option()]
@@ -117,7 +119,7 @@ def build(
     docs_dir: DocsDirOption,
     out: OutOption,
     description: DescriptionOption = "Documentation corpus",
-    embedding_provider: ProviderOption = "none",
+    embedding_provider: ProviderOption = "headings",
     embedding_model: ModelOption = None,
     embedding_dimensions: DimensionsOption = None,
     embedding_api_key: ApiKeyOption = None,
@@ -142,7 +144,7 @@ def build(
 
     out_location, storage_options = location(out, storage_option, "--out")
     embedding = EmbeddingOptions(
-        provider=embedding_provider,
+        provider="none" if embedding_provider == "headings" else embedding_provider,
         model=embedding_model,
         dimensions=embedding_dimensions,
         api_key=embedding_api_key,
@@ -160,6 +162,7 @@ def build(
         embedding=embedding,
         tools=tools,
         rebuild_cache=rebuild_cache,
+        heading_vectors=embedding_provider in ("headings", "local"),
         workers=workers,
         storage_options=storage_options,
         follow_external_symlinks=follow_external_symlinks,

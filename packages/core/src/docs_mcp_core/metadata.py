@@ -124,6 +124,8 @@ class IndexMetadata(BaseModel):
     taxonomy: dict[str, TaxonomyField] = {}
     stats: CorpusStats
     embedding: EmbeddingInfo | None = None
+    # ours: the model that embedded each section's heading path (search/heading_leg.py), or None
+    heading_vectors: EmbeddingInfo | None = None
     prompts: list[PromptDefinition] | None = None
     tool_descriptions: ToolDescriptions | None = None
     mcpServerInstructions: str | None = None  # the key as written in metadata.json
@@ -376,14 +378,14 @@ def _stats(raw: Any) -> CorpusStats:
     )
 
 
-def _embedding(raw: Any) -> EmbeddingInfo | None:
+def _embedding(raw: Any, key: str = "embedding") -> EmbeddingInfo | None:
     if raw is None:
         return None
-    entry = _mapping(raw, "embedding")
+    entry = _mapping(raw, key)
     return EmbeddingInfo(
-        provider=_text(entry.get("provider"), "embedding.provider"),
-        model=_text(entry.get("model"), "embedding.model"),
-        dimensions=_integer(entry.get("dimensions"), "embedding.dimensions", 1),
+        provider=_text(entry.get("provider"), f"{key}.provider"),
+        model=_text(entry.get("model"), f"{key}.model"),
+        dimensions=_integer(entry.get("dimensions"), f"{key}.dimensions", 1),
     )
 
 
@@ -490,6 +492,7 @@ def normalize_metadata(raw: Any) -> IndexMetadata:
             taxonomy=_taxonomy(doc.get("taxonomy")),
             stats=_stats(doc.get("stats")),
             embedding=_embedding(doc.get("embedding")),
+            heading_vectors=_embedding(doc.get("heading_vectors"), "heading_vectors"),
             prompts=_prompts(doc.get("prompts")),
             tool_descriptions=_tool_descriptions(doc.get("tool_descriptions")),
             mcpServerInstructions=_instructions(doc),
@@ -642,6 +645,8 @@ def metadata_to_dict(meta: IndexMetadata, *, validate: bool = True) -> dict[str,
             out["tool_descriptions"] = tools
     if meta.mcpServerInstructions is not None:
         out["mcpServerInstructions"] = meta.mcpServerInstructions
+    if meta.heading_vectors is not None:
+        out["heading_vectors"] = meta.heading_vectors.model_dump()
     if meta.auto_include != ORIGINAL_AUTO_INCLUDE:  # written only when a manifest changed it
         out["auto_include"] = meta.auto_include.model_dump() if meta.auto_include else False
     out["files"] = {path: dict(entry) for path, entry in meta.files.items()}

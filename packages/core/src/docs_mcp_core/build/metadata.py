@@ -19,6 +19,7 @@ from docs_mcp_core.build.options import BuildOptions
 from docs_mcp_core.corpus import ManifestEntry, ManifestResolver
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.embedding import EmbeddingProvider
+from docs_mcp_core.embedding.local import resolve_local_model
 from docs_mcp_core.index.table import LANCEDB_DIRNAME, TABLE_NAME
 from docs_mcp_core.manifest import AutoIncludeConfig
 from docs_mcp_core.prompts import PromptDefinition
@@ -87,6 +88,9 @@ def metadata_document(
             else None
         ),
     }
+    if options.heading_vectors:
+        model = resolve_local_model(None)
+        meta["heading_vectors"] = {"provider": "local", "model": model.name, "dimensions": model.dimensions}
     if prompts:
         meta["prompts"] = [p.model_dump(exclude_none=True) for p in prompts]
     if tool_descriptions:

@@ -50,6 +50,9 @@ class BuildOptions:
     embedding: EmbeddingOptions = field(default_factory=EmbeddingOptions)
     tools: ToolTexts = field(default_factory=ToolTexts)
     rebuild_cache: bool = False  # ignore the previous build's chunks and the embedding cache
+    heading_vectors: bool = (
+        False  # embed each section's heading path with the local model (search/heading_leg.py)
+    )
     workers: int | None = None  # chunking processes
     indexed_at: str | None = None  # fixed timestamp, for reproducible builds in tests
     storage_options: dict[str, str] | None = None  # object-store settings over the AWS_* variables

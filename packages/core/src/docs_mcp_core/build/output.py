@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.build.options import BuildOptions, BuildReporter
 from docs_mcp_core.build.verify import verify_table
@@ -48,6 +48,9 @@ from docs_mcp_core.index.lock import LOCK_FILENAME, BuildLock, acquire_build_loc
 from docs_mcp_core.index.table import LANCEDB_DIRNAME, TABLE_NAME, directory_size, write_table
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata
 from docs_mcp_core.ordering import sort_key
+
+if TYPE_CHECKING:
+    from docs_mcp_core.search.heading_leg import HeadingVocabulary
 
 __all__ = [
     "CHUNKS_FILENAME",
@@ -262,16 +265,19 @@ class Output:
         else:
             verify_table(self.storage.uri(self.index_path), rows, storage_options=self.storage.lance_options)
 
-    def write_derived(self, metadata: IndexMetadata, rep: BuildReporter) -> None:
+    def write_derived(
+        self, metadata: IndexMetadata, rep: BuildReporter, headings: HeadingVocabulary | None = None
+    ) -> None:
         """Derive what a server derives from the table at start and write it beside the table, so
-        it is swapped in or published with it (:mod:`docs_mcp_core.index.derived_files`)."""
+        it is swapped in or published with it (:mod:`docs_mcp_core.index.derived_files`), with the
+        heading-path vectors of the embedded ``headings`` texts."""
         from docs_mcp_core.search.derived import write_derived_files  # the search engine's own parts
 
         rep.step("index: deriving what the server opens")
         if self.storage is None:
             assert self.out_dir is not None
             folder = self.out_dir / f"{LANCEDB_DIRNAME}.tmp"
-            write_derived_files(str(folder), folder, metadata)
+            write_derived_files(str(folder), folder, metadata, headings=headings)
             return
         assert self._work is not None
         storage = self.storage
@@ -285,7 +291,12 @@ class Output:
         folder = self._work / "derived"
         folder.mkdir()
         written = write_derived_files(
-            storage.uri(self.index_path), folder, metadata, storage.lance_options, manifests=manifests
+            storage.uri(self.index_path),
+            folder,
+            metadata,
+            storage.lance_options,
+            manifests=manifests,
+            headings=headings,
         )
         for path in written:
             storage.upload(path, f"{self.index_path}/{path.name}")

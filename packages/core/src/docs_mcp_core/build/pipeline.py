@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from docs_mcp_core.build.embedding_step import BatchEmbedder, create_build_provider
+from docs_mcp_core.build.heading_step import HeadingStep
 from docs_mcp_core.build.metadata import governing_manifests, metadata_document
 from docs_mcp_core.build.options import BuildOptions, BuildReporter, BuildSummary, SilentReporter
 from docs_mcp_core.build.output import CHUNKS_FILENAME, SPILL_FILENAME, Output
@@ -39,6 +40,7 @@ from docs_mcp_core.index.table import LANCEDB_DIRNAME, CachedChunks, chunks_to_a
 from docs_mcp_core.metadata import IndexMetadata, metadata_to_json, normalize_metadata
 from docs_mcp_core.prompts import load_prompt_templates
 from docs_mcp_core.ranking import generic_headings
+from docs_mcp_core.search.heading_leg import HeadingTexts
 from docs_mcp_core.validation import CorpusScan, ValidationReport
 
 __all__ = ["build_index"]
@@ -97,9 +99,12 @@ class _Build:
             work = output.open_work()
             spill = ChunkSpill(work / SPILL_FILENAME)
             chunks_json = ChunksJsonWriter(work / f"{CHUNKS_FILENAME}.tmp")
+            headings = HeadingStep() if options.heading_vectors else None
             try:
-                report, stream = self._chunk(spill, chunks_json)
+                report, stream = self._chunk(spill, chunks_json, headings)
                 metadata = self._metadata(report, stream, provider)
+                if headings is not None:
+                    headings.start(self.rep)
                 embedder = None
                 if provider is not None:
                     embedder = BatchEmbedder(
@@ -111,12 +116,15 @@ class _Build:
                         preflight=preflight_pending,
                     )
                 hits, misses = self._write_table(spill, stream, report.results, metadata, provider, embedder)
+                vocabulary = headings.vocabulary(self.rep) if headings is not None else None
             finally:
                 spill.discard()
+                if headings is not None:
+                    headings.close()
             # 5. Check the new table, write beside it what a server derives from it at start, then
             # publish: swap the folder's files in, or upload chunks.json and then metadata.json.
             output.verify(stream.chunks, self.rep)
-            output.write_derived(metadata, self.rep)
+            output.write_derived(metadata, self.rep, vocabulary)
             index_bytes = output.publish(metadata_to_json(metadata), self.rep)
         except BaseException as exc:
             output.abort()
@@ -139,7 +147,7 @@ class _Build:
         )
 
     def _chunk(
-        self, spill: ChunkSpill, chunks_json: ChunksJsonWriter
+        self, spill: ChunkSpill, chunks_json: ChunksJsonWriter, headings: HeadingStep | None
     ) -> tuple[ValidationReport, _StreamStats]:
         """2. Validate and chunk in one pass (the same checks as ``docs-mcp validate``), reusing the
         previous index's chunks for files that did not change; refuse a corpus with errors. Chunks
@@ -151,7 +159,7 @@ class _Build:
         )
         cached = previous.files
         old_titles = previous_titles(out_dir) if cached and out_dir is not None else {}
-        stream = _StreamStats(cached)
+        stream = _StreamStats(cached, headings.texts if headings is not None else None)
 
         self.rep.step("validating and chunking the corpus")
         unchanged = _reused_files(corpus, cached, old_titles)
@@ -275,8 +283,9 @@ def _reused_files(
 class _StreamStats:
     """What the build needs to remember of the chunks streaming past: counts, headings, metadata values."""
 
-    def __init__(self, cached: dict[str, tuple[str, list[Chunk]]]) -> None:
+    def __init__(self, cached: dict[str, tuple[str, list[Chunk]]], headings: HeadingTexts | None) -> None:
         self._cached = cached
+        self._headings = headings
         self.chunks = 0
         self.cached_files = 0
         self.headings: list[str] = []
@@ -292,6 +301,8 @@ class _StreamStats:
         self.chunks += len(result.chunks)
         for chunk in result.chunks:
             self.headings.append(chunk.heading)
+            if self._headings is not None:
+                self._headings.add(chunk.filepath, chunk.breadcrumb)
             for key, value in chunk.metadata.items():
                 self.values.setdefault(key, set()).add(value)
         return reused

@@ -124,6 +124,8 @@ def _open_remote(uri: str, storage_options: Mapping[str, str] | None) -> OpenedI
     except OSError as exc:
         raise IndexNotFoundError(f"cannot read '{where}': {exc}") from None
     metadata = parse_metadata_bytes(data, where)
+    if metadata.heading_vectors is not None:
+        return _open_copy(uri, storage)
     table_name = metadata.index.table or TABLE_NAME
     db_uri = storage.uri(metadata.index.path)
     lancedb = import_lancedb()
@@ -139,3 +141,21 @@ def _open_remote(uri: str, storage_options: Mapping[str, str] | None) -> OpenedI
 
 
 __all__ = ["LazyTable", "OpenedIndex", "open_index"]
+
+
+def _open_copy(uri: str, storage: Any) -> OpenedIndex:
+    """A local copy of the published generation, opened like a folder (removed at exit): the
+    heading-path vectors are only in the derived files beside the table, which a search reads
+    from a folder, as the server reads its copy (:mod:`docs_mcp_core.index.replica`)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from docs_mcp_core.index.replica import fetch_generation
+
+    cache = Path(tempfile.mkdtemp(prefix="docs-mcp-index-"))
+    atexit.register(shutil.rmtree, str(cache), True)
+    fetched = fetch_generation(storage, cache)
+    assert fetched is not None  # no known version tag: always fetched
+    local = open_index(fetched.folder)
+    return OpenedIndex(describe(uri), local.metadata, local.metadata_bytes, local.table, local.table_folder)

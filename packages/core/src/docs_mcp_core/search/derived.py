@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from docs_mcp_core.index.derived_files import (
     DerivedFiles,
     Part,
@@ -35,10 +37,11 @@ from docs_mcp_core.index.table import (
 )
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.search.content_store import ContentStore
+from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
 from docs_mcp_core.search.intent import IntentIndex, load_intent
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, LexicalIndex, Scoring
 from docs_mcp_core.search.retrieval import lexical_index_usable, load_lexical_index
-from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.row_catalog import RowCatalog, scan_in_row_order
 from docs_mcp_core.search.rows import RowReader, display_columns
 from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
 from docs_mcp_core.search.vector_matrix import VectorMatrix
@@ -83,6 +86,7 @@ class EngineParts:
     ann_index: str | None
     source: str  # "derived files" or "table"
     intent: IntentIndex | None = None  # the default ranking's intent attributes (None: derived on use)
+    headings: HeadingVectors | None = None  # heading-path vectors (None: the index has none)
 
 
 def default_match_boosts() -> dict[str, float]:
@@ -181,8 +185,12 @@ def from_files(
     ann_index = parts["table"].meta.get("ann_index")
     stored = parts.get("intent")
     intent = IntentIndex.from_part(stored) if wanted.default and stored is not None else None
+    headings = None
+    stored, wanted_model = parts.get("headings"), metadata.heading_vectors
+    if wanted.default and stored is not None and wanted_model is not None:
+        headings = HeadingVectors.from_part(stored, wanted_model.model)
     return EngineParts(
-        columns, catalog, content, lexical, spelling, vectors, ann_index, "derived files", intent
+        columns, catalog, content, lexical, spelling, vectors, ann_index, "derived files", intent, headings
     )
 
 
@@ -212,7 +220,14 @@ def assemble(
         files, why = None, "incomplete"
     if files is not None:
         columns = frozenset(files.parts["table"].meta["columns"])
-        return from_files(files, table, metadata, wanted(columns), budgets)
+        chosen = wanted(columns)
+        parts = from_files(files, table, metadata, chosen, budgets)
+        if chosen.default and metadata.heading_vectors is not None and parts.headings is None:
+            on_note(
+                "the derived files of this index hold no usable heading-path vectors: searching "
+                "without them; rebuild it with docs-mcp build to search with them"
+            )
+        return parts
     if table_folder is not None:
         if why == "missing":
             on_note(
@@ -228,8 +243,21 @@ def assemble(
     return derive_from_table(table, metadata, wanted(columns), budgets, columns)
 
 
-def derive_all(table: Any, metadata: IndexMetadata, budgets: Budgets) -> dict[str, Part]:
-    """The parts a build writes: those the default ranking's engine derives at open."""
+def heading_vectors_of(table: Any, catalog: RowCatalog, vocabulary: HeadingVocabulary) -> HeadingVectors:
+    """Every row's heading-path vector from the build's embedded texts, in catalog order."""
+    data = scan_in_row_order(table, ["filepath", "breadcrumb"])
+    filepaths = data.column("filepath").to_pylist()
+    breadcrumbs = data.column("breadcrumb").to_pylist()
+    if not np.array_equal(data.column("_rowid").to_numpy().astype(np.uint64), catalog.row_ids):
+        raise ValueError("the table's rows changed while its derived files were written")
+    return HeadingVectors.assemble(vocabulary, filepaths, breadcrumbs)
+
+
+def derive_all(
+    table: Any, metadata: IndexMetadata, budgets: Budgets, headings: HeadingVocabulary | None = None
+) -> dict[str, Part]:
+    """The parts a build writes: those the default ranking's engine derives at open, and the
+    heading-path vectors of the build's embedded ``headings`` texts."""
     columns = frozenset(table.schema.names)
     wanted = Wanted(
         True,
@@ -265,6 +293,8 @@ def derive_all(table: Any, metadata: IndexMetadata, budgets: Budgets) -> dict[st
     intent = _intent_of(table, parts.catalog, metadata, columns)
     if intent is not None:
         out["intent"] = intent.to_part()
+    if headings is not None:
+        out["headings"] = heading_vectors_of(table, parts.catalog, headings).to_part()
     return out
 
 
@@ -292,17 +322,19 @@ def write_derived_files(
     storage_options: Mapping[str, str] | None = None,
     *,
     manifests: Mapping[str, bytes] | None = None,
+    headings: HeadingVocabulary | None = None,
 ) -> list[Path]:
     """Derive the engine's parts from the table at ``table_uri`` and write them into ``folder``
     (the table's own folder, or a scratch folder with the table's version ``manifests`` when the
-    table is in an object store); returns the files written."""
+    table is in an object store), with the heading-path vectors of ``headings``; returns the files
+    written."""
     from docs_mcp_core.index.lancedb_import import import_lancedb
 
     table_name = metadata.index.table or "chunks"
     db = import_lancedb().connect(
         table_uri, read_consistency_interval=None, storage_options=dict(storage_options or {})
     )
-    parts = derive_all(db.open_table(table_name), metadata, _build_budgets())
+    parts = derive_all(db.open_table(table_name), metadata, _build_budgets(), headings)
     return write_derived(folder, table_name, parts, int(parts["table"].meta["rows"]), manifests=manifests)
 
 

@@ -62,6 +62,7 @@ from docs_mcp_core.search.derived import Budgets, Wanted, assemble
 from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
+from docs_mcp_core.search.heading_leg import HeadingLeg, HeadingVectors
 from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
 from docs_mcp_core.search.intent import IntentIndex
 from docs_mcp_core.search.legs import Leg
@@ -132,7 +133,29 @@ class SearchEngine:
                 cooldown_seconds=options.vector_cooldown_seconds,
                 on_warning=on_warning,
             )
-        self._retrieval = self._open_retrieval(table, match_boosts, parts.lexical, parts.spelling, vector)
+        heading = self._open_heading_leg(parts.headings, query_embedder, on_warning)
+        self._retrieval = self._open_retrieval(
+            table, match_boosts, parts.lexical, parts.spelling, vector, heading
+        )
+
+    def _open_heading_leg(
+        self,
+        vectors: HeadingVectors | None,
+        query_embedder: EmbeddingProvider | None,
+        on_warning: Callable[[str], None],
+    ) -> HeadingLeg | None:
+        """The heading-path leg (default ranking, indexes with heading vectors), its model loading
+        in the background from now on; the index's own local provider embeds for it when it has one."""
+        if vectors is None or not self._default:
+            return None
+        from docs_mcp_core.embedding.local import LocalEmbeddingProvider
+
+        embedder = query_embedder
+        if not (isinstance(embedder, LocalEmbeddingProvider) and embedder.model == vectors.model):
+            embedder = LocalEmbeddingProvider(vectors.model)
+        leg = HeadingLeg(vectors, embedder, on_warning)
+        leg.preload()
+        return leg
 
     def _open_retrieval(
         self,
@@ -141,6 +164,7 @@ class SearchEngine:
         lexical: LexicalIndex | None,
         spelling: SpellingIndex | None,
         vector: VectorLeg | None,
+        heading: HeadingLeg | None,
     ) -> Retrieval:
         return Retrieval(
             table=table,
@@ -155,6 +179,7 @@ class SearchEngine:
             if lexical is not None and self._default
             else None,
             auto_include=self.metadata.auto_include,
+            heading=heading,
         )
 
     def _open_ranker(self, intent: IntentIndex | None) -> Ranker:
@@ -260,6 +285,8 @@ class SearchEngine:
     def close(self) -> None:
         if self._retrieval.vector is not None:
             self._retrieval.vector.close()
+        if self._retrieval.heading is not None:
+            self._retrieval.heading.close()
 
     def warm(self) -> None:
         """Load the full-text indexes' term dictionaries with one cheap query per column and derive

@@ -107,6 +107,7 @@ class RankingWeights:
     vector: float = 0.5
     cue: float = 0.5
     spelling: float = 0.6
+    heading_path: float = 0.5
     topic: float = 1.0
     verb: float = 0.3
     model: float = 0.3
@@ -161,12 +162,18 @@ def _spelling(leg: Leg, weights: RankingWeights) -> np.ndarray:
     return weights.spelling * leg[1] / float(leg[1].max())
 
 
+def _heading_path(leg: Leg, weights: RankingWeights) -> np.ndarray:
+    ranks = np.arange(1, len(leg[0]) + 1, dtype=np.float64)
+    return weights.heading_path * (RRF_K + 1) / (RRF_K + ranks)
+
+
 # A leg's contribution to the default ranking, by leg name: ``(leg, weights) -> per-row addend``.
 DEFAULT_CONTRIBUTIONS: dict[str, Callable[[Leg, RankingWeights], np.ndarray]] = {
     "match": _match,
     "phrase": _phrase,
     "vector": _vector,
     "spelling": _spelling,
+    "heading": _heading_path,
 }
 
 

@@ -8,6 +8,9 @@
 * **vector**: :class:`~docs_mcp_core.search.vector_leg.VectorLeg`.
 * **spelling** (default ranking, indexes with ``search_spellings``): the rows that write the query's
   compound identifiers exactly as it spells them (:mod:`~docs_mcp_core.search.spelling_leg`).
+* **heading** (default ranking, indexes with heading-path vectors): the rows whose page and
+  heading names mean what the query says (:mod:`~docs_mcp_core.search.heading_leg`); the query's
+  embedding runs on another thread while the in-memory legs score.
 
 The match and phrase legs run in memory (:class:`~docs_mcp_core.search.lexical_index.LexicalIndex`,
 built when the engine opens, scoring exactly as the ranking's LanceDB scores) unless the engine is
@@ -29,6 +32,7 @@ from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
 from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.filters import filter_mask, where_clause
+from docs_mcp_core.search.heading_leg import HeadingLeg
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
 from docs_mcp_core.search.lexical_index import LexicalIndex, Scoring
 from docs_mcp_core.search.prefixes import PrefixExpander
@@ -99,6 +103,7 @@ class Retrieval:
         spelling: SpellingIndex | None = None,
         prefixes: PrefixExpander | None = None,
         auto_include: AutoInclude | None = ORIGINAL_AUTO_INCLUDE,
+        heading: HeadingLeg | None = None,
     ) -> None:
         self._atable = async_table(table)
         self._catalog = catalog
@@ -109,6 +114,7 @@ class Retrieval:
         self.vector = vector
         self.spelling = spelling
         self.prefixes = prefixes
+        self.heading = heading
         self._auto_include = auto_include
         self._prefilters: dict[tuple[tuple[str, str], ...], Prefilter] = {}
 
@@ -138,6 +144,7 @@ class Retrieval:
             in_memory = (
                 self.lexical is not None
                 or self.spelling is not None
+                or self.heading is not None
                 or (vector is not None and vector.vectors is not None)
             )
             ann_index = vector.ann_index if vector is not None else None
@@ -156,6 +163,7 @@ class Retrieval:
         slop = self.phrase_slop
         lexical = self.lexical
         legs: dict[str, asyncio.Future[Leg]] = {}
+        heading = self.heading.start(query.text) if self.heading is not None else None
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self.vector is not None:
             legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.text, prefilter, fetch))
@@ -181,6 +189,10 @@ class Retrieval:
             assert self.spelling is not None
             found["spelling"] = self.spelling.leg(spellings, mask, fetch)
         found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
+        if heading is not None:
+            assert self.heading is not None
+            embedding = await asyncio.wrap_future(heading)
+            found["heading"] = self.heading.finish(embedding, mask, fetch, [leg[0] for leg in found.values()])
         return {name: found[name] for name in LEG_ORDER if name in found}
 
     async def hint_matches(

@@ -1,0 +1,189 @@
+"""The heading-path leg: a section found by what its page and heading names mean.
+
+A reference in the shape generated SDK docs take (one page per resource, one section per
+operation: an operation id and code) answers a question in the reader's own words only through
+the names of its pages and headings. The leg's vectors are built by a real build with the shipped
+local model; the factorised arithmetic is checked against the plain sum it stands for.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
+from docs_mcp_core.index.derived_files import read_derived
+from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search.heading_leg import (
+    HeadingTexts,
+    HeadingVectors,
+    HeadingVocabulary,
+    chain_text,
+    path_text,
+)
+from docs_mcp_core.search.hits import SearchHit
+
+PAGES = {
+    "payouts": (
+        "list",
+        'res = client.payouts.list(status="pending")',
+        "get",
+        'client.payouts.get(payout_id="po_1")',
+    ),
+    "webhooks": (
+        "create",
+        'client.webhooks.create(url="https://example.com")',
+        "delete",
+        'client.webhooks.delete(webhook_id="wh_1")',
+    ),
+    "customers": (
+        "list",
+        "client.customers.list()",
+        "update",
+        'client.customers.update(customer_id="c_1", name="Ada")',
+    ),
+}
+QUESTION = "how much money did I earn"  # no word of it is in the corpus
+
+
+def _search(
+    index: Path, query: str, options: SearchOptions | None = None, *, limit: int = 3, on_warning: Any = None
+) -> list[SearchHit]:
+    engine = SearchEngine.open(index, options=options or SearchOptions(), on_warning=on_warning)
+    try:
+        return engine.search(query, limit=limit).hits
+    finally:
+        engine.close()
+
+
+def _write_reference(docs: Path) -> None:
+    folder = docs / "sdks" / "acme"
+    folder.mkdir(parents=True)
+    for resource, (op1, code1, op2, code2) in PAGES.items():
+        page = f"# {resource.title()}\n\n## {op1}\n\n```python\n{code1}\n```\n\n## {op2}\n\n```python\n{code2}\n```\n"
+        (folder / f"{resource}.md").write_text(page, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The same reference built with heading vectors and without (lexical only)."""
+    docs = tmp_path_factory.mktemp("reference")
+    _write_reference(docs)
+    with_vectors, lexical = tmp_path_factory.mktemp("with-headings"), tmp_path_factory.mktemp("lexical")
+    build_index(
+        BuildOptions(
+            docs_dir=docs, out_dir=with_vectors, heading_vectors=True, indexed_at="2026-01-01T00:00:00.000Z"
+        )
+    )
+    build_index(BuildOptions(docs_dir=docs, out_dir=lexical, indexed_at="2026-01-01T00:00:00.000Z"))
+    return with_vectors, lexical
+
+
+def test_path_and_chain_texts_are_the_names_split_into_words() -> None:
+    assert path_text("sdks/dub/python/docs/sdks/links/README.md") == "sdks dub python sdks links"
+    assert path_text("guides/retry-policies.md") == "guides retry policies"
+    assert chain_text("sdks/links/README.md > Links > createMany") == "links > create many"
+    assert chain_text("guides/intro.md") == ""
+
+
+def test_texts_are_collected_once_per_distinct_path_and_chain() -> None:
+    texts = HeadingTexts()
+    for crumb in ("a/b.md > B > one", "a/b.md > B > two", "a/b.md > B > one"):
+        texts.add("a/b.md", crumb)
+    texts.add("a/c.md", "a/c.md")
+    assert list(texts.paths) == ["a b", "a c"]
+    assert list(texts.chains) == ["b > one", "b > two"]
+
+
+def test_factorised_similarity_is_the_cosine_of_the_summed_vectors() -> None:
+    rng = np.random.default_rng(7)
+    unit = lambda m: (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)  # noqa: E731
+    paths, chains = unit(rng.normal(size=(2, 8))), unit(rng.normal(size=(3, 8)))
+    vocabulary = HeadingVocabulary(
+        {"a b": 0, "a c": 1}, paths, {"b > one": 0, "b > two": 1, "c": 2}, chains, "m"
+    )
+    rows = [
+        ("a/b.md", "a/b.md > B > one"),
+        ("a/b.md", "a/b.md > B > two"),
+        ("a/c.md", "a/c.md"),
+        ("a/c.md", "a/c.md > C"),
+    ]
+    vectors = HeadingVectors.assemble(vocabulary, [f for f, _ in rows], [b for _, b in rows])
+    query = unit(rng.normal(size=(1, 8)))[0]
+    expected = []
+    for path, chain in ((0, 0), (0, 1), (1, None), (1, 2)):
+        summed = paths[path] + (chains[chain] if chain is not None else 0)
+        expected.append(float(summed @ query / np.linalg.norm(summed)))
+    assert np.allclose(vectors.similarity(query), expected, atol=1e-5)
+    positions, scores = vectors.nearest(query, np.array([True, False, True, True]), 2)
+    assert 1 not in positions.tolist() and len(positions) == 2
+    assert scores[0] >= scores[1]
+
+
+def test_a_question_in_the_readers_words_finds_the_section_its_names_mean(
+    reference: tuple[Path, Path],
+) -> None:
+    with_vectors, lexical = reference
+    hits = _search(with_vectors, QUESTION)
+    assert hits and hits[0].chunk_id.startswith("sdks/acme/payouts.md#")
+    assert _search(lexical, QUESTION) == []  # no shared word: the lexical legs find nothing
+
+
+def test_the_original_recipe_searches_without_the_leg(reference: tuple[Path, Path]) -> None:
+    with_vectors, lexical = reference
+    query = "update a customer"
+    results = [
+        [(h.chunk_id, h.score) for h in _search(index, query, SearchOptions(ranking="original"), limit=5)]
+        for index in (with_vectors, lexical)
+    ]
+    assert results[0] and results[0] == results[1]
+
+
+def test_metadata_names_the_model_and_the_derived_files_hold_the_vectors(
+    reference: tuple[Path, Path],
+) -> None:
+    with_vectors, lexical = reference
+    meta = json.loads((with_vectors / "metadata.json").read_text(encoding="utf-8"))
+    assert meta["heading_vectors"] == {"provider": "local", "model": "all-MiniLM-L6-v2", "dimensions": 384}
+    assert meta["embedding"] is None  # no chunk vectors: the original reads a lexical index
+    assert "heading_vectors" not in json.loads((lexical / "metadata.json").read_text(encoding="utf-8"))
+    files, why = read_derived(with_vectors / ".lancedb", "chunks")
+    assert files is not None, why
+    part = files.parts["headings"]
+    assert part.arrays["row_path"].shape == (9,)  # three sections a page
+    assert part.arrays["paths"].shape == (3, 384)  # one vector per page, not per section
+
+
+def test_an_index_whose_derived_files_lack_the_vectors_is_searched_without_them(
+    reference: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(reference[0], copy)
+    meta = json.loads((copy / "metadata.json").read_text(encoding="utf-8"))
+    meta["heading_vectors"]["model"] = "another-model"  # vectors from a model this engine does not run
+    (copy / "metadata.json").write_text(json.dumps(meta), encoding="utf-8")
+    notes: list[str] = []
+    assert _search(copy, QUESTION, on_warning=notes.append) == []
+    assert [h.chunk_id for h in _search(copy, "payouts list", limit=1)] == [
+        "sdks/acme/payouts.md#payouts/list"
+    ]
+    assert any("heading-path vectors" in n and "rebuild" in n for n in notes)
+
+
+def test_a_build_with_local_chunk_vectors_also_embeds_the_headings(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    _write_reference(docs)
+    out = tmp_path / "idx"
+    build_index(
+        BuildOptions(
+            docs_dir=docs, out_dir=out, heading_vectors=True, embedding=EmbeddingOptions(provider="local")
+        )
+    )
+    hits = _search(out, QUESTION)
+    assert hits and hits[0].chunk_id.startswith("sdks/acme/payouts.md#")
