@@ -226,3 +226,23 @@ def test_a_throttled_address_is_asked_to_authenticate_when_it_sends_no_credentia
         assert post_mcp(port, INITIALIZE, {"Authorization": "Bearer s3cret"})[0] == 200
     finally:
         process.stop()
+
+
+def test_an_unknown_protocol_version_header_is_named_with_the_versions_accepted(
+    server: tuple[str, ServerProcess, int],
+) -> None:
+    """Not the SDK's request for a 2026-07-28 ``params._meta`` envelope the client never meant to send."""
+    mode, _, port = server
+    session = _session(mode, port)
+    ping = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}).encode()
+    for version in ("1999-01-01", "2025-06-1"):
+        headers = {**MCP_HEADERS, **session, "MCP-Protocol-Version": version}
+        status, _, answer = request(port, "POST", "/mcp", ping, headers)
+        assert status == 400, answer
+        assert json.loads(answer)["error"] == {
+            "code": -32600,
+            "message": f'Bad Request: unsupported MCP-Protocol-Version header "{version}"; send the version'
+            " initialize agreed on, one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28",
+        }
+    status, _, answer = request(port, "POST", "/mcp", ping, {**MCP_HEADERS, **session})
+    assert status == 200 and b'"result":{}' in answer, answer

@@ -8,6 +8,10 @@
 - **The JSON-RPC screen.** The body of ``POST /mcp`` goes through :func:`docs_mcp_server.jsonrpc.screen`,
   the check the stdio transport uses, so a malformed message gets the same answer over both:
   ``-32700``/``-32600`` with the request's id when it can be read, as one line of JSON (status 400).
+- **A protocol version this server speaks.** A request whose ``MCP-Protocol-Version`` header names
+  no version the server knows gets 400 with ``-32600`` naming the header and the versions it
+  accepts (the SDK would take it for a 2026-07-28 request and ask for that revision's
+  ``params._meta`` envelope, which misleads a client that only sent a wrong header).
 - **One request per id on a session.** A request whose id is that of a request still in flight on
   the same session is refused with ``-32600`` (status 400): the SDK routes each answer by its id
   (as a string), so the earlier request would never get its answer and would hold its connection
@@ -27,8 +31,10 @@ from urllib.parse import urlsplit
 from starlette.types import Message, Receive, Scope
 
 from docs_mcp_server import jsonrpc
+from docs_mcp_server.handshake import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 SESSION_HEADER = b"mcp-session-id"
+PROTOCOL_VERSION_HEADER = b"mcp-protocol-version"
 
 
 def is_loopback_name(name: str) -> bool:
@@ -73,6 +79,22 @@ def rebinding_refusal(scope: Scope) -> tuple[int, str] | None:
         if parts is None or parts.scheme not in ("http", "https") or not is_loopback_name(name):
             return 403, f"Invalid Origin header: {text!r} is not a loopback origin"
     return None
+
+
+def protocol_version_refusal(scope: Scope) -> str | None:
+    """Why a request's ``MCP-Protocol-Version`` header is refused (a version this server does not
+    speak), or None (no such header, or a known version)."""
+    value = next((v for k, v in scope.get("headers", []) if k == PROTOCOL_VERSION_HEADER), None)
+    if value is None:
+        return None
+    version = value.decode("latin-1")
+    known = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+    if version in known:
+        return None
+    return (
+        f"Bad Request: unsupported MCP-Protocol-Version header {json.dumps(version)}; send the version"
+        f" initialize agreed on, one of {', '.join(known)}"
+    )
 
 
 def _declared_length(scope: Scope) -> int | None:

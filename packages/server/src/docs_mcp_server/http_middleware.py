@@ -167,6 +167,10 @@ class DocsHttpMiddleware:
         elif path == MCP_PATH:
             if not await self._admit_mcp(scope, send):
                 return
+            unsupported = http_checks.protocol_version_refusal(scope)
+            if unsupported is not None:
+                await self._respond(send, *json_response_parts(400, _jsonrpc_error(-32600, unsupported)))
+                return
             if method == "GET" and self.stateless:
                 # a stateless server pushes nothing: an event stream would only stay open forever
                 await self._respond(
