@@ -187,3 +187,13 @@ def test_a_build_with_local_chunk_vectors_also_embeds_the_headings(tmp_path: Pat
     )
     hits = _search(out, QUESTION)
     assert hits and hits[0].chunk_id.startswith("sdks/acme/payouts.md#")
+
+
+def test_a_query_that_writes_a_flag_or_a_key_is_left_to_the_lexical_legs(
+    reference: tuple[Path, Path],
+) -> None:
+    # the names a flag or a key spells are found by the anchor cue; headings near in meaning compete
+    with_vectors, _ = reference
+    assert _search(with_vectors, QUESTION)
+    assert _search(with_vectors, f"{QUESTION} --dry-run") == []
+    assert _search(with_vectors, f"{QUESTION} tool.billing.max-amount") == []
