@@ -475,6 +475,20 @@ def test_unused_manifests_overrides_and_taxonomy_are_warnings(tmp_path: Path) ->
     ]
 
 
+def test_a_manifest_whose_files_all_fail_is_not_said_to_govern_nothing(tmp_path: Path) -> None:
+    """A file that cannot be chunked is still governed by its manifest: its error is the finding,
+    not a warning that the manifest has no effect."""
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1"}))
+    write(tmp_path, "guides/.docs-mcp.json", json.dumps({"version": "1", "overrides": [{"pattern": "a.md"}]}))
+    write(tmp_path, "guides/a.md", "---\nmcp_metadata:\n  language: [1, 2]\n---\n# A\n")
+    write(tmp_path, "b.md", "---\n- not a mapping\n---\n# B\n")
+    report = validate_corpus(tmp_path)
+    assert [f.render() for f in report.findings] == [
+        "b.md:1: error: front matter must be a YAML mapping",
+        "guides/a.md:1: error: front matter mcp_metadata.language must be a string (got [1, 2])",
+    ]
+
+
 # ── prompt templates ─────────────────────────────────────────────────────────────────────────────
 
 

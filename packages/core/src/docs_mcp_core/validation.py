@@ -37,7 +37,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from contextlib import closing
+from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,6 +176,7 @@ class CorpusScan:
         self._progress = progress
         self._found: dict[Finding, None] = {}  # ordered set
         self._results: list[ChunkedFile] = []
+        self._failed: list[str] = []  # files that did not chunk (their error is a finding)
         self._add(corpus.files.findings)
         if not corpus.files.markdown:
             self._add(
@@ -194,6 +195,7 @@ class CorpusScan:
             for result in chunked:
                 if isinstance(result, FindingError):
                     self._add([result.finding])
+                    self._failed.append(result.finding.path)
                     continue
                 self._add(result.findings)
                 yield result
@@ -205,7 +207,7 @@ class CorpusScan:
         """The findings of the pass and of the checks across the corpus, in a deterministic order."""
         corpus, results = self.corpus, self._results
         self._add(_check_metadata_limits(results))
-        self._add(_check_manifest_usage(corpus.docs_dir, self._manifests, results))
+        self._add(_check_manifest_usage(corpus, self._manifests, results, self._failed))
         self._add(_check_prompt_templates(corpus.docs_dir, corpus.files.templates))
         findings = sorted(self._found, key=finding_order)
         chunk_count = sum(r.chunk_count for r in results)
@@ -293,11 +295,15 @@ def _json_key_line(text: str, key: str, after: str | None = None) -> int | None:
 
 
 def _check_manifest_usage(
-    docs_dir: Path, manifests: Mapping[str, ManifestEntry], results: list[ChunkedFile]
+    corpus: Corpus, manifests: Mapping[str, ManifestEntry], results: list[ChunkedFile], failed: list[str]
 ) -> list[Finding]:
     """Manifests that govern nothing, overrides that match nothing, taxonomy config that matches nothing."""
     findings: list[Finding] = []
     governed: dict[str, list[str]] = {}
+    for relpath in sorted(set(failed) & set(corpus.files.markdown)):  # not chunked, governed all the same
+        with suppress(FindingError):  # a broken manifest is reported already
+            if (entry := corpus.resolver.nearest(relpath)) is not None:
+                governed.setdefault(entry.path, []).append(relpath)
     values: dict[str, set[str]] = {}
     for r in results:
         if r.manifest_path is not None:
@@ -306,7 +312,7 @@ def _check_manifest_usage(
             values.setdefault(key, set()).add(value)
     for path, entry in manifests.items():
         files = governed.get(path)
-        text = _read_text(docs_dir / path) or ""
+        text = _read_text(corpus.docs_dir / path) or ""
         if not files:
             findings.append(
                 Finding(
