@@ -489,6 +489,26 @@ def test_a_manifest_whose_files_all_fail_is_not_said_to_govern_nothing(tmp_path:
     ]
 
 
+def test_a_file_name_that_is_not_utf8_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """Its chunk ids could not be written to chunks.json or the table: the build failed unexpectedly."""
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1"}))
+    write(tmp_path, "a.md", "# A\n")
+    try:
+        fd = os.open(os.fsencode(tmp_path) + b"/n\xffame.md", os.O_WRONLY | os.O_CREAT)
+    except OSError as exc:  # a file system that only takes UTF-8 names
+        pytest.skip(f"cannot create a non-UTF-8 file name here: {exc}")
+    os.write(fd, b"# N\n")
+    os.close(fd)
+    report = validate_corpus(tmp_path)
+    assert [(f.path, f.severity, f.message) for f in report.findings] == [
+        (
+            "n\udcffame.md",
+            "error",
+            "the file name is not valid UTF-8, so it cannot be a chunk id; rename the file",
+        )
+    ]
+
+
 # ── prompt templates ─────────────────────────────────────────────────────────────────────────────
 
 

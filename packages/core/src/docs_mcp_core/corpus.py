@@ -57,6 +57,13 @@ class CorpusFiles:
     findings: list[Finding]  # links that loop, dangle or lead out of the folder; unreadable folders
 
 
+_NOT_UTF8_NAME = "the file name is not valid UTF-8, so it cannot be a chunk id; rename the file"
+
+
+def _encodes(name: str) -> bool:
+    return not any("\udc80" <= ch <= "\udcff" for ch in name)  # bytes os.fsdecode could not decode
+
+
 def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> CorpusFiles:
     """All non-hidden files below ``docs_dir`` (and its manifests) as sorted POSIX relative paths.
 
@@ -105,6 +112,9 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
                 templates.append(child_rel)
             elif entry.name.endswith(".md"):
                 if not entry.is_file(follow_symlinks=True):
+                    continue
+                if not child_rel.isascii() and not _encodes(child_rel):  # chunk ids and JSON are UTF-8
+                    findings.append(Finding(child_rel, None, "error", _NOT_UTF8_NAME))
                     continue
                 markdown.append(child_rel)
             elif entry.name.lower().endswith((".md", ".markdown")) and entry.is_file(follow_symlinks=True):
