@@ -20,7 +20,7 @@ import pytest
 
 from docs_mcp_core.index.lock import LOCK_FILENAME
 from docs_mcp_core.search import SearchEngine
-from tests.support.programs import cli_env, docs_mcp_command, run_docs_mcp
+from tests.support.programs import cli_env, docs_mcp_command, run_docs_mcp, run_in_private_mount
 
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
@@ -512,15 +512,7 @@ def test_a_full_disk_is_a_clear_error_and_keeps_the_old_index(tmp_path: Path, bi
     small = _write(tmp_path / "small", {"a.md": "# A\n\n## Lighthouse\n\nThe keeper trims the wick.\n"})
     (tmp_path / "disk").mkdir()
     script = [_FULL_DISK, "sh", str(tmp_path / "disk"), docs_mcp_command()[0], str(small), str(big_corpus)]
-    done = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", *script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=cli_env(),
-    )
-    if done.returncode == 77 or "unshare:" in done.stderr:
-        pytest.skip(f"cannot mount a private tmpfs here: {done.stderr.strip()}")
+    done = run_in_private_mount(script)
     assert done.returncode == 0, done.stdout + done.stderr
     stderr = (tmp_path / "stderr").read_text(encoding="utf-8")
     assert done.stdout.splitlines() == [

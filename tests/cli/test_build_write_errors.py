@@ -5,12 +5,11 @@ the previous index untouched."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.programs import cli_env, docs_mcp_command, run_docs_mcp
+from tests.support.programs import docs_mcp_command, run_docs_mcp, run_in_private_mount
 
 pytestmark = pytest.mark.integration  # starts processes
 
@@ -63,15 +62,7 @@ def test_a_read_only_disk_is_a_clear_error_and_keeps_the_old_index(tmp_path: Pat
     disk = tmp_path / "disk"
     disk.mkdir()
     script = [_READ_ONLY_DISK, "sh", str(disk), docs_mcp_command()[0], str(docs)]
-    done = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", *script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=cli_env(),
-    )
-    if done.returncode == 77 or "unshare:" in done.stderr:
-        pytest.skip(f"cannot mount a private tmpfs here: {done.stderr.strip()}")
+    done = run_in_private_mount(script)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == ["rc=1", "rc=1", "old index unchanged", "out"]
     advice = "the disk is mounted read-only (Read-only file system); build into a folder on a writable disk (--out)"

@@ -81,3 +81,18 @@ def build_with_cli(docs: Path, out: Path, *extra: str, timeout: float = 300) -> 
     if result.returncode != 0:
         pytest.fail(f"docs-mcp build failed ({result.returncode}):\n{result.stderr[-4000:]}")
     return out
+
+
+def run_in_private_mount(script: list[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``sh -c SCRIPT ARGS...`` in a private user and mount namespace (where a test may mount a
+    small or read-only tmpfs); skips the test where such a namespace cannot be made."""
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", *script],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=cli_env(),
+    )
+    if done.returncode == 77 or "unshare:" in done.stderr:
+        pytest.skip(f"cannot mount a private tmpfs here: {done.stderr.strip()}")
+    return done
