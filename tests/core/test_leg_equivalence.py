@@ -37,6 +37,14 @@ def _text(rng: random.Random) -> str:
     return " ".join(words)
 
 
+def _random_mask(rng: random.Random, rows: int, chance: float, shares: list[float]) -> np.ndarray | None:
+    """With probability ``chance``, a filter keeping each row with one of ``shares``' probabilities."""
+    if rng.random() >= chance:
+        return None
+    share = rng.choice(shares)
+    return np.array([rng.random() < share for _ in range(rows)], dtype=bool)
+
+
 def _corpus(seed: int) -> tuple[LexicalIndex, random.Random]:
     rng = random.Random(seed)
     base = [_text(rng) for _ in range(rng.randint(1, 300))]
@@ -94,10 +102,7 @@ def test_match_leg_equals_scoring_filtering_and_sorting_every_row(
     for _ in range(25):
         terms = _query(rng)
         boosts = {"body": 1.0, "heading": rng.choice([0.0, 1.5, 3.0]), "path": rng.choice([0.5, 2.0])}
-        mask = None
-        if rng.random() < 0.5:
-            share = rng.choice([0.05, 0.3, 0.8])
-            mask = np.array([rng.random() < share for _ in range(index.size)], dtype=bool)
+        mask = _random_mask(rng, index.size, 0.5, [0.05, 0.3, 0.8])
         limit = rng.choice([0, 1, 2, 5, 10, 50, 200, 10_000])
         positions, scores = index.search_terms(terms, boosts, mask=mask, limit=limit)
         expected = _plain_match(index, terms, boosts, mask, limit)
@@ -229,10 +234,7 @@ def test_early_termination_answers_as_scoring_every_row(seed: int, monkeypatch: 
     for _ in range(30):
         terms = _skewed_query(rng)
         boosts = {"body": 1.0, "heading": rng.choice([0.0, 2.0, 3.0]), "path": rng.choice([0.5, 1.5])}
-        mask = None
-        if rng.random() < 0.4:
-            share = rng.choice([0.1, 0.5, 0.9])
-            mask = np.array([rng.random() < share for _ in range(index.size)], dtype=bool)
+        mask = _random_mask(rng, index.size, 0.4, [0.1, 0.5, 0.9])
         limit = rng.choice([1, 3, 10, 25, 60])
         expected = _plain_match(index, terms, boosts, mask, limit)
         positions, scores = index.search_terms(terms, boosts, mask=mask, limit=limit)
