@@ -28,6 +28,7 @@ from pathlib import Path
 
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_eval.cases import load_cases
+from docs_mcp_eval.metrics import percentile
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("DOCS_MCP_SHARED_DIR", REPO_ROOT.parent / "shared"))
@@ -43,11 +44,6 @@ def build(docs_dir: Path, out: Path, mode: str) -> float:
         capture_output=True,
     )
     return time.perf_counter() - started
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def searches(indexes: dict[str, Path], cases_file: Path) -> dict[str, list[float]]:
