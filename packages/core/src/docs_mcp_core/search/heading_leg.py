@@ -25,7 +25,8 @@ is two small matrix-vector products and a gather. The build embeds the texts
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -227,9 +228,9 @@ class HeadingLeg:
     # something the docs do not cover gets no results, not the hundred least unlike sections).
     NEW_ROW_SIMILARITY = 0.25
 
-    def __init__(self, vectors: HeadingVectors, embedder: QueryEmbedder, on_warning: Any) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
+    def __init__(
+        self, vectors: HeadingVectors, embedder: QueryEmbedder, on_warning: Callable[[str], None]
+    ) -> None:
         self.vectors = vectors
         self.embedder = embedder
         self._warn = on_warning
@@ -240,7 +241,7 @@ class HeadingLeg:
         """Load the model in the background (the first search then finds it loaded, or waits less)."""
         self._pool.submit(self._embed, "")
 
-    def start(self, text: str) -> Any:
+    def start(self, text: str) -> Future[np.ndarray | None] | None:
         """The query's embedding, as a future (None once the model failed)."""
         return None if self._failed else self._pool.submit(self._embed, text)
 

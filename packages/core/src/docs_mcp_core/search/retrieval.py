@@ -165,8 +165,8 @@ class Retrieval:
         legs: dict[str, asyncio.Future[Leg]] = {}
         # a query that writes a flag or a key names a definition exactly: the anchor cue finds it,
         # and headings that only mean something close (other commands' options) compete with it
-        wanted = self.heading is not None and not query.names_a_definition
-        heading = self.heading.start(query.text) if self.heading is not None and wanted else None
+        named = query.names_a_definition
+        heading = self.heading.start(query.text) if self.heading is not None and not named else None
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self.vector is not None:
             legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.text, prefilter, fetch))
