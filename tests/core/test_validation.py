@@ -150,7 +150,7 @@ def test_front_matter_problems(tmp_path: Path) -> None:
     assert by_path["yaml.md"].severity == "error"
     assert by_path["yaml.md"].message.startswith("front matter is not valid YAML")
     assert by_path["yaml.md"].line in (3, 4)
-    assert by_path["strategy.md"].severity == "error" and by_path["strategy.md"].line == 1
+    assert by_path["strategy.md"].severity == "error" and by_path["strategy.md"].line == 2
     assert "mcp_strategy.chunk_by must be one of" in by_path["strategy.md"].message
     assert "mcp_metadata.scope must be a string" in by_path["meta.md"].message
     unknown = by_path["unknown.md"]
@@ -158,6 +158,56 @@ def test_front_matter_problems(tmp_path: Path) -> None:
     assert "unknown front matter key 'mcp_metdata'" in unknown.message
     assert "did you mean 'mcp_metadata'" in unknown.message
     assert (report.errors, report.warnings) == (3, 1)
+
+
+def test_front_matter_value_errors_point_at_the_key_at_fault(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "hint.md", "---\ntitle: T\ndescription: d\nmcp_chunking_hint: h7\n---\n# H\n")
+    write(tmp_path, "meta.md", "---\ntitle: T\n\nmcp_metadata:\n  scope: [a]\n---\n# M\n")
+    write(
+        tmp_path, "both.md", "---\nmcp_strategy:\n  chunk_by: h3\ntitle: T\nmcp_chunking_hint: h2\n---\n# B\n"
+    )
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("both.md", 5, "warning"), ("hint.md", 4, "error"), ("meta.md", 4, "error")]
+    assert "mcp_chunking_hint is ignored" in report.findings[0].message
+
+
+def test_a_title_that_is_not_text_is_a_warning_with_its_line(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "year.md", "---\nmcp_metadata:\n  scope: guide\ntitle: 2024\n---\n# Release notes\n")
+    write(tmp_path, "list.md", "---\ntitle: [a, b]\n---\n# L\n")
+    write(tmp_path, "fine.md", "---\ntitle: '2024'\n---\n# F\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("list.md", 2, "warning"), ("year.md", 4, "warning")]
+    assert "quote it" not in report.findings[0].message
+    assert report.findings[1].message.startswith("front matter title must be a non-empty string (got 2024)")
+    assert "quote it in the YAML" in report.findings[1].message
+
+
+def test_metadata_keys_that_would_break_the_search_tool_are_errors(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"lang\nuage": "go"}}))
+    write(tmp_path, "a.md", "# A\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [(".docs-mcp.json", None, "error")]
+    assert 'key "lang\\nuage" contains a control character' in report.findings[0].message
+
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "a.md", "---\nmcp_metadata:\n  limit: high\n---\n# A\n")
+    write(tmp_path, "b.md", '---\ntitle: B\nmetadata:\n  "x\\ty": z\n---\n# B\n')
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("a.md", 2, "error"), ("b.md", 3, "error")]
+    assert "mcp_metadata.limit would replace search_docs's own 'limit' argument" in report.findings[0].message
+    assert "contains a control character" in report.findings[1].message
+
+
+def test_a_metadata_key_some_clients_refuse_is_a_warning_once(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"SDK language": "go"}}))
+    write(tmp_path, "a.md", "# A\n")
+    write(tmp_path, "b.md", "---\nmcp_metadata:\n  sdk.version: '2'\n---\n# B\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("a.md", None, "warning")]
+    assert report.findings[0].message.startswith("metadata key 'SDK language' becomes a search_docs argument")
+    assert "(e.g. 'SDK_language')" in report.findings[0].message
 
 
 _ALIAS_BOMB = "".join(
@@ -485,7 +535,7 @@ def test_a_manifest_whose_files_all_fail_is_not_said_to_govern_nothing(tmp_path:
     report = validate_corpus(tmp_path)
     assert [f.render() for f in report.findings] == [
         "b.md:1: error: front matter must be a YAML mapping",
-        "guides/a.md:1: error: front matter mcp_metadata.language must be a string (got [1, 2])",
+        "guides/a.md:2: error: front matter mcp_metadata.language must be a string (got [1, 2])",
     ]
 
 

@@ -495,5 +495,6 @@ def prepare_file(docs_dir: Path, relpath: str, resolver: ManifestResolver) -> Pr
         )
     except ManifestError as exc:
         msg = str(exc).removeprefix(relpath + ": ")
-        raise FindingError(Finding(relpath, parsed.front_matter_line or None, "error", msg)) from None
+        line = parsed.front_matter_key_line(exc.front_matter_key)
+        raise FindingError(Finding(relpath, line, "error", msg)) from None
     return PreparedFile(relpath, markdown, parsed, config, entry, front_matter, bom=bom)

@@ -28,7 +28,15 @@ class DocsMcpError(Exception):
 
 
 class ManifestError(DocsMcpError, ValueError):
-    """A ``.docs-mcp.json`` manifest (or front matter) is invalid."""
+    """A ``.docs-mcp.json`` manifest (or front matter) is invalid.
+
+    ``front_matter_key`` names the top-level front matter key at fault, when the error is about one,
+    so that the message can point at that key's line.
+    """
+
+    def __init__(self, message: str, *, front_matter_key: str | None = None) -> None:
+        super().__init__(message)
+        self.front_matter_key = front_matter_key
 
 
 class MetadataError(DocsMcpError, ValueError):

@@ -72,50 +72,43 @@ def _front_matter_findings(prepared: PreparedFile) -> list[Finding]:
         return []
     findings: list[Finding] = []
     unknown = [k for k in fm if k.startswith("mcp_") and k not in KNOWN_FRONT_MATTER_DIRECTIVES]
-    lines = _key_lines(prepared.parsed.front_matter or "", unknown) if unknown else {}
+    lines = prepared.parsed.front_matter_key_lines(unknown)
     for key in unknown:
-        line = lines.get(key)
         findings.append(
             Finding(
                 prepared.relpath,
-                prepared.parsed.front_matter_line + 1 + line if line is not None else None,
+                lines.get(key),
                 "warning",
                 f"unknown front matter key '{key}' is ignored{_did_you_mean(key, KNOWN_FRONT_MATTER_DIRECTIVES)}"
                 f" (known: {', '.join(KNOWN_FRONT_MATTER_DIRECTIVES)})",
+            )
+        )
+    title = fm.get("title")
+    if title is not None and not (isinstance(title, str) and title.strip()):
+        findings.append(
+            Finding(
+                prepared.relpath,
+                prepared.parsed.front_matter_key_line("title"),
+                "warning",
+                f"front matter title must be a non-empty string (got {json.dumps(title, default=str)}); it is "
+                "ignored and the file's first heading is its title"
+                + (
+                    ""
+                    if isinstance(title, str | list | dict)
+                    else " (quote it in the YAML to keep it as text)"
+                ),
             )
         )
     if fm.get("mcp_strategy") is not None and fm.get("mcp_chunking_hint") is not None:
         findings.append(
             Finding(
                 prepared.relpath,
-                prepared.parsed.front_matter_line or None,
+                prepared.parsed.front_matter_key_line("mcp_chunking_hint"),
                 "warning",
                 "front matter sets both mcp_strategy and mcp_chunking_hint; mcp_chunking_hint is ignored",
             )
         )
     return findings
-
-
-def _key_lines(yaml_text: str, keys: Iterable[str]) -> dict[str, int]:
-    """0-based line of the first ``key:`` (optionally quoted) of each of ``keys`` in a YAML text.
-
-    One pass over the lines, whatever the number of keys.
-    """
-    wanted = set(keys)
-    found: dict[str, int] = {}
-    for number, line in enumerate(yaml_text.split("\n")):
-        text = line.lstrip()
-        colon = text.find(":")
-        if colon < 0:
-            continue
-        key = text[:colon].rstrip()
-        key = key[1:] if key[:1] in ("'", '"') else key
-        key = key[:-1] if key[-1:] in ("'", '"') else key
-        if key in wanted and key not in found:
-            found[key] = number
-            if len(found) == len(wanted):
-                break
-    return found
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:

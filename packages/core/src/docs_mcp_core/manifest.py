@@ -234,10 +234,41 @@ def _metadata_blocks(manifest: Manifest) -> list[tuple[str, dict[str, str]]]:
     return blocks
 
 
+RESERVED_METADATA_KEYS = ("query", "limit", "cursor")
+"""Arguments of ``search_docs`` itself: a taxonomy key of one of these names would replace it."""
+
+PORTABLE_METADATA_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""Argument names every MCP client accepts (some model APIs refuse a tool whose input schema has
+a property name outside this pattern, which would lose the whole tool, not just the filter)."""
+
+
+def unportable_key_warning(key: str) -> str | None:
+    """Why some clients would refuse ``key`` (trimmed) as a ``search_docs`` argument, or ``None``."""
+    if PORTABLE_METADATA_KEY.fullmatch(key):
+        return None
+    suggestion = re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_")[:64] or "key"
+    return (
+        f"metadata key '{key}' becomes a search_docs argument name, and some agents' model APIs refuse a "
+        "tool whose argument names are not 1-64 letters, digits, '_', '.' or '-'; rename it "
+        f"(e.g. '{suggestion}')"
+    )
+
+
 def _check_metadata(meta: Mapping[str, Any], where: str, source: str) -> None:
     for key, value in meta.items():
         if not key.strip():
             raise ManifestError(f"{source}: {where} contains an empty key")
+        if any(ch < " " or ch == "\x7f" for ch in key):
+            raise ManifestError(
+                f"{source}: {where} key {json.dumps(key)} contains a control character; metadata keys "
+                "become search_docs argument names, so use letters, digits, '_', '.' or '-'"
+            )
+        if key.strip() in RESERVED_METADATA_KEYS:
+            raise ManifestError(
+                f"{source}: {where}.{key.strip()} would replace search_docs's own '{key.strip()}' "
+                "argument (metadata keys become search_docs arguments); rename the key, e.g. "
+                f"'{key.strip()}_kind'"
+            )
         if not isinstance(value, str):
             raise ManifestError(f"{source}: {where}.{key} must be a string (got {json.dumps(value)})")
         if not value.strip():
@@ -360,18 +391,21 @@ def front_matter_config(
     if "mcp_strategy" in front_matter and front_matter["mcp_strategy"] is not None:
         raw = front_matter["mcp_strategy"]
         if not isinstance(raw, dict):
-            raise ManifestError(f"{source}: front matter mcp_strategy must be an object")
+            raise ManifestError(
+                f"{source}: front matter mcp_strategy must be an object", front_matter_key="mcp_strategy"
+            )
         try:
             strategy = StrategyModel.model_validate(raw).to_strategy()
         except ValidationError as exc:
             msgs = "; ".join(_describe({**e, "loc": ("mcp_strategy", *e["loc"])}) for e in exc.errors())
-            raise ManifestError(f"{source}: front matter {msgs}") from None
+            raise ManifestError(f"{source}: front matter {msgs}", front_matter_key="mcp_strategy") from None
     elif front_matter.get("mcp_chunking_hint") is not None:
         hint = front_matter["mcp_chunking_hint"]
         if hint not in CHUNK_BY_VALUES:
             raise ManifestError(
                 f"{source}: front matter mcp_chunking_hint must be one of: {', '.join(CHUNK_BY_VALUES)}"
-                f" (got {json.dumps(hint, default=str)})"
+                f" (got {json.dumps(hint, default=str)})",
+                front_matter_key="mcp_chunking_hint",
             )
         strategy = Strategy(str(hint))
     metadata: dict[str, str] = {}
@@ -380,8 +414,11 @@ def front_matter_config(
         if block is None:
             continue
         if not isinstance(block, dict):
-            raise ManifestError(f"{source}: front matter {key} must be an object")
-        _check_metadata({str(k): v for k, v in block.items()}, f"front matter {key}", source)
+            raise ManifestError(f"{source}: front matter {key} must be an object", front_matter_key=key)
+        try:
+            _check_metadata({str(k): v for k, v in block.items()}, f"front matter {key}", source)
+        except ManifestError as exc:
+            raise ManifestError(str(exc), front_matter_key=key) from None
         metadata.update(clean_metadata({str(k): v for k, v in block.items()}))
     return strategy, metadata
 

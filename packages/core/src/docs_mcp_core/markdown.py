@@ -22,6 +22,7 @@ inline HTML and image alt text kept), because chunk ids are derived from it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -75,6 +76,36 @@ class ParsedMarkdown:
     front_matter_line: int  # 1-based line of the opening '---' (for messages)
     references: dict[str, Any] = field(default_factory=dict)  # link reference definitions (markdown-it's)
     tokens: list[Token] = field(default_factory=list)  # the block tokens (inline children not parsed)
+
+    def front_matter_key_line(self, key: str | None) -> int | None:
+        """Line of ``key:`` in the front matter for a message about it, else of its opening ``---``
+        (None for a document without front matter)."""
+        line = self.front_matter_key_lines([key]).get(key) if key else None
+        return line or self.front_matter_line or None
+
+    def front_matter_key_lines(self, keys: Iterable[str]) -> dict[str, int]:
+        """1-based document line of the first top-level-looking ``key:`` (optionally quoted) of each
+        of ``keys`` in the front matter, for messages; a key not written that way is left out.
+
+        One pass over the lines, whatever the number of keys.
+        """
+        wanted = set(keys)
+        found: dict[str, int] = {}
+        if self.front_matter is None or not wanted:
+            return found
+        for number, line in enumerate(self.front_matter.split("\n")):
+            text = line.lstrip()
+            colon = text.find(":")
+            if colon < 0:
+                continue
+            key = text[:colon].rstrip()
+            key = key[1:] if key[:1] in ("'", '"') else key
+            key = key[:-1] if key[-1:] in ("'", '"') else key
+            if key in wanted and key not in found:
+                found[key] = self.front_matter_line + 1 + number
+                if len(found) == len(wanted):
+                    break
+        return found
 
 
 def _table_extent(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:

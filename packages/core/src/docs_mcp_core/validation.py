@@ -8,11 +8,12 @@ author did not intend; warnings are worth a look but do not fail the gate.
 What is checked:
 
 * manifests: invalid JSON (with line), unknown ``version``/``chunk_by``, empty or non-string metadata,
-  bad overrides (errors); unknown keys, manifests that govern no markdown file, override patterns
+  metadata keys with a control character or named like a ``search_docs`` argument, bad overrides
+  (errors); unknown keys, manifests that govern no markdown file, override patterns
   that match no file, taxonomy settings for keys or values no chunk carries (warnings);
 * markdown files: not valid UTF-8, front matter that is not YAML or breaks the strategy/metadata
-  schema (errors, with line); files with no manifest, empty files, unknown ``mcp_*`` front matter
-  keys and chunks whose id had to differ from the original's to be unique (warnings). Every file
+  schema (errors, with the line of the key at fault); files with no manifest, empty files, unknown
+  ``mcp_*`` front matter keys, a ``title`` that is not text, and chunks whose id had to differ from the original's to be unique (warnings). Every file
   is chunked, so ``build`` cannot fail on it later;
 * HTML comment directives ``<!-- mcp_... -->`` (:mod:`.file_checks`, with the other checks of one
   file): a chunking hint whose JSON is invalid, whose
@@ -23,8 +24,8 @@ What is checked:
   code that takes effect is a warning ("it still applies"); comments in code that have no effect
   are treated as examples and not reported;
 * metadata after resolution, across the corpus, against the ``metadata.json`` limits (number of
-  taxonomy keys, key length, distinct values per key, value length), reported on the file that
-  first introduced the offending key or value;
+  taxonomy keys, key length, distinct values per key, value length; errors) and keys some clients
+  refuse as argument names (warning), reported on the file that first introduced the key or value;
 * prompt templates: invalid or duplicate templates (errors), a markdown and a yaml template for the
   same prompt (warning);
 * the corpus: no markdown files at all (error); symbolic links that loop (an error for a document,
@@ -47,7 +48,7 @@ from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus
 from docs_mcp_core.errors import FindingError, PromptTemplateError
 from docs_mcp_core.file_checks import inspect_prepared_file
 from docs_mcp_core.findings import Finding
-from docs_mcp_core.manifest import glob_match
+from docs_mcp_core.manifest import glob_match, unportable_key_warning
 from docs_mcp_core.metadata import (
     MAX_TAXONOMY_KEYS,
     MAX_VALUES_PER_KEY,
@@ -393,6 +394,8 @@ def _check_metadata_limits(results: list[ChunkedFile]) -> list[Finding]:
                 problem = taxonomy_key_problem(key)
                 if problem:
                     findings.append(Finding(r.relpath, None, "error", f"metadata key '{key}': {problem}"))
+                elif warning := unportable_key_warning(key):
+                    findings.append(Finding(r.relpath, None, "warning", warning))
                 if len(keys) == MAX_TAXONOMY_KEYS + 1:
                     findings.append(
                         Finding(
