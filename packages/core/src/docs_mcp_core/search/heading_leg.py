@@ -34,8 +34,9 @@ import numpy as np
 
 from docs_mcp_core.index.derived_files import Part
 from docs_mcp_core.ranking import identifier_parts
+from docs_mcp_core.search.heading_clusters import IVF_MIN_PATHS, PathClusters, row_dots
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
-from docs_mcp_core.search.row_catalog import smallest_first
+from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
 
 __all__ = [
     "HEADING_TEXT_VERSION",
@@ -137,6 +138,7 @@ class HeadingVectors:
         row_chain: np.ndarray,
         row_scale: np.ndarray,
         model: str,
+        clusters: PathClusters | None = None,
     ) -> None:
         self.paths = paths  # (P, d) unit vectors
         self.chains = chains  # (C + 1, d): the last row zeros, for rows without headings
@@ -144,6 +146,7 @@ class HeadingVectors:
         self.row_chain = row_chain  # (N,) int32, C for none
         self.row_scale = row_scale  # (N,) float32: 1 / |path vector + chain vector|
         self.model = model
+        self.clusters = clusters  # above IVF_MIN_PATHS paths (module heading_clusters)
 
     @classmethod
     def assemble(
@@ -165,7 +168,11 @@ class HeadingVectors:
         summed = vocabulary.path_vectors[row_path] + chains[row_chain]
         norms = np.linalg.norm(summed, axis=1)
         row_scale = (1.0 / np.maximum(norms, 1e-12)).astype(np.float32)
-        return cls(vocabulary.path_vectors, chains, row_path, row_chain, row_scale, vocabulary.model)
+        paths = vocabulary.path_vectors
+        clusters = None
+        if len(paths) >= IVF_MIN_PATHS:
+            clusters = PathClusters.build(paths, row_path, row_chain, len(chains))
+        return cls(paths, chains, row_path, row_chain, row_scale, vocabulary.model, clusters)
 
     def to_part(self) -> Part:
         arrays = {
@@ -174,6 +181,7 @@ class HeadingVectors:
             "row_path": self.row_path,
             "row_chain": self.row_chain,
             "row_scale": self.row_scale,
+            **(self.clusters.to_arrays() if self.clusters is not None else {}),
         }
         return Part(arrays, {"model": self.model, "text_version": HEADING_TEXT_VERSION})
 
@@ -184,7 +192,8 @@ class HeadingVectors:
         if meta.get("model") != model or meta.get("text_version") != HEADING_TEXT_VERSION:
             return None
         a = part.arrays
-        return cls(a["paths"], a["chains"], a["row_path"], a["row_chain"], a["row_scale"], model)
+        clusters = PathClusters.from_arrays(a)
+        return cls(a["paths"], a["chains"], a["row_path"], a["row_chain"], a["row_scale"], model, clusters)
 
     def __len__(self) -> int:
         return int(self.row_path.shape[0])
@@ -192,18 +201,33 @@ class HeadingVectors:
     def similarity(self, query: np.ndarray) -> np.ndarray:
         """Cosine similarity of the unit vector ``query`` to every row's heading path."""
         q = np.asarray(query, dtype=np.float32)
-        by_path = self.paths @ q
-        by_chain = self.chains @ q
+        by_path = row_dots(self.paths, q)
+        by_chain = row_dots(self.chains, q)
         return (by_path[self.row_path] + by_chain[self.row_chain]) * self.row_scale
 
     def nearest(self, query: np.ndarray, mask: np.ndarray | None, limit: int) -> Leg:
-        """The ``limit`` rows whose heading path is nearest ``query`` among those ``mask`` keeps."""
+        """The ``limit`` rows whose heading path is nearest ``query`` among those ``mask`` keeps:
+        exactly, or among the clusters' candidate rows in an index that has them."""
         if limit <= 0 or not len(self):
             return EMPTY_LEG
-        similarity = self.similarity(query)
-        candidates = np.flatnonzero(mask) if mask is not None else np.arange(len(similarity))
-        positions = smallest_first(-similarity[candidates], candidates, limit)
-        return positions, similarity[positions].astype(np.float64)
+        rows, similarity = self._scored(np.asarray(query, dtype=np.float32), mask)
+        positions = smallest_first(-similarity, rows, limit)
+        return positions, similarity[np.searchsorted(rows, positions)].astype(np.float64)
+
+    def _scored(self, q: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The rows scored (ascending) and their similarity, the values :meth:`similarity` gives."""
+        by_chain = row_dots(self.chains, q)
+        if self.clusters is not None:
+            rows = self.clusters.candidates(q, by_chain, mask)
+            paths = sorted_unique(self.row_path[rows])  # only the candidates' paths are scored
+            by_path = row_dots(self.paths[paths], q)[np.searchsorted(paths, self.row_path[rows])]
+            return rows, (by_path + by_chain[self.row_chain[rows]]) * self.row_scale[rows]
+        by_path = row_dots(self.paths, q)
+        if mask is None:
+            rows = np.arange(len(self))
+            return rows, (by_path[self.row_path] + by_chain[self.row_chain]) * self.row_scale
+        rows = np.flatnonzero(mask)  # only the rows the filter keeps are gathered
+        return rows, (by_path[self.row_path[rows]] + by_chain[self.row_chain[rows]]) * self.row_scale[rows]
 
 
 class QueryEmbedder(Protocol):

@@ -1,0 +1,177 @@
+"""An inverted-file index over the heading-path leg's path vectors, for indexes of many pages.
+
+The leg's exact answer scores every distinct path text against the query: one matrix-vector
+product over the path matrix, which stops fitting in the processor's caches as the docs grow (on
+``sdk-docs`` 4,087 paths, 6 MB, 0.25 ms; at ten copies 40,870 paths, 63 MB, 7 ms, bound by memory
+bandwidth). Bounds that would let an exact search skip paths (each cluster's cone around its
+centroid) prune nothing in 384 dimensions: measured at ten copies, 94 % of the paths would still
+be scored. So above :data:`IVF_MIN_PATHS` paths the build clusters the path vectors (spherical
+k-means) and a search scores only the rows a near answer can come from:
+
+* the rows of the paths in the ``probes`` clusters whose centroids are nearest the query (a row
+  whose page's name means what the query says), and
+* the rows of the heading chains nearest the query, best first, until :data:`CHAIN_ROWS` rows (a
+  row whose headings mean it, on a page named otherwise); every chain is scored, since there are
+  few (3,565 on ``sdk-docs`` and on ten copies of it).
+
+Those rows are scored exactly, so the leg's answer is the exact answer over that candidate set;
+what it can miss is a row whose page and headings are each only somewhat like the query. Its
+recall against the exact leg is measured by ``benchmarks/heading_recall.py`` (``docs/scaling.md``).
+Under a filter both budgets grow by the inverse of the share of rows it keeps. Below
+:data:`IVF_MIN_PATHS` paths (and in indexes built without the clusters) the leg is exact.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from docs_mcp_core.search.row_catalog import sorted_unique
+
+__all__ = ["CHAIN_ROWS", "IVF_MIN_PATHS", "MIN_PROBES", "PathClusters", "row_dots"]
+
+IVF_MIN_PATHS = 20_000  # under this the exact scan costs less than a millisecond or so
+CHAIN_ROWS = 4_096  # rows taken from the nearest heading chains (whole chains, best first)
+MIN_PROBES = 16  # clusters probed without a filter, at least
+MIN_SHARE = 0.02  # a filter keeping less than this still scales the budgets by 50 only
+_TRAIN_SAMPLE = 65_536  # k-means runs on at most this many paths; all are assigned after
+_ITERATIONS = 8
+_BLOCK = 8_192  # paths assigned per matrix product (bounds the build's memory)
+_SEED = 20261204
+
+
+def row_dots(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``matrix @ vector``, one row at a time on this thread: each row's product is the same
+    bits whichever rows are computed with it (BLAS's is not: its kernels sum a row differently
+    at a block's edge), so scoring a subset of the rows gives the exact leg's values; and a loaded
+    2-core machine spent 3-10 ms waking BLAS's second thread for a product of 4,000 x 384 that
+    takes 0.4 ms on one."""
+    return np.einsum("ij,j->i", matrix, vector)
+
+
+@dataclass
+class PathClusters:
+    """The clusters of the path vectors, and the rows reached from a path or a chain."""
+
+    centroids: np.ndarray  # (K, d) float32, unit vectors
+    members: np.ndarray  # (P,) int32: path ids, cluster by cluster
+    offsets: np.ndarray  # (K + 1,) int64: cluster k's paths are members[offsets[k]:offsets[k + 1]]
+    rows_by_path: np.ndarray  # (N,) int32: rows, path by path (ascending within a path)
+    path_offsets: np.ndarray  # (P + 1,) int64
+    rows_by_chain: np.ndarray  # (N,) int32: rows, chain by chain
+    chain_offsets: np.ndarray  # (C + 2,) int64: the last chain is "no headings"
+
+    @property
+    def probes(self) -> int:
+        """Clusters probed without a filter: the square root of their number (at least
+        :data:`MIN_PROBES`), so the paths scored grow as the three-quarter power of the paths."""
+        return min(len(self.centroids), max(MIN_PROBES, math.ceil(math.sqrt(len(self.centroids)))))
+
+    @classmethod
+    def build(
+        cls, paths: np.ndarray, row_path: np.ndarray, row_chain: np.ndarray, chains: int
+    ) -> PathClusters:
+        """Cluster ``paths`` (unit rows) and index the rows by path and by chain (``chains``
+        chain vectors, the last one "no headings"). Deterministic: a fixed seed, fixed order."""
+        count = max(1, min(len(paths), round(1.5 * math.sqrt(len(paths)))))
+        centroids = _kmeans(paths, count)
+        labels = _assign(paths, centroids)
+        members = np.argsort(labels, kind="stable").astype(np.int32)
+        offsets = np.searchsorted(labels[members], np.arange(count + 1)).astype(np.int64)
+        filled = offsets[1:] > offsets[:-1]
+        centroids[filled] = _mean_directions(paths[members], offsets[:-1][filled])
+        rows_by_path, path_offsets = _index(row_path, len(paths))
+        rows_by_chain, chain_offsets = _index(row_chain, chains)
+        return cls(centroids, members, offsets, rows_by_path, path_offsets, rows_by_chain, chain_offsets)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {f"ivf.{name}": getattr(self, name) for name in _ARRAYS}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> PathClusters | None:
+        if not all(f"ivf.{name}" in arrays for name in _ARRAYS):
+            return None
+        return cls(*(arrays[f"ivf.{name}"] for name in _ARRAYS))
+
+    def candidates(self, query: np.ndarray, by_chain: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+        """The rows a near answer to ``query`` can come from (ascending, under ``mask``);
+        ``by_chain``: the query's similarity to every chain."""
+        share = 1.0 if mask is None or not len(mask) else np.count_nonzero(mask) / len(mask)
+        scale = 1.0 / max(share, MIN_SHARE)
+        probes = min(len(self.centroids), math.ceil(self.probes * scale))
+        near = row_dots(self.centroids, query)
+        chosen = np.argpartition(-near, probes - 1)[:probes] if probes < len(near) else np.arange(len(near))
+        rows = [_ranges(self.rows_by_path, self.path_offsets, _ranges(self.members, self.offsets, chosen))]
+        named = len(self.chain_offsets) - 2  # the last chain ("no headings") is reached by path only
+        if named > 0:
+            order = np.argsort(-by_chain[:named], kind="stable")
+            sizes = np.cumsum(self.chain_offsets[order + 1] - self.chain_offsets[order])
+            taken = order[: int(np.searchsorted(sizes, CHAIN_ROWS * scale)) + 1]
+            rows.append(_ranges(self.rows_by_chain, self.chain_offsets, taken))
+        found = sorted_unique(np.concatenate(rows))
+        return found[mask[found]] if mask is not None else found
+
+
+_ARRAYS = (
+    "centroids",
+    "members",
+    "offsets",
+    "rows_by_path",
+    "path_offsets",
+    "rows_by_chain",
+    "chain_offsets",
+)
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _mean_directions(grouped: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The unit mean of each group of ``grouped``'s rows (the groups start at the ascending
+    ``starts``, the first at 0, and run to the next start or the end)."""
+    return _unit(np.add.reduceat(grouped, starts, axis=0))
+
+
+def _assign(paths: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """Each path's nearest centroid (by cosine), a block of paths at a time."""
+    labels = np.empty(len(paths), dtype=np.int64)
+    for start in range(0, len(paths), _BLOCK):
+        labels[start : start + _BLOCK] = np.argmax(paths[start : start + _BLOCK] @ centroids.T, axis=1)
+    return labels
+
+
+def _kmeans(paths: np.ndarray, count: int) -> np.ndarray:
+    """Spherical k-means on a sample of ``paths``: ``count`` unit centroids."""
+    rng = np.random.default_rng(_SEED)
+    train = paths
+    if len(paths) > _TRAIN_SAMPLE:
+        train = paths[np.sort(rng.choice(len(paths), _TRAIN_SAMPLE, replace=False))]
+    centroids = np.array(train[np.sort(rng.choice(len(train), count, replace=False))], dtype=np.float32)
+    for _ in range(_ITERATIONS):
+        labels = _assign(train, centroids)
+        order = np.argsort(labels, kind="stable")
+        starts = np.searchsorted(labels[order], np.arange(count))
+        filled = np.bincount(labels, minlength=count) > 0
+        centroids[filled] = _mean_directions(train[order], starts[filled])  # empty: kept
+    return centroids
+
+
+def _index(keys: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows grouped by ``keys`` (ascending within a key) and each key's offsets."""
+    order = np.argsort(keys, kind="stable").astype(np.int32)
+    return order, np.searchsorted(keys[order], np.arange(count + 1)).astype(np.int64)
+
+
+def _ranges(values: np.ndarray, offsets: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``values[offsets[i]:offsets[i + 1]]`` for every ``i`` of ``ids``, concatenated."""
+    starts = offsets[ids]
+    lengths = offsets[np.asarray(ids) + 1] - starts
+    total = int(lengths.sum())
+    if not total:
+        return values[:0]
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return values[shift + np.arange(total)]

@@ -1,0 +1,161 @@
+"""The heading-path leg's scoring: exact where it claims to be, bit for bit, on random vectors.
+
+The leg scores only the rows a filter keeps, and in an index of many pages only the rows of the
+clusters and heading chains nearest the query (:mod:`docs_mcp_core.search.heading_clusters`). Each
+way is compared with the plain computation (every row's similarity from the summed vectors'
+factors, the filter applied to every row, the whole set sorted by similarity, then row) on random
+factorised vectors: rows repeated on a page (equal similarities: ties), pages without headings,
+filters of every share and limits of every size. With budgets that probe everything the clusters'
+answer is the exact one; with the shipped budgets it is the exact answer over its candidate rows,
+and a real build of a small reference stores the clusters in its derived files and searches them.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.index.derived_files import read_derived
+from docs_mcp_core.search import SearchEngine, heading_clusters, heading_leg
+from docs_mcp_core.search.heading_clusters import PathClusters, row_dots
+from docs_mcp_core.search.heading_leg import HeadingVectors
+
+DIMS = 12
+
+
+def _unit(rng: np.random.Generator, count: int) -> np.ndarray:
+    m = rng.normal(size=(count, DIMS)) + 0.5  # a shared direction, as a model's vectors have
+    return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _vectors(seed: int) -> tuple[HeadingVectors, random.Random, np.random.Generator]:
+    """Random factorised vectors: paths with a few rows each, some rows without a chain."""
+    rng, nrng = random.Random(seed), np.random.default_rng(seed)
+    path_count, chain_count = rng.randint(1, 120), rng.randint(0, 40)
+    paths = _unit(nrng, path_count)
+    chains = np.vstack([_unit(nrng, chain_count), np.zeros((1, DIMS), np.float32)])
+    row_path: list[int] = []
+    row_chain: list[int] = []
+    for page in rng.sample(range(path_count), path_count):  # rows page by page, pages in any order
+        for _ in range(rng.choice([1, 1, 2, 3, 6])):
+            row_path.append(page)
+            row_chain.append(
+                chain_count if rng.random() < 0.3 or not chain_count else rng.randrange(chain_count)
+            )
+    rp, rc = np.array(row_path, np.int32), np.array(row_chain, np.int32)
+    scale = (1.0 / np.linalg.norm(paths[rp] + chains[rc], axis=1).clip(1e-12)).astype(np.float32)
+    return HeadingVectors(paths, chains, rp, rc, scale, "m"), rng, nrng
+
+
+def _mask(rng: random.Random, rows: int) -> np.ndarray | None:
+    if rng.random() < 0.4:
+        return None
+    share = rng.choice([0.0, 0.05, 0.3, 0.9])
+    return np.array([rng.random() < share for _ in range(rows)], dtype=bool)
+
+
+def _plain(
+    vectors: HeadingVectors, query: np.ndarray, rows: np.ndarray, limit: int
+) -> tuple[list[int], list[float]]:
+    """The best ``limit`` of ``rows``, each row's similarity from its two factors, a full sort."""
+    by_path, by_chain = row_dots(vectors.paths, query), row_dots(vectors.chains, query)
+    scores = {
+        int(r): float((by_path[vectors.row_path[r]] + by_chain[vectors.row_chain[r]]) * vectors.row_scale[r])
+        for r in rows
+    }
+    order = sorted(scores, key=lambda r: (-scores[r], r))[:limit]
+    return order, [scores[r] for r in order]
+
+
+def _answer(
+    vectors: HeadingVectors, query: np.ndarray, mask: np.ndarray | None, limit: int
+) -> tuple[list[int], list[float]]:
+    positions, similarity = vectors.nearest(query, mask, limit)
+    return positions.tolist(), similarity.tolist()
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_exact_leg_scores_only_the_filtered_rows_and_answers_as_the_plain_sort(seed: int) -> None:
+    vectors, rng, nrng = _vectors(seed)
+    for _ in range(4):
+        query, mask, limit = _unit(nrng, 1)[0], _mask(rng, len(vectors)), rng.choice([1, 3, 10, 100, 1000])
+        kept = np.flatnonzero(mask) if mask is not None else np.arange(len(vectors))
+        assert _answer(vectors, query, mask, limit) == _plain(vectors, query, kept, limit)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_clusters_answer_exactly_over_their_candidates_and_wholly_when_probing_all(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vectors, rng, nrng = _vectors(seed)
+    clusters = PathClusters.build(vectors.paths, vectors.row_path, vectors.row_chain, len(vectors.chains))
+    v = vectors
+    clustered = HeadingVectors(v.paths, v.chains, v.row_path, v.row_chain, v.row_scale, "m", clusters)
+    monkeypatch.setattr(heading_clusters, "MIN_PROBES", 1)
+    monkeypatch.setattr(heading_clusters, "CHAIN_ROWS", rng.choice([1, 4, 20]))
+    for _ in range(4):
+        query, mask, limit = _unit(nrng, 1)[0], _mask(rng, len(vectors)), rng.choice([1, 3, 10, 100])
+        candidates = clusters.candidates(query, row_dots(vectors.chains, query), mask)
+        assert mask is None or bool(mask[candidates].all())
+        assert _answer(clustered, query, mask, limit) == _plain(vectors, query, candidates, limit)
+    monkeypatch.setattr(heading_clusters, "MIN_PROBES", len(clusters.centroids))
+    for _ in range(4):  # every cluster probed: every row is a candidate, the answer is the exact one
+        query, mask, limit = _unit(nrng, 1)[0], _mask(rng, len(vectors)), rng.choice([1, 10, 100])
+        assert _answer(clustered, query, mask, limit) == _answer(vectors, query, mask, limit)
+
+
+def test_every_path_is_in_one_cluster_and_every_row_is_reached_by_its_path_and_its_chain() -> None:
+    vectors, _, _ = _vectors(3)
+    c = PathClusters.build(vectors.paths, vectors.row_path, vectors.row_chain, len(vectors.chains))
+    assert sorted(c.members.tolist()) == list(range(len(vectors.paths)))
+    assert c.offsets[0] == 0 and c.offsets[-1] == len(vectors.paths) and bool(np.all(np.diff(c.offsets) >= 0))
+    for key, rows, offsets in (
+        (vectors.row_path, c.rows_by_path, c.path_offsets),
+        (vectors.row_chain, c.rows_by_chain, c.chain_offsets),
+    ):
+        for k in range(len(offsets) - 1):
+            assert rows[offsets[k] : offsets[k + 1]].tolist() == np.flatnonzero(key == k).tolist()
+    again = PathClusters.build(vectors.paths, vectors.row_path, vectors.row_chain, len(vectors.chains))
+    assert all(
+        np.array_equal(a, b) for a, b in zip(c.to_arrays().values(), again.to_arrays().values(), strict=True)
+    )
+
+
+PAGES = ("payouts", "webhooks", "customers", "invoices", "refunds")
+
+
+@pytest.fixture(scope="module")
+def clustered_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small reference built as if its pages were many: its heading vectors hold clusters."""
+    docs, out = tmp_path_factory.mktemp("pages"), tmp_path_factory.mktemp("clustered")
+    folder = docs / "sdks" / "acme"
+    folder.mkdir(parents=True)
+    for name in PAGES:
+        text = f"# {name.title()}\n\n## list\n\n`client.{name}.list()`\n\n## get\n\n`client.{name}.get(id)`\n"
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(heading_leg, "IVF_MIN_PATHS", 2)
+        build_index(
+            BuildOptions(
+                docs_dir=docs, out_dir=out, heading_vectors=True, indexed_at="2026-01-01T00:00:00.000Z"
+            )
+        )
+    return out
+
+
+def test_a_build_of_many_pages_stores_the_clusters_and_the_leg_searches_them(clustered_index: Path) -> None:
+    files, why = read_derived(clustered_index / ".lancedb", "chunks")
+    assert files is not None, why
+    assert files.parts["headings"].arrays["ivf.members"].shape == (len(PAGES),)
+    engine = SearchEngine.open(clustered_index)
+    try:
+        leg = engine._retrieval.heading  # the leg opened from the derived files
+        assert leg is not None and leg.vectors.clusters is not None
+        hits = engine.search("how much money did I earn", limit=3).hits
+        assert hits and hits[0].chunk_id.startswith("sdks/acme/payouts.md#")
+    finally:
+        engine.close()
