@@ -3,44 +3,71 @@
 The texts (:class:`~docs_mcp_core.search.heading_leg.HeadingTexts`) are collected as the chunks
 stream past; their embedding, with the shipped local model, starts as soon as chunking ends and
 runs while the table is written and indexed, whose work leaves a core idle much of the time. The
-vectors are needed only when the derived files are written (:mod:`docs_mcp_core.search.derived`).
+vectors are needed only when the derived files are written (:mod:`docs_mcp_core.search.derived`),
+and there last, after the parts that do not need them.
+
+A rebuild reuses the previous index's vectors (:meth:`HeadingStep.reuse`): its texts come from its
+chunks and its vectors from its derived files, and each batch of texts that the previous build
+embedded alike is taken from there instead of run again. The same texts in the same batch give the
+same vectors, so the result is the one a fresh build gives; a rebuild of an unchanged corpus runs
+the model on nothing. (A change of the shipped model's weights must come with a new model name or
+a new ``HEADING_TEXT_VERSION``, which make the stored vectors unusable.)
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
 
 from docs_mcp_core.build.options import BuildReporter
 from docs_mcp_core.errors import BuildError, EmbeddingError
-from docs_mcp_core.search.heading_leg import HeadingTexts, HeadingVocabulary, embed_heading_texts
+from docs_mcp_core.index.derived_files import read_derived
+from docs_mcp_core.index.table import TABLE_NAME
+from docs_mcp_core.search.heading_leg import (
+    HeadingTexts,
+    HeadingVectors,
+    HeadingVocabulary,
+    embed_heading_texts,
+)
 
-__all__ = ["HeadingStep"]
+__all__ = ["HeadingStep", "previous_vocabulary"]
 
 
 class HeadingStep:
     """Embeds a build's heading texts on a thread of its own (:meth:`start`, :meth:`vocabulary`)."""
 
     def __init__(self) -> None:
+        from docs_mcp_core.embedding.local import LocalEmbeddingProvider
+
         self.texts = HeadingTexts()
+        self._embedder = LocalEmbeddingProvider()
+        self._previous: HeadingVocabulary | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._future: Future[HeadingVocabulary] | None = None
         self._seconds = 0.0
 
-    def start(self, rep: BuildReporter) -> None:
-        from docs_mcp_core.embedding.local import LocalEmbeddingProvider
+    def reuse(self, table_folder: Path, chunks: Iterable[tuple[str, str]]) -> None:
+        """Offer the vectors of the index in ``table_folder``, whose chunks' ``(filepath,
+        breadcrumb)`` are ``chunks``, to :meth:`start` (nothing when they are unusable)."""
+        self._previous = previous_vocabulary(table_folder, chunks, self._embedder.model)
 
-        embedder = LocalEmbeddingProvider()
+    def start(self, rep: BuildReporter) -> None:
+        embedder, previous = self._embedder, self._previous
+        self._previous = None
         count = len(self.texts)
         rep.step(
             f"embedding {count:,} heading text{'s' * (count != 1)} with local/{embedder.model} "
-            "while the table is written"
+            "while the table is written" + (" (reusing the previous index's vectors)" if previous else "")
         )
 
         def run() -> HeadingVocabulary:
             started = time.perf_counter()
             try:
-                return embed_heading_texts(self.texts, embedder)
+                return embed_heading_texts(self.texts, embedder, previous)
             finally:
                 self._seconds = time.perf_counter() - started
 
@@ -68,3 +95,29 @@ class HeadingStep:
                 self._future.cancel()
             self._pool.shutdown(wait=True)
             self._pool = None
+
+
+def previous_vocabulary(
+    table_folder: Path, chunks: Iterable[tuple[str, str]], model: str
+) -> HeadingVocabulary | None:
+    """The texts an earlier build embedded and their vectors, from its table's derived files and
+    its chunks' ``(filepath, breadcrumb)``; None when the files hold none made by ``model`` with
+    today's texts, or hold another number of them."""
+    files, _ = read_derived(table_folder, TABLE_NAME)
+    part = files.parts.get("headings") if files is not None else None
+    stored = HeadingVectors.from_part(part, model) if part is not None else None
+    if stored is None:
+        return None
+    texts = HeadingTexts()
+    for filepath, breadcrumb in chunks:
+        texts.add(filepath, breadcrumb)
+    paths, chains = sorted(texts.paths), sorted(texts.chains)
+    if stored.paths.shape[0] != len(paths) or stored.chains.shape[0] != len(chains) + 1:
+        return None
+    return HeadingVocabulary(
+        {t: i for i, t in enumerate(paths)},
+        np.array(stored.paths, dtype=np.float32),  # copies: the map closes with the old index
+        {t: i for i, t in enumerate(chains)},
+        np.array(stored.chains[:-1], dtype=np.float32),
+        model,
+    )

@@ -266,11 +266,14 @@ class Output:
             verify_table(self.storage.uri(self.index_path), rows, storage_options=self.storage.lance_options)
 
     def write_derived(
-        self, metadata: IndexMetadata, rep: BuildReporter, headings: HeadingVocabulary | None = None
+        self,
+        metadata: IndexMetadata,
+        rep: BuildReporter,
+        headings: Callable[[], HeadingVocabulary] | None = None,
     ) -> None:
         """Derive what a server derives from the table at start and write it beside the table, so
         it is swapped in or published with it (:mod:`docs_mcp_core.index.derived_files`), with the
-        heading-path vectors of the embedded ``headings`` texts."""
+        heading-path vectors of the texts ``headings`` gives (asked for last)."""
         from docs_mcp_core.search.derived import write_derived_files  # the search engine's own parts
 
         rep.step("index: deriving what the server opens")

@@ -19,6 +19,7 @@ batches to the embedder and the table, so a build's memory does not grow with th
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from collections.abc import Iterator
@@ -101,30 +102,35 @@ class _Build:
             chunks_json = ChunksJsonWriter(work / f"{CHUNKS_FILENAME}.tmp")
             headings = HeadingStep() if options.heading_vectors else None
             try:
-                report, stream = self._chunk(spill, chunks_json, headings)
-                metadata = self._metadata(report, stream, provider)
-                if headings is not None:
-                    headings.start(self.rep)
-                embedder = None
-                if provider is not None:
-                    embedder = BatchEmbedder(
-                        provider,
-                        self.cache_parent,
-                        self.rep,
-                        self.warn,
-                        rebuild_cache=options.rebuild_cache,
-                        preflight=preflight_pending,
+                try:
+                    report, stream = self._chunk(spill, chunks_json, headings)
+                    metadata = self._metadata(report, stream, provider)
+                    if headings is not None:
+                        headings.start(self.rep)
+                    embedder = None
+                    if provider is not None:
+                        embedder = BatchEmbedder(
+                            provider,
+                            self.cache_parent,
+                            self.rep,
+                            self.warn,
+                            rebuild_cache=options.rebuild_cache,
+                            preflight=preflight_pending,
+                        )
+                    hits, misses = self._write_table(
+                        spill, stream, report.results, metadata, provider, embedder
                     )
-                hits, misses = self._write_table(spill, stream, report.results, metadata, provider, embedder)
-                vocabulary = headings.vocabulary(self.rep) if headings is not None else None
+                finally:
+                    spill.discard()
+                # 5. Check the new table, write beside it what a server derives from it at start
+                # (the heading vectors last: their embedding runs meanwhile), then publish: swap
+                # the folder's files in, or upload chunks.json and then metadata.json.
+                output.verify(stream.chunks, self.rep)
+                vocabulary = None if headings is None else functools.partial(headings.vocabulary, self.rep)
+                output.write_derived(metadata, self.rep, vocabulary)
             finally:
-                spill.discard()
                 if headings is not None:
                     headings.close()
-            # 5. Check the new table, write beside it what a server derives from it at start, then
-            # publish: swap the folder's files in, or upload chunks.json and then metadata.json.
-            output.verify(stream.chunks, self.rep)
-            output.write_derived(metadata, self.rep, vocabulary)
             index_bytes = output.publish(metadata_to_json(metadata), self.rep)
         except BaseException as exc:
             output.abort()
@@ -158,6 +164,10 @@ class _Build:
             CachedChunks() if self.options.rebuild_cache or live_db is None else read_cached_chunks(live_db)
         )
         cached = previous.files
+        if headings is not None and cached and live_db is not None:
+            headings.reuse(
+                live_db, ((c.filepath, c.breadcrumb) for _, chunks in cached.values() for c in chunks)
+            )
         old_titles = previous_titles(out_dir) if cached and out_dir is not None else {}
         stream = _StreamStats(cached, headings.texts if headings is not None else None)
 

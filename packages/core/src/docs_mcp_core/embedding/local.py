@@ -266,7 +266,13 @@ class LocalEmbeddingProvider:
         """One text's unit vector (float32), answered from the last 256 such answers when it repeats."""
         return self._query_vector(text)
 
-    def embed_short(self, texts: Sequence[str], *, batch: int = 256) -> np.ndarray:
+    def embed_short(
+        self,
+        texts: Sequence[str],
+        *,
+        batch: int = 256,
+        previous: tuple[Sequence[str], np.ndarray] | None = None,
+    ) -> np.ndarray:
         """Unit vectors of many short texts (heading paths: a few dozen word pieces each).
 
         Texts with the same number of word pieces run through the model together, up to ``batch``
@@ -275,24 +281,33 @@ class LocalEmbeddingProvider:
         quantises activations with one scale per call, so a vector depends slightly on its batch
         (cosine ≥ 0.98 to the same text run alone); the same texts in the same order give the
         same batches.
+
+        ``previous`` is an earlier call's texts, in its order, and the vectors it returned: a batch
+        whose texts are exactly one of that call's batches takes its vectors from there instead of
+        running again, which gives the vectors the run would give (a rebuild of an unchanged corpus
+        runs nothing; an edit runs only the batches it changed).
         """
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
             return out
         session, tokenizer = self._load()
         started = time.perf_counter()
-        try:
-            ids = [e.ids for e in tokenizer.encode_batch(list(texts))]
-        except Exception as exc:
-            raise EmbeddingError(f"local embedding model could not tokenise its input: {exc}") from exc
-        by_length: dict[int, list[int]] = {}
-        for index, row in enumerate(ids):
-            by_length.setdefault(len(row), []).append(index)
-        jobs = [
-            group[s : s + batch]
-            for _, group in sorted(by_length.items())
-            for s in range(0, len(group), batch)
-        ]
+        ids = _token_ids(tokenizer, texts)
+        jobs = _short_batches([len(row) for row in ids], batch)
+        done = 0
+        if previous is not None and previous[1].shape[1:] == (self.dimensions,):
+            known = _batches_of(previous, dict(zip(texts, map(len, ids), strict=True)), tokenizer, batch)
+            remaining = []
+            for job in jobs:
+                found = known.get(tuple(texts[i] for i in job))
+                if found is None:
+                    remaining.append(job)
+                else:
+                    out[job] = found
+                    done += len(job)
+            jobs = remaining
+            if done:
+                self._report(done, len(texts), started)
 
         def run(job: list[int]) -> int:
             x = np.array([ids[i] for i in job], dtype=np.int64)
@@ -305,7 +320,6 @@ class LocalEmbeddingProvider:
             out[job] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             return len(job)
 
-        done = 0
         with ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="docs-mcp-local-embed") as pool:
             for count in pool.map(run, jobs):
                 done += count
@@ -397,3 +411,38 @@ class LocalEmbeddingProvider:
             f"the local embedding model file {path} is missing; the docs-mcp-core installation is "
             "incomplete (reinstall it, e.g. `pip install --force-reinstall docs-mcp-core`)"
         )
+
+
+def _token_ids(tokenizer: tokenizers.Tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    try:
+        return [e.ids for e in tokenizer.encode_batch(list(texts))]
+    except Exception as exc:
+        raise EmbeddingError(f"local embedding model could not tokenise its input: {exc}") from exc
+
+
+def _short_batches(lengths: Sequence[int], batch: int) -> list[list[int]]:
+    """:meth:`LocalEmbeddingProvider.embed_short`'s batches: the indices of equal lengths, in input
+    order, ``batch`` at a time, shortest first."""
+    by_length: dict[int, list[int]] = {}
+    for index, length in enumerate(lengths):
+        by_length.setdefault(length, []).append(index)
+    return [
+        group[s : s + batch] for _, group in sorted(by_length.items()) for s in range(0, len(group), batch)
+    ]
+
+
+def _batches_of(
+    previous: tuple[Sequence[str], np.ndarray],
+    lengths: dict[str, int],
+    tokenizer: tokenizers.Tokenizer,
+    batch: int,
+) -> dict[tuple[str, ...], np.ndarray]:
+    """An earlier :meth:`~LocalEmbeddingProvider.embed_short` call's batches, by their texts, with
+    their vectors (``lengths`` holds the word-piece counts known already)."""
+    texts, vectors = previous
+    if len(texts) != len(vectors):
+        return {}
+    unknown = [t for t in dict.fromkeys(texts) if t not in lengths]
+    lengths = {**lengths, **dict(zip(unknown, map(len, _token_ids(tokenizer, unknown)), strict=True))}
+    jobs = _short_batches([lengths[t] for t in texts], batch)
+    return {tuple(texts[i] for i in job): vectors[job] for job in jobs}

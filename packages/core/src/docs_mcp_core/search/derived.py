@@ -254,10 +254,14 @@ def heading_vectors_of(table: Any, catalog: RowCatalog, vocabulary: HeadingVocab
 
 
 def derive_all(
-    table: Any, metadata: IndexMetadata, budgets: Budgets, headings: HeadingVocabulary | None = None
+    table: Any,
+    metadata: IndexMetadata,
+    budgets: Budgets,
+    headings: Callable[[], HeadingVocabulary] | None = None,
 ) -> dict[str, Part]:
     """The parts a build writes: those the default ranking's engine derives at open, and the
-    heading-path vectors of the build's embedded ``headings`` texts."""
+    heading-path vectors of the build's embedded texts, which ``headings`` gives: it is called
+    last, so a build's embedding runs while the other parts are derived."""
     columns = frozenset(table.schema.names)
     wanted = Wanted(
         True,
@@ -294,7 +298,7 @@ def derive_all(
     if intent is not None:
         out["intent"] = intent.to_part()
     if headings is not None:
-        out["headings"] = heading_vectors_of(table, parts.catalog, headings).to_part()
+        out["headings"] = heading_vectors_of(table, parts.catalog, headings()).to_part()
     return out
 
 
@@ -322,12 +326,12 @@ def write_derived_files(
     storage_options: Mapping[str, str] | None = None,
     *,
     manifests: Mapping[str, bytes] | None = None,
-    headings: HeadingVocabulary | None = None,
+    headings: Callable[[], HeadingVocabulary] | None = None,
 ) -> list[Path]:
     """Derive the engine's parts from the table at ``table_uri`` and write them into ``folder``
     (the table's own folder, or a scratch folder with the table's version ``manifests`` when the
-    table is in an object store), with the heading-path vectors of ``headings``; returns the files
-    written."""
+    table is in an object store), with the heading-path vectors of the texts ``headings`` gives
+    (asked for last); returns the files written."""
     from docs_mcp_core.index.lancedb_import import import_lancedb
 
     table_name = metadata.index.table or "chunks"

@@ -62,7 +62,9 @@ class ShortTextEmbedder(Protocol):
     model: str
     dimensions: int
 
-    def embed_short(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed_short(
+        self, texts: Sequence[str], *, previous: tuple[Sequence[str], np.ndarray] | None = None
+    ) -> np.ndarray: ...
 
 
 def _words(text: str) -> str:
@@ -114,10 +116,21 @@ class HeadingVocabulary:
     model: str
 
 
-def embed_heading_texts(texts: HeadingTexts, embedder: ShortTextEmbedder) -> HeadingVocabulary:
-    """Embed every distinct text once, in a fixed order (the same corpus gives the same batches)."""
+def embed_heading_texts(
+    texts: HeadingTexts, embedder: ShortTextEmbedder, previous: HeadingVocabulary | None = None
+) -> HeadingVocabulary:
+    """Embed every distinct text once, in a fixed order (the same corpus gives the same batches);
+    batches a ``previous`` build embedded alike take its vectors instead of running again."""
     paths, chains = sorted(texts.paths), sorted(texts.chains)
-    vectors = embedder.embed_short([*paths, *chains])
+    earlier = None
+    if previous is not None and previous.model == embedder.model:
+        if list(previous.paths) == paths and list(previous.chains) == chains:
+            return previous  # the same texts: the same batches, the same vectors
+        earlier = (
+            [*previous.paths, *previous.chains],
+            np.vstack([previous.path_vectors, previous.chain_vectors]),
+        )
+    vectors = embedder.embed_short([*paths, *chains], previous=earlier)
     return HeadingVocabulary(
         {t: i for i, t in enumerate(paths)},
         np.ascontiguousarray(vectors[: len(paths)], dtype=np.float32),

@@ -1,0 +1,124 @@
+"""A rebuild reuses the heading vectors its previous index holds, and gets a fresh build's vectors.
+
+The heading texts are embedded in batches of equal length (``LocalEmbeddingProvider.embed_short``),
+and the int8 model's vector of a text depends slightly on its batch. A rebuild takes a batch's
+vectors from the previous index only when that build ran exactly the same batch, so an unchanged
+corpus runs the model on nothing, an edit runs only the batches it changed, and either way the
+vectors are byte for byte those of a fresh build of the same corpus (real builds, the shipped model).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.build.options import BuildReporter
+from docs_mcp_core.embedding.local import LocalEmbeddingProvider
+from docs_mcp_core.index.derived_files import read_derived
+
+REUSING = "reusing the previous index's vectors"
+PAGES = {
+    "payouts": "# Payouts\n\n## list\n\nAll payouts.\n\n## get\n\nOne payout.\n",
+    "webhooks": "# Webhooks\n\n## create\n\nA new webhook.\n\n## delete\n\nRemove a webhook.\n",
+    "customers": "# Customers\n\n## list\n\nAll customers.\n\n## update\n\nChange a customer.\n",
+}
+
+
+class _Steps(BuildReporter):
+    def __init__(self) -> None:
+        self.steps: list[str] = []
+
+    def step(self, message: str) -> None:
+        self.steps.append(message)
+
+
+def _write(docs: Path, pages: dict[str, str]) -> None:
+    folder = docs / "sdks" / "acme"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in pages.items():
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+
+
+def _build(docs: Path, out: Path, *, heading_vectors: bool = True) -> list[str]:
+    steps = _Steps()
+    options = BuildOptions(
+        docs_dir=docs, out_dir=out, heading_vectors=heading_vectors, indexed_at="2026-01-01T00:00:00.000Z"
+    )
+    build_index(options, steps)
+    return steps.steps
+
+
+def _heading_arrays(index: Path) -> dict[str, np.ndarray]:
+    files, why = read_derived(index / ".lancedb", "chunks")
+    assert files is not None, why
+    return {name: np.array(array) for name, array in files.parts["headings"].arrays.items()}
+
+
+def _assert_same_vectors(a: Path, b: Path) -> None:
+    first, second = _heading_arrays(a), _heading_arrays(b)
+    assert first.keys() == second.keys()
+    for name in first:
+        assert np.array_equal(first[name], second[name]), name
+
+
+@pytest.fixture(scope="module")
+def provider() -> LocalEmbeddingProvider:
+    return LocalEmbeddingProvider()
+
+
+def test_embed_short_takes_only_the_batches_an_earlier_call_ran_alike(
+    provider: LocalEmbeddingProvider,
+) -> None:
+    # one word piece per word: four texts of length 3 (two batches of two), two of length 4 (one)
+    texts = ["apple", "table", "house", "water", "red apple", "big house"]
+    marker = np.full((len(texts), provider.dimensions), 7.0, dtype=np.float32)  # stands for stored vectors
+    assert (provider.embed_short(texts, batch=2, previous=(texts, marker)) == 7.0).all()
+    edited = ["apple", "table", "house", "green", "red apple", "big house"]  # the second batch changed
+    mixed = provider.embed_short(edited, batch=2, previous=(texts, marker))
+    fresh = provider.embed_short(edited, batch=2)
+    for row in (0, 1, 4, 5):
+        assert (mixed[row] == 7.0).all()
+    for row in (2, 3):
+        assert np.array_equal(mixed[row], fresh[row])
+        assert np.linalg.norm(mixed[row]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_embed_short_with_the_true_earlier_vectors_gives_a_fresh_runs_vectors(
+    provider: LocalEmbeddingProvider,
+) -> None:
+    texts = ["apple", "table", "house", "water", "red apple", "big house", "list payouts > get"]
+    first = provider.embed_short(texts, batch=2)
+    edited = ["table", "house", "water", "green", "red apple", "small house", "list payouts > get"]
+    assert np.array_equal(
+        provider.embed_short(edited, batch=2, previous=(texts, first)), provider.embed_short(edited, batch=2)
+    )
+
+
+def test_a_rebuild_reuses_the_vectors_and_gets_those_of_a_fresh_build(tmp_path: Path) -> None:
+    docs, out, fresh = tmp_path / "docs", tmp_path / "out", tmp_path / "fresh"
+    _write(docs, PAGES)
+    assert not any(REUSING in s for s in _build(docs, out))
+    assert any(REUSING in s for s in _build(docs, out))  # unchanged: every batch is the previous one's
+    _build(docs, fresh)
+    _assert_same_vectors(out, fresh)
+
+    # an edit: a new section and a page removed; the rebuild equals a fresh build of the edited corpus
+    edited = {**PAGES, "payouts": PAGES["payouts"] + "\n## cancel\n\nStop a payout.\n"}
+    del edited["customers"]
+    (docs / "sdks" / "acme" / "customers.md").unlink()
+    _write(docs, edited)
+    assert any(REUSING in s for s in _build(docs, out))
+    _build(docs, tmp_path / "fresh-edited")
+    _assert_same_vectors(out, tmp_path / "fresh-edited")
+
+
+def test_a_lexical_index_rebuilt_with_heading_vectors_embeds_them_all(tmp_path: Path) -> None:
+    docs, out = tmp_path / "docs", tmp_path / "out"
+    _write(docs, PAGES)
+    _build(docs, out, heading_vectors=False)
+    assert not any(REUSING in s for s in _build(docs, out))  # its derived files hold no heading vectors
+    _build(docs, tmp_path / "fresh")
+    _assert_same_vectors(out, tmp_path / "fresh")
