@@ -194,35 +194,48 @@ def main() -> int:
         parser.error("give --server-command once, or once per --index-dir")
     commands = [server_command(c) for c in (given * len(args.index_dir) if len(given) == 1 else given)]
     runs = list(zip(args.index_dir, commands, strict=True))
+    labels = _labels(runs)
     print(f"machine: {machine()}")
-    first: dict[Path, list[tuple[float, ...]]] = {index: [] for index in args.index_dir}
+    first: list[list[tuple[float, ...]]] = [[] for _ in runs]
     for run in range(args.runs):
-        for index, command in runs:
+        for position, (index, command) in enumerate(runs):
             init, search = stdio_first_answer(command, index)
             row: tuple[float, ...] = (init, search)
             if args.http:
                 row += http_start(command, index)
-            first[index].append(row)
-            print(f"run {run + 1} {index}: " + " ".join(f"{v:.0f}" for v in row) + " ms", flush=True)
-    for index, rows in first.items():
-        _report_first(index, rows, args.http)
+            first[position].append(row)
+            print(
+                f"run {run + 1} {labels[position]}: " + " ".join(f"{v:.0f}" for v in row) + " ms", flush=True
+            )
+    for label, rows in zip(labels, first, strict=True):
+        _report_first(label, rows, args.http)
     if args.searches > 0:
         cases = json.loads(args.cases.read_text())
-        figures: dict[Path, list[tuple[float, float]]] = {index: [] for index in args.index_dir}
+        figures: list[list[tuple[float, float]]] = [[] for _ in runs]
         for _ in range(args.steady_runs):
-            for index, command in runs:
-                figures[index].append(steady(command, index, cases, args.searches))
-        for index, values in figures.items():
+            for position, (index, command) in enumerate(runs):
+                figures[position].append(steady(command, index, cases, args.searches))
+        for label, values in zip(labels, figures, strict=True):
             p50 = statistics.median(v[0] for v in values)
             dirty = statistics.median(v[1] for v in values)
             print(
-                f"{index}: steady search p50 {p50:.2f} ms, Private_Dirty after {args.searches} searches {dirty:.1f} MB"
+                f"{label}: steady search p50 {p50:.2f} ms, Private_Dirty after {args.searches} searches {dirty:.1f} MB"
             )
     print(f"machine after: {machine()}")
     return 0
 
 
-def _report_first(index: Path, rows: list[tuple[float, ...]], with_http: bool) -> None:
+def _labels(runs: list[tuple[Path, list[str]]]) -> list[str]:
+    """How each (index, server) pair is named in the output: the index, and the server command when
+    the same index is run by more than one (two versions of the code on one index)."""
+    labels = []
+    for index, command in runs:
+        servers = {" ".join(c) for i, c in runs if i == index}
+        labels.append(f"{index} [{' '.join(command)}]" if len(servers) > 1 else str(index))
+    return labels
+
+
+def _report_first(index: str, rows: list[tuple[float, ...]], with_http: bool) -> None:
     init = statistics.median(r[0] for r in rows)
     search = statistics.median(r[1] for r in rows)
     ratio = statistics.median(r[1] / r[0] for r in rows)
