@@ -92,14 +92,14 @@ def test_the_clusters_answer_exactly_over_their_candidates_and_wholly_when_probi
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vectors, rng, nrng = _vectors(seed)
-    clusters = PathClusters.build(vectors.paths, vectors.row_path, vectors.row_chain, len(vectors.chains))
     v = vectors
-    clustered = HeadingVectors(v.paths, v.chains, v.row_path, v.row_chain, v.row_scale, "m", clusters)
+    clusters, paths, row_path = PathClusters.build(v.paths, v.row_path, v.row_chain, len(v.chains))
+    clustered = HeadingVectors(paths, v.chains, row_path, v.row_chain, v.row_scale, "m", clusters)
     monkeypatch.setattr(heading_clusters, "MIN_PROBES", 1)
     monkeypatch.setattr(heading_clusters, "CHAIN_ROWS", rng.choice([1, 4, 20]))
     for _ in range(4):
         query, mask, limit = _unit(nrng, 1)[0], _mask(rng, len(vectors)), rng.choice([1, 3, 10, 100])
-        candidates = clusters.candidates(query, row_dots(vectors.chains, query), mask)
+        candidates = clusters.candidates(query, row_dots(vectors.chains, query), mask).rows
         assert mask is None or bool(mask[candidates].all())
         assert _answer(clustered, query, mask, limit) == _plain(vectors, query, candidates, limit)
     monkeypatch.setattr(heading_clusters, "MIN_PROBES", len(clusters.centroids))
@@ -108,20 +108,23 @@ def test_the_clusters_answer_exactly_over_their_candidates_and_wholly_when_probi
         assert _answer(clustered, query, mask, limit) == _answer(vectors, query, mask, limit)
 
 
-def test_every_path_is_in_one_cluster_and_every_row_is_reached_by_its_path_and_its_chain() -> None:
-    vectors, _, _ = _vectors(3)
-    c = PathClusters.build(vectors.paths, vectors.row_path, vectors.row_chain, len(vectors.chains))
-    assert sorted(c.members.tolist()) == list(range(len(vectors.paths)))
-    assert c.offsets[0] == 0 and c.offsets[-1] == len(vectors.paths) and bool(np.all(np.diff(c.offsets) >= 0))
-    for key, rows, offsets in (
-        (vectors.row_path, c.rows_by_path, c.path_offsets),
-        (vectors.row_chain, c.rows_by_chain, c.chain_offsets),
+def test_the_paths_are_stored_cluster_by_cluster_and_every_row_is_reached_by_its_cluster_and_chain() -> None:
+    v, _, _ = _vectors(3)
+    clusters, paths, row_path = PathClusters.build(v.paths, v.row_path, v.row_chain, len(v.chains))
+    assert np.array_equal(paths[row_path], v.paths[v.row_path])  # every row keeps its path's vector
+    assert sorted(map(bytes, paths)) == sorted(map(bytes, v.paths))
+    offsets = clusters.offsets
+    assert offsets[0] == 0 and offsets[-1] == len(paths) and bool(np.all(np.diff(offsets) >= 0))
+    cluster_of_row = np.searchsorted(offsets, row_path, side="right") - 1
+    for key, rows, starts in (
+        (cluster_of_row, clusters.rows_by_cluster, clusters.row_offsets),
+        (v.row_chain, clusters.rows_by_chain, clusters.chain_offsets),
     ):
-        for k in range(len(offsets) - 1):
-            assert rows[offsets[k] : offsets[k + 1]].tolist() == np.flatnonzero(key == k).tolist()
-    again = PathClusters.build(vectors.paths, vectors.row_path, vectors.row_chain, len(vectors.chains))
+        for k in range(len(starts) - 1):
+            assert rows[starts[k] : starts[k + 1]].tolist() == np.flatnonzero(key == k).tolist()
+    again = PathClusters.build(v.paths, v.row_path, v.row_chain, len(v.chains))[0].to_arrays()
     assert all(
-        np.array_equal(a, b) for a, b in zip(c.to_arrays().values(), again.to_arrays().values(), strict=True)
+        np.array_equal(a, b) for a, b in zip(clusters.to_arrays().values(), again.values(), strict=True)
     )
 
 
@@ -150,7 +153,7 @@ def clustered_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_build_of_many_pages_stores_the_clusters_and_the_leg_searches_them(clustered_index: Path) -> None:
     files, why = read_derived(clustered_index / ".lancedb", "chunks")
     assert files is not None, why
-    assert files.parts["headings"].arrays["ivf.members"].shape == (len(PAGES),)
+    assert files.parts["headings"].arrays["ivf.offsets"][-1] == len(PAGES)
     engine = SearchEngine.open(clustered_index)
     try:
         leg = engine._retrieval.heading  # the leg opened from the derived files

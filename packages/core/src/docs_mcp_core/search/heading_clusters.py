@@ -17,7 +17,9 @@ k-means) and a search scores only the rows a near answer can come from:
 Those rows are scored exactly, so the leg's answer is the exact answer over that candidate set;
 what it can miss is a row whose page and headings are each only somewhat like the query. Its
 recall against the exact leg is measured by ``benchmarks/heading_recall.py`` (``docs/scaling.md``).
-Under a filter both budgets grow by the inverse of the share of rows it keeps. Below
+The build stores the paths cluster by cluster, so an unfiltered search scores a probed cluster's
+paths on a slice of the path matrix, in place; under a filter both budgets grow by the inverse of
+the share of rows it keeps, and only the kept rows' paths are scored (gathered). Below
 :data:`IVF_MIN_PATHS` paths (and in indexes built without the clusters) the leg is exact.
 """
 
@@ -30,10 +32,10 @@ import numpy as np
 
 from docs_mcp_core.search.row_catalog import sorted_unique
 
-__all__ = ["CHAIN_ROWS", "IVF_MIN_PATHS", "MIN_PROBES", "PathClusters", "row_dots"]
+__all__ = ["CHAIN_ROWS", "IVF_MIN_PATHS", "MIN_PROBES", "Candidates", "PathClusters", "row_dots"]
 
 IVF_MIN_PATHS = 20_000  # under this the exact scan costs less than a millisecond or so
-CHAIN_ROWS = 4_096  # rows taken from the nearest heading chains (whole chains, best first)
+CHAIN_ROWS = 2_048  # rows taken from the nearest heading chains (whole chains, best first)
 MIN_PROBES = 16  # clusters probed without a filter, at least
 MIN_SHARE = 0.02  # a filter keeping less than this still scales the budgets by 50 only
 _TRAIN_SAMPLE = 65_536  # k-means runs on at most this many paths; all are assigned after
@@ -53,14 +55,14 @@ def row_dots(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
 
 @dataclass
 class PathClusters:
-    """The clusters of the path vectors, and the rows reached from a path or a chain."""
+    """The clusters of the path vectors (stored cluster by cluster, so that a cluster's paths are
+    one slice of the path matrix), and the rows reached from a cluster or a chain."""
 
     centroids: np.ndarray  # (K, d) float32, unit vectors
-    members: np.ndarray  # (P,) int32: path ids, cluster by cluster
-    offsets: np.ndarray  # (K + 1,) int64: cluster k's paths are members[offsets[k]:offsets[k + 1]]
-    rows_by_path: np.ndarray  # (N,) int32: rows, path by path (ascending within a path)
-    path_offsets: np.ndarray  # (P + 1,) int64
-    rows_by_chain: np.ndarray  # (N,) int32: rows, chain by chain
+    offsets: np.ndarray  # (K + 1,) int64: cluster k's paths are paths[offsets[k]:offsets[k + 1]]
+    rows_by_cluster: np.ndarray  # (N,) int32: rows, cluster by cluster (ascending within one)
+    row_offsets: np.ndarray  # (K + 1,) int64
+    rows_by_chain: np.ndarray  # (N,) int32: rows, chain by chain (ascending within one)
     chain_offsets: np.ndarray  # (C + 2,) int64: the last chain is "no headings"
 
     @property
@@ -72,19 +74,24 @@ class PathClusters:
     @classmethod
     def build(
         cls, paths: np.ndarray, row_path: np.ndarray, row_chain: np.ndarray, chains: int
-    ) -> PathClusters:
-        """Cluster ``paths`` (unit rows) and index the rows by path and by chain (``chains``
-        chain vectors, the last one "no headings"). Deterministic: a fixed seed, fixed order."""
+    ) -> tuple[PathClusters, np.ndarray, np.ndarray]:
+        """Cluster ``paths`` (unit rows) and index the rows by cluster and by chain (``chains``
+        chain vectors, the last one "no headings"); returns the clusters, the paths in cluster
+        order and ``row_path`` renumbered to that order. Deterministic: a fixed seed and order."""
         count = max(1, min(len(paths), round(1.5 * math.sqrt(len(paths)))))
         centroids = _kmeans(paths, count)
         labels = _assign(paths, centroids)
-        members = np.argsort(labels, kind="stable").astype(np.int32)
-        offsets = np.searchsorted(labels[members], np.arange(count + 1)).astype(np.int64)
+        order = np.argsort(labels, kind="stable")
+        offsets = np.searchsorted(labels[order], np.arange(count + 1)).astype(np.int64)
+        ordered = np.ascontiguousarray(paths[order])
         filled = offsets[1:] > offsets[:-1]
-        centroids[filled] = _mean_directions(paths[members], offsets[:-1][filled])
-        rows_by_path, path_offsets = _index(row_path, len(paths))
+        centroids[filled] = _mean_directions(ordered, offsets[:-1][filled])
+        renumber = np.empty(len(paths), dtype=np.int32)
+        renumber[order] = np.arange(len(paths), dtype=np.int32)
+        rows_by_cluster, row_offsets = _index(labels[row_path], count)
         rows_by_chain, chain_offsets = _index(row_chain, chains)
-        return cls(centroids, members, offsets, rows_by_path, path_offsets, rows_by_chain, chain_offsets)
+        clusters = cls(centroids, offsets, rows_by_cluster, row_offsets, rows_by_chain, chain_offsets)
+        return clusters, ordered, renumber[row_path]
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {f"ivf.{name}": getattr(self, name) for name in _ARRAYS}
@@ -95,15 +102,17 @@ class PathClusters:
             return None
         return cls(*(arrays[f"ivf.{name}"] for name in _ARRAYS))
 
-    def candidates(self, query: np.ndarray, by_chain: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-        """The rows a near answer to ``query`` can come from (ascending, under ``mask``);
-        ``by_chain``: the query's similarity to every chain."""
+    def candidates(self, query: np.ndarray, by_chain: np.ndarray, mask: np.ndarray | None) -> Candidates:
+        """The rows a near answer to ``query`` can come from (ascending, under ``mask``), and the
+        clusters probed; ``by_chain``: the query's similarity to every chain."""
         share = 1.0 if mask is None or not len(mask) else np.count_nonzero(mask) / len(mask)
         scale = 1.0 / max(share, MIN_SHARE)
         probes = min(len(self.centroids), math.ceil(self.probes * scale))
         near = row_dots(self.centroids, query)
-        chosen = np.argpartition(-near, probes - 1)[:probes] if probes < len(near) else np.arange(len(near))
-        rows = [_ranges(self.rows_by_path, self.path_offsets, _ranges(self.members, self.offsets, chosen))]
+        chosen = np.arange(len(near))
+        if probes < len(near):
+            chosen = np.sort(np.argpartition(-near, probes - 1)[:probes])
+        rows = [_ranges(self.rows_by_cluster, self.row_offsets, chosen)]
         named = len(self.chain_offsets) - 2  # the last chain ("no headings") is reached by path only
         if named > 0:
             order = np.argsort(-by_chain[:named], kind="stable")
@@ -111,18 +120,35 @@ class PathClusters:
             taken = order[: int(np.searchsorted(sizes, CHAIN_ROWS * scale)) + 1]
             rows.append(_ranges(self.rows_by_chain, self.chain_offsets, taken))
         found = sorted_unique(np.concatenate(rows))
-        return found[mask[found]] if mask is not None else found
+        return Candidates(found[mask[found]] if mask is not None else found, chosen)
+
+    def path_similarity(
+        self, paths: np.ndarray, query: np.ndarray, whole: np.ndarray, wanted: np.ndarray
+    ) -> np.ndarray:
+        """The query's similarity to every path of the ``whole`` clusters (ascending; one product
+        per run of adjacent clusters, on the path matrix's own slices) and to the ``wanted`` paths
+        outside them; the other entries are undefined."""
+        similarity = np.empty(len(paths), dtype=np.float32)
+        inside = np.zeros(len(paths), dtype=bool)
+        breaks = np.flatnonzero(np.diff(whole) != 1) + 1
+        for run in np.split(whole, breaks) if len(whole) else []:
+            lo, hi = int(self.offsets[run[0]]), int(self.offsets[run[-1] + 1])
+            similarity[lo:hi] = row_dots(paths[lo:hi], query)
+            inside[lo:hi] = True
+        outside = sorted_unique(wanted[~inside[wanted]])
+        similarity[outside] = row_dots(paths[outside], query)
+        return similarity
 
 
-_ARRAYS = (
-    "centroids",
-    "members",
-    "offsets",
-    "rows_by_path",
-    "path_offsets",
-    "rows_by_chain",
-    "chain_offsets",
-)
+@dataclass
+class Candidates:
+    """What :meth:`PathClusters.candidates` found for a query."""
+
+    rows: np.ndarray  # ascending
+    probed: np.ndarray  # the clusters probed, ascending
+
+
+_ARRAYS = ("centroids", "offsets", "rows_by_cluster", "row_offsets", "rows_by_chain", "chain_offsets")
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

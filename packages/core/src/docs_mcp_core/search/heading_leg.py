@@ -36,7 +36,7 @@ from docs_mcp_core.index.derived_files import Part
 from docs_mcp_core.ranking import identifier_parts
 from docs_mcp_core.search.heading_clusters import IVF_MIN_PATHS, PathClusters, row_dots
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
-from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
+from docs_mcp_core.search.row_catalog import smallest_first
 
 __all__ = [
     "HEADING_TEXT_VERSION",
@@ -183,8 +183,8 @@ class HeadingVectors:
         row_scale = (1.0 / np.maximum(norms, 1e-12)).astype(np.float32)
         paths = vocabulary.path_vectors
         clusters = None
-        if len(paths) >= IVF_MIN_PATHS:
-            clusters = PathClusters.build(paths, row_path, row_chain, len(chains))
+        if len(paths) >= IVF_MIN_PATHS:  # the paths are then stored cluster by cluster
+            clusters, paths, row_path = PathClusters.build(paths, row_path, row_chain, len(chains))
         return cls(paths, chains, row_path, row_chain, row_scale, vocabulary.model, clusters)
 
     def to_part(self) -> Part:
@@ -230,11 +230,14 @@ class HeadingVectors:
     def _scored(self, q: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """The rows scored (ascending) and their similarity, the values :meth:`similarity` gives."""
         by_chain = row_dots(self.chains, q)
-        if self.clusters is not None:
-            rows = self.clusters.candidates(q, by_chain, mask)
-            paths = sorted_unique(self.row_path[rows])  # only the candidates' paths are scored
-            by_path = row_dots(self.paths[paths], q)[np.searchsorted(paths, self.row_path[rows])]
-            return rows, (by_path + by_chain[self.row_chain[rows]]) * self.row_scale[rows]
+        if self.clusters is not None:  # only the candidates' rows and paths are scored
+            found = self.clusters.candidates(q, by_chain, mask)
+            rows, row_path = found.rows, self.row_path[found.rows]
+            # unfiltered, the probed clusters' paths are scored slice by slice; under a filter only
+            # the kept rows' paths (a filter keeps a file's rows together, so most are left out)
+            whole = found.probed if mask is None else found.probed[:0]
+            by_path = self.clusters.path_similarity(self.paths, q, whole, row_path)
+            return rows, (by_path[row_path] + by_chain[self.row_chain[rows]]) * self.row_scale[rows]
         by_path = row_dots(self.paths, q)
         if mask is None:
             rows = np.arange(len(self))
