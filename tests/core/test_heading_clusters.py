@@ -162,3 +162,70 @@ def test_a_build_of_many_pages_stores_the_clusters_and_the_leg_searches_them(clu
         assert hits and hits[0].chunk_id.startswith("sdks/acme/payouts.md#")
     finally:
         engine.close()
+
+
+def _steps_of_build(docs: Path, out: Path) -> list[str]:
+    from docs_mcp_core.build.options import BuildReporter
+
+    class Steps(BuildReporter):
+        def __init__(self) -> None:
+            self.steps: list[str] = []
+
+        def step(self, message: str) -> None:
+            self.steps.append(message)
+
+    steps = Steps()
+    options = BuildOptions(
+        docs_dir=docs, out_dir=out, heading_vectors=True, indexed_at="2026-01-01T00:00:00.000Z"
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(heading_leg, "IVF_MIN_PATHS", 2)
+        build_index(options, steps)
+    return steps.steps
+
+
+def _headings(index: Path) -> dict[str, np.ndarray]:
+    files, why = read_derived(index / ".lancedb", "chunks")
+    assert files is not None, why
+    return {name: np.array(a) for name, a in files.parts["headings"].arrays.items()}
+
+
+def test_a_rebuild_that_reuses_clustered_vectors_gets_a_fresh_builds_vectors(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    folder = docs / "sdks" / "acme"
+    folder.mkdir(parents=True)
+    for name in PAGES:
+        (folder / f"{name}.md").write_text(f"# {name.title()}\n\n## list\n\nAll {name}.\n", encoding="utf-8")
+    _steps_of_build(docs, tmp_path / "out")
+    steps = _steps_of_build(docs, tmp_path / "out")  # reads the stored vectors, stored cluster by cluster
+    assert any("reusing the previous index's vectors" in s for s in steps)
+    _steps_of_build(docs, tmp_path / "fresh")
+    rebuilt, fresh = _headings(tmp_path / "out"), _headings(tmp_path / "fresh")
+    assert rebuilt.keys() == fresh.keys() and "ivf.path_ids" in fresh
+    for name in fresh:
+        assert np.array_equal(rebuilt[name], fresh[name]), name
+
+
+def test_clustered_vectors_give_back_the_embedded_order_and_an_earlier_layout_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    nrng = np.random.default_rng(5)
+    paths, chains = _unit(nrng, 30), _unit(nrng, 4)
+    vocabulary = heading_leg.HeadingVocabulary(
+        {heading_leg.path_text(f"p{i:02d}.md"): i for i in range(30)},
+        paths,
+        {heading_leg.chain_text(f"x > C{i}"): i for i in range(4)},
+        chains,
+        "m",
+    )
+    files = [f"p{i:02d}.md" for i in range(30) for _ in range(2)]
+    crumbs = [f"p{i:02d}.md > C{i % 4}" if j else f"p{i:02d}.md" for i in range(30) for j in range(2)]
+    monkeypatch.setattr(heading_leg, "IVF_MIN_PATHS", 2)
+    vectors = HeadingVectors.assemble(vocabulary, files, crumbs)
+    assert vectors.clusters is not None and not np.array_equal(vectors.paths, paths)  # stored reordered
+    assert np.array_equal(vectors.vocabulary_paths(), paths)
+    part = vectors.to_part()
+    again = HeadingVectors.from_part(part, "m")
+    assert again is not None and np.array_equal(again.vocabulary_paths(), paths)
+    del part.arrays["ivf.path_ids"]  # the clusters' first layout recorded no order
+    assert HeadingVectors.from_part(part, "m") is None

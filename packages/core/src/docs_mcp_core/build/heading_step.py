@@ -116,7 +116,7 @@ def previous_vocabulary(
         return None
     return HeadingVocabulary(
         {t: i for i, t in enumerate(paths)},
-        np.array(stored.paths, dtype=np.float32),  # copies: the map closes with the old index
+        np.array(stored.vocabulary_paths(), dtype=np.float32),  # copies: the map closes with the old index
         {t: i for i, t in enumerate(chains)},
         np.array(stored.chains[:-1], dtype=np.float32),
         model,

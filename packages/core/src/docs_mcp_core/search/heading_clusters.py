@@ -64,6 +64,7 @@ class PathClusters:
     row_offsets: np.ndarray  # (K + 1,) int64
     rows_by_chain: np.ndarray  # (N,) int32: rows, chain by chain (ascending within one)
     chain_offsets: np.ndarray  # (C + 2,) int64: the last chain is "no headings"
+    path_ids: np.ndarray  # (P,) int32: each stored path's place among the embedded texts
 
     @property
     def probes(self) -> int:
@@ -90,7 +91,8 @@ class PathClusters:
         renumber[order] = np.arange(len(paths), dtype=np.int32)
         rows_by_cluster, row_offsets = _index(labels[row_path], count)
         rows_by_chain, chain_offsets = _index(row_chain, chains)
-        clusters = cls(centroids, offsets, rows_by_cluster, row_offsets, rows_by_chain, chain_offsets)
+        ids = order.astype(np.int32)
+        clusters = cls(centroids, offsets, rows_by_cluster, row_offsets, rows_by_chain, chain_offsets, ids)
         return clusters, ordered, renumber[row_path]
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -148,7 +150,15 @@ class Candidates:
     probed: np.ndarray  # the clusters probed, ascending
 
 
-_ARRAYS = ("centroids", "offsets", "rows_by_cluster", "row_offsets", "rows_by_chain", "chain_offsets")
+_ARRAYS = (
+    "centroids",
+    "offsets",
+    "rows_by_cluster",
+    "row_offsets",
+    "rows_by_chain",
+    "chain_offsets",
+    "path_ids",
+)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

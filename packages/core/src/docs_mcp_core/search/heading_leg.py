@@ -206,10 +206,21 @@ class HeadingVectors:
             return None
         a = part.arrays
         clusters = PathClusters.from_arrays(a)
+        if clusters is None and "ivf.offsets" in a:  # an earlier layout: its paths' order is not kept
+            return None
         return cls(a["paths"], a["chains"], a["row_path"], a["row_chain"], a["row_scale"], model, clusters)
 
     def __len__(self) -> int:
         return int(self.row_path.shape[0])
+
+    def vocabulary_paths(self) -> np.ndarray:
+        """The path vectors in the order their texts were embedded (sorted), which a build that
+        reuses them reads; the clusters store them cluster by cluster."""
+        if self.clusters is None:
+            return self.paths
+        ordered = np.empty_like(self.paths)
+        ordered[self.clusters.path_ids] = self.paths
+        return ordered
 
     def similarity(self, query: np.ndarray) -> np.ndarray:
         """Cosine similarity of the unit vector ``query`` to every row's heading path."""
