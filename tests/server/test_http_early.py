@@ -50,6 +50,18 @@ def test_health_requests_are_read_and_anything_else_is_left_to_uvicorn() -> None
         assert read(other) is None, other
 
 
+def test_a_loopback_server_leaves_health_checks_naming_a_foreign_host_to_the_application() -> None:
+    def read(text: str) -> bool:
+        return read_health_request(text.replace("\n", "\r\n").encode(), loopback=True) is not None
+
+    assert read("GET /healthz HTTP/1.1\nHost: 127.0.0.1:8000")
+    assert read("GET /healthz HTTP/1.1\nHost: LocalHost.")
+    assert read("GET /healthz HTTP/1.0")  # a checker that sends no Host
+    assert not read("GET /healthz HTTP/1.1\nHost: evil.example")  # refused 421 by the application
+    assert not read("GET /healthz HTTP/1.1\nHost: localhost\nOrigin: http://evil.example")
+    assert read_health_request(b"GET /healthz HTTP/1.1\r\nHost: evil.example") is not None  # not loopback
+
+
 @pytest.fixture
 def served(built_index: Path) -> Iterator[tuple[EarlyResponder, LazyEngine, ServerOptions]]:
     options = ServerOptions(index_dir=built_index, name="early-test")

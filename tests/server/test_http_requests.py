@@ -188,6 +188,19 @@ def test_foreign_hosts_and_origins_are_refused(
     assert status == expected
 
 
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [({"Host": "evil.example"}, 421), ({"Origin": "http://evil.example"}, 403), ({}, 200)],
+)
+def test_healthz_is_refused_to_a_page_on_another_site(
+    server: tuple[str, ServerProcess, int], headers: dict[str, str], expected: int
+) -> None:
+    _, _, port = server
+    status, _, body = request(port, "GET", "/healthz", headers=headers)
+    assert status == expected
+    assert (b"build" in body) == (expected == 200)
+
+
 def test_rebinding_protection_holds_on_every_loopback_address(built_index: Path) -> None:
     process, port = start_http_server(built_index, "--host", "127.0.0.2")
     try:

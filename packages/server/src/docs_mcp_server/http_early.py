@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 
+from docs_mcp_server import http_checks
 from docs_mcp_server.http_health import HEALTH_PATH, common_headers, json_response_parts
 from docs_mcp_server.logs import log
 
@@ -109,10 +110,11 @@ class _HealthRequest:
     keep_alive: bool
 
 
-def read_health_request(head: bytes) -> _HealthRequest | None:
+def read_health_request(head: bytes, *, loopback: bool = False) -> _HealthRequest | None:
     """The ``GET``/``HEAD /healthz`` request whose head (request line and headers, without the blank
     line) is ``head``, or None for anything else, including a request uvicorn would refuse: those
-    are left to it."""
+    are left to it. On a ``loopback``-bound server that includes one naming a foreign Host or
+    Origin, which the application refuses."""
     lines = head.split(b"\r\n")
     parts = lines[0].split(b" ")
     if len(parts) != 3 or parts[0] not in (b"GET", b"HEAD") or parts[2] not in (b"HTTP/1.1", b"HTTP/1.0"):
@@ -129,6 +131,8 @@ def read_health_request(head: bytes) -> _HealthRequest | None:
         return None  # a body: not a plain health check
     if parts[2] == b"HTTP/1.1" and not headers.get(b"host"):
         return None  # uvicorn answers 400
+    if loopback and b"host" in headers and http_checks.rebinding_refusal({"headers": list(headers.items())}):
+        return None  # the application answers 421 or 403
     tokens = {token.strip().lower() for token in headers.get(b"connection", b"").split(b",")}
     keep_alive = b"close" not in tokens and (parts[2] == b"HTTP/1.1" or b"keep-alive" in tokens)
     return _HealthRequest(parts[0].decode(), keep_alive)
@@ -145,8 +149,10 @@ class EarlyResponder:
         header_value: bytes,
         *,
         max_connections: int,
+        loopback: bool = False,
     ) -> None:
         self._listener = sock
+        self._loopback = loopback  # bound to a loopback address: foreign Host/Origin headers go to the app
         self._health = health
         self._headers = common_headers(header_value)
         self._max_connections = max_connections
@@ -243,7 +249,7 @@ class EarlyResponder:
             if len(connection.buffer) > MAX_HEADER_BYTES:
                 self._hold(connection)  # uvicorn refuses it
             return
-        request = read_health_request(bytes(connection.buffer[:end]))
+        request = read_health_request(bytes(connection.buffer[:end]), loopback=self._loopback)
         if request is None or end + 4 != len(connection.buffer):  # another request, or several
             self._hold(connection)
             return
@@ -303,6 +309,7 @@ def respond_early(
         lambda: health_body(build, engine, metadata.stats),
         header_value(build),
         max_connections=max_connections,
+        loopback=http_checks.is_loopback_name(sock.getsockname()[0]),
     )
     responder.start()
     log(

@@ -77,6 +77,10 @@ def _presents_credentials(scope: Scope) -> bool:
     return any(key in (b"authorization", b"cookie") for key, _ in scope.get("headers", []))
 
 
+def _has_host(scope: Scope) -> bool:
+    return any(key == b"host" for key, _ in scope.get("headers", []))
+
+
 class DocsHttpMiddleware:
     """ASGI wrapper adding health, headers, CORS, auth, routing and logs around the MCP app."""
 
@@ -158,6 +162,9 @@ class DocsHttpMiddleware:
         if method == "OPTIONS":
             await self._preflight(scope, send)
         elif path == HEALTH_PATH:
+            # a health checker may send no Host (HTTP/1.0); a browser always does
+            if self.loopback and _has_host(scope) and not await self._same_host(scope, send):
+                return
             if method in ("GET", "HEAD"):
                 await self._respond(send, *json_response_parts(200, self.health()))
             else:
@@ -212,6 +219,18 @@ class DocsHttpMiddleware:
         """The ``/healthz`` body (:func:`~docs_mcp_server.http_health.health_body`)."""
         return health_body(self.app.build_info, self.app.engine, self.app.metadata.stats, self.worker)
 
+    async def _same_host(self, scope: Scope, send: Send) -> bool:
+        """Whether a request to this loopback-bound server names a loopback Host and Origin; when
+        not, it has been answered 421 or 403 (a page on another site, by DNS rebinding, reads
+        nothing: not the tools, not even the build information of ``/healthz``)."""
+        refusal = http_checks.rebinding_refusal(scope)
+        if refusal is None:
+            return True
+        status, message = refusal
+        log(logging.WARNING, "refused a request naming a foreign host", reason=message)
+        await self._respond(send, *json_response_parts(status, _jsonrpc_error(-32000, message)))
+        return False
+
     async def _admit_mcp(self, scope: Scope, send: Send) -> bool:
         """Whether the request may use ``/mcp``; when not, it has been answered (421 or 403 for a
         foreign Host or Origin on a loopback-bound server, 401 or 429).
@@ -221,13 +240,8 @@ class DocsHttpMiddleware:
         NAT) never lock out valid ones. Only failures are throttled, and so is the playground
         password sent as a bearer credential, which people choose and others could guess.
         """
-        if self.loopback:
-            refusal = http_checks.rebinding_refusal(scope)
-            if refusal is not None:
-                status, message = refusal
-                log(logging.WARNING, "refused a request naming a foreign host", reason=message)
-                await self._respond(send, *json_response_parts(status, _jsonrpc_error(-32000, message)))
-                return False
+        if self.loopback and not await self._same_host(scope, send):
+            return False
         token_guard = self.auth_token is not None
         page = self.playground if self.playground is not None and self.playground.protects_mcp else None
         if not token_guard and page is None:
