@@ -117,7 +117,7 @@ def report(
         times["clusters"].append(ta)
         times["exact"].append(te)
         assert approx.clusters is not None
-        sizes.append(len(approx.clusters.candidates(q, approx.chains @ q, mask).rows))
+        sizes.append(len(approx.clusters.candidates(q, approx.chains @ q, mask, DEPTH).rows))
         if not len(pe):
             continue
         cut = se[-1]

@@ -97,11 +97,18 @@ def test_the_clusters_answer_exactly_over_their_candidates_and_wholly_when_probi
     clustered = HeadingVectors(paths, v.chains, row_path, v.row_chain, v.row_scale, "m", clusters)
     monkeypatch.setattr(heading_clusters, "MIN_PROBES", 1)
     monkeypatch.setattr(heading_clusters, "CHAIN_ROWS", rng.choice([1, 4, 20]))
+    exact_rows = rng.choice([0, 50, 10**9])  # a filter keeping at most this many rows: all scored
+    monkeypatch.setattr(heading_clusters, "EXACT_ROWS", exact_rows)
     for _ in range(4):
         query, mask, limit = _unit(nrng, 1)[0], _mask(rng, len(vectors)), rng.choice([1, 3, 10, 100])
-        candidates = clusters.candidates(query, row_dots(vectors.chains, query), mask).rows
+        candidates = clusters.candidates(query, row_dots(vectors.chains, query), mask, limit).rows
         assert mask is None or bool(mask[candidates].all())
-        assert _answer(clustered, query, mask, limit) == _plain(vectors, query, candidates, limit)
+        if mask is not None:  # never fewer than the limit while the filter keeps that many
+            assert len(candidates) >= min(limit, int(mask.sum()))
+        answer = _answer(clustered, query, mask, limit)
+        assert answer == _plain(vectors, query, candidates, limit)
+        if mask is not None and mask.sum() <= exact_rows:
+            assert answer == _answer(vectors, query, mask, limit)
     monkeypatch.setattr(heading_clusters, "MIN_PROBES", len(clusters.centroids))
     for _ in range(4):  # every cluster probed: every row is a candidate, the answer is the exact one
         query, mask, limit = _unit(nrng, 1)[0], _mask(rng, len(vectors)), rng.choice([1, 10, 100])

@@ -19,7 +19,9 @@ what it can miss is a row whose page and headings are each only somewhat like th
 recall against the exact leg is measured by ``benchmarks/heading_recall.py`` (``docs/scaling.md``).
 The build stores the paths cluster by cluster, so an unfiltered search scores a probed cluster's
 paths on a slice of the path matrix, in place; under a filter both budgets grow by the inverse of
-the share of rows it keeps, and only the kept rows' paths are scored (gathered). Below
+the share of rows it keeps, and only the kept rows' paths are scored (gathered); a filter that
+keeps at most :data:`EXACT_ROWS` rows, or leaves fewer than the leg's depth among the
+candidates, has every row it keeps scored, exactly. Below
 :data:`IVF_MIN_PATHS` paths (and in indexes built without the clusters) the leg is exact.
 """
 
@@ -32,11 +34,20 @@ import numpy as np
 
 from docs_mcp_core.search.row_catalog import sorted_unique
 
-__all__ = ["CHAIN_ROWS", "IVF_MIN_PATHS", "MIN_PROBES", "Candidates", "PathClusters", "row_dots"]
+__all__ = [
+    "CHAIN_ROWS",
+    "EXACT_ROWS",
+    "IVF_MIN_PATHS",
+    "MIN_PROBES",
+    "Candidates",
+    "PathClusters",
+    "row_dots",
+]
 
 IVF_MIN_PATHS = 20_000  # under this the exact scan costs less than a millisecond or so
 CHAIN_ROWS = 2_048  # rows taken from the nearest heading chains (whole chains, best first)
 MIN_PROBES = 16  # clusters probed without a filter, at least
+EXACT_ROWS = 16_384  # a filter keeping at most this many rows gets them all scored (exact)
 MIN_SHARE = 0.02  # a filter keeping less than this still scales the budgets by 50 only
 _TRAIN_SAMPLE = 65_536  # k-means runs on at most this many paths; all are assigned after
 _ITERATIONS = 8
@@ -104,11 +115,17 @@ class PathClusters:
             return None
         return cls(*(arrays[f"ivf.{name}"] for name in _ARRAYS))
 
-    def candidates(self, query: np.ndarray, by_chain: np.ndarray, mask: np.ndarray | None) -> Candidates:
+    def candidates(
+        self, query: np.ndarray, by_chain: np.ndarray, mask: np.ndarray | None, limit: int
+    ) -> Candidates:
         """The rows a near answer to ``query`` can come from (ascending, under ``mask``), and the
-        clusters probed; ``by_chain``: the query's similarity to every chain."""
-        share = 1.0 if mask is None or not len(mask) else np.count_nonzero(mask) / len(mask)
-        scale = 1.0 / max(share, MIN_SHARE)
+        clusters probed; ``by_chain``: the query's similarity to every chain. A filter that keeps
+        at most :data:`EXACT_ROWS` rows, or leaves fewer than ``limit`` among the candidates,
+        gets every row it keeps (the exact answer, at the cost of those rows)."""
+        kept = len(self.rows_by_chain) if mask is None else int(np.count_nonzero(mask))
+        if mask is not None and kept <= EXACT_ROWS:
+            return Candidates(np.flatnonzero(mask), _NONE)
+        scale = 1.0 / max(kept / max(len(self.rows_by_chain), 1), MIN_SHARE)
         probes = min(len(self.centroids), math.ceil(self.probes * scale))
         near = row_dots(self.centroids, query)
         chosen = np.arange(len(near))
@@ -122,7 +139,12 @@ class PathClusters:
             taken = order[: int(np.searchsorted(sizes, CHAIN_ROWS * scale)) + 1]
             rows.append(_ranges(self.rows_by_chain, self.chain_offsets, taken))
         found = sorted_unique(np.concatenate(rows))
-        return Candidates(found[mask[found]] if mask is not None else found, chosen)
+        if mask is None:
+            return Candidates(found, chosen)
+        found = found[mask[found]]
+        if len(found) < min(limit, kept):  # too few of the kept rows near the query: all of them
+            return Candidates(np.flatnonzero(mask), _NONE)
+        return Candidates(found, chosen)
 
     def path_similarity(
         self, paths: np.ndarray, query: np.ndarray, whole: np.ndarray, wanted: np.ndarray
@@ -150,6 +172,7 @@ class Candidates:
     probed: np.ndarray  # the clusters probed, ascending
 
 
+_NONE = np.empty(0, dtype=np.int64)  # no cluster probed
 _ARRAYS = (
     "centroids",
     "offsets",

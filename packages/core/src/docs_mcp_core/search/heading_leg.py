@@ -234,15 +234,15 @@ class HeadingVectors:
         exactly, or among the clusters' candidate rows in an index that has them."""
         if limit <= 0 or not len(self):
             return EMPTY_LEG
-        rows, similarity = self._scored(np.asarray(query, dtype=np.float32), mask)
+        rows, similarity = self._scored(np.asarray(query, dtype=np.float32), mask, limit)
         positions = smallest_first(-similarity, rows, limit)
         return positions, similarity[np.searchsorted(rows, positions)].astype(np.float64)
 
-    def _scored(self, q: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _scored(self, q: np.ndarray, mask: np.ndarray | None, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The rows scored (ascending) and their similarity, the values :meth:`similarity` gives."""
         by_chain = row_dots(self.chains, q)
         if self.clusters is not None:  # only the candidates' rows and paths are scored
-            found = self.clusters.candidates(q, by_chain, mask)
+            found = self.clusters.candidates(q, by_chain, mask, limit)
             rows, row_path = found.rows, self.row_path[found.rows]
             # unfiltered, the probed clusters' paths are scored slice by slice; under a filter only
             # the kept rows' paths (a filter keeps a file's rows together, so most are left out)
