@@ -23,6 +23,7 @@ from docs_mcp_core.index.derived_files import read_derived
 from docs_mcp_core.search import SearchEngine, heading_clusters, heading_leg
 from docs_mcp_core.search.heading_clusters import PathClusters, row_dots
 from docs_mcp_core.search.heading_leg import HeadingVectors
+from tests.support.heading_builds import build_steps, heading_arrays
 
 DIMS = 12
 
@@ -172,29 +173,9 @@ def test_a_build_of_many_pages_stores_the_clusters_and_the_leg_searches_them(clu
 
 
 def _steps_of_build(docs: Path, out: Path) -> list[str]:
-    from docs_mcp_core.build.options import BuildReporter
-
-    class Steps(BuildReporter):
-        def __init__(self) -> None:
-            self.steps: list[str] = []
-
-        def step(self, message: str) -> None:
-            self.steps.append(message)
-
-    steps = Steps()
-    options = BuildOptions(
-        docs_dir=docs, out_dir=out, heading_vectors=True, indexed_at="2026-01-01T00:00:00.000Z"
-    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(heading_leg, "IVF_MIN_PATHS", 2)
-        build_index(options, steps)
-    return steps.steps
-
-
-def _headings(index: Path) -> dict[str, np.ndarray]:
-    files, why = read_derived(index / ".lancedb", "chunks")
-    assert files is not None, why
-    return {name: np.array(a) for name, a in files.parts["headings"].arrays.items()}
+        return build_steps(docs, out)
 
 
 def test_a_rebuild_that_reuses_clustered_vectors_gets_a_fresh_builds_vectors(tmp_path: Path) -> None:
@@ -207,7 +188,7 @@ def test_a_rebuild_that_reuses_clustered_vectors_gets_a_fresh_builds_vectors(tmp
     steps = _steps_of_build(docs, tmp_path / "out")  # reads the stored vectors, stored cluster by cluster
     assert any("reusing the previous index's vectors" in s for s in steps)
     _steps_of_build(docs, tmp_path / "fresh")
-    rebuilt, fresh = _headings(tmp_path / "out"), _headings(tmp_path / "fresh")
+    rebuilt, fresh = heading_arrays(tmp_path / "out"), heading_arrays(tmp_path / "fresh")
     assert rebuilt.keys() == fresh.keys() and "ivf.path_ids" in fresh
     for name in fresh:
         assert np.array_equal(rebuilt[name], fresh[name]), name

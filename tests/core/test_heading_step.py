@@ -14,10 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.build.options import BuildReporter
 from docs_mcp_core.embedding.local import LocalEmbeddingProvider
-from docs_mcp_core.index.derived_files import read_derived
+from tests.support.heading_builds import build_steps, heading_arrays
 
 REUSING = "reusing the previous index's vectors"
 PAGES = {
@@ -27,14 +25,6 @@ PAGES = {
 }
 
 
-class _Steps(BuildReporter):
-    def __init__(self) -> None:
-        self.steps: list[str] = []
-
-    def step(self, message: str) -> None:
-        self.steps.append(message)
-
-
 def _write(docs: Path, pages: dict[str, str]) -> None:
     folder = docs / "sdks" / "acme"
     folder.mkdir(parents=True, exist_ok=True)
@@ -42,23 +32,8 @@ def _write(docs: Path, pages: dict[str, str]) -> None:
         (folder / f"{name}.md").write_text(text, encoding="utf-8")
 
 
-def _build(docs: Path, out: Path, *, heading_vectors: bool = True) -> list[str]:
-    steps = _Steps()
-    options = BuildOptions(
-        docs_dir=docs, out_dir=out, heading_vectors=heading_vectors, indexed_at="2026-01-01T00:00:00.000Z"
-    )
-    build_index(options, steps)
-    return steps.steps
-
-
-def _heading_arrays(index: Path) -> dict[str, np.ndarray]:
-    files, why = read_derived(index / ".lancedb", "chunks")
-    assert files is not None, why
-    return {name: np.array(array) for name, array in files.parts["headings"].arrays.items()}
-
-
 def _assert_same_vectors(a: Path, b: Path) -> None:
-    first, second = _heading_arrays(a), _heading_arrays(b)
+    first, second = heading_arrays(a), heading_arrays(b)
     assert first.keys() == second.keys()
     for name in first:
         assert np.array_equal(first[name], second[name]), name
@@ -100,9 +75,9 @@ def test_embed_short_with_the_true_earlier_vectors_gives_a_fresh_runs_vectors(
 def test_a_rebuild_reuses_the_vectors_and_gets_those_of_a_fresh_build(tmp_path: Path) -> None:
     docs, out, fresh = tmp_path / "docs", tmp_path / "out", tmp_path / "fresh"
     _write(docs, PAGES)
-    assert not any(REUSING in s for s in _build(docs, out))
-    assert any(REUSING in s for s in _build(docs, out))  # unchanged: every batch is the previous one's
-    _build(docs, fresh)
+    assert not any(REUSING in s for s in build_steps(docs, out))
+    assert any(REUSING in s for s in build_steps(docs, out))  # unchanged: every batch is the previous one's
+    build_steps(docs, fresh)
     _assert_same_vectors(out, fresh)
 
     # an edit: a new section and a page removed; the rebuild equals a fresh build of the edited corpus
@@ -110,15 +85,15 @@ def test_a_rebuild_reuses_the_vectors_and_gets_those_of_a_fresh_build(tmp_path: 
     del edited["customers"]
     (docs / "sdks" / "acme" / "customers.md").unlink()
     _write(docs, edited)
-    assert any(REUSING in s for s in _build(docs, out))
-    _build(docs, tmp_path / "fresh-edited")
+    assert any(REUSING in s for s in build_steps(docs, out))
+    build_steps(docs, tmp_path / "fresh-edited")
     _assert_same_vectors(out, tmp_path / "fresh-edited")
 
 
 def test_a_lexical_index_rebuilt_with_heading_vectors_embeds_them_all(tmp_path: Path) -> None:
     docs, out = tmp_path / "docs", tmp_path / "out"
     _write(docs, PAGES)
-    _build(docs, out, heading_vectors=False)
-    assert not any(REUSING in s for s in _build(docs, out))  # its derived files hold no heading vectors
-    _build(docs, tmp_path / "fresh")
+    build_steps(docs, out, heading_vectors=False)
+    assert not any(REUSING in s for s in build_steps(docs, out))  # its derived files hold no heading vectors
+    build_steps(docs, tmp_path / "fresh")
     _assert_same_vectors(out, tmp_path / "fresh")
