@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
+from docs_mcp_core.embedding.local import LocalEmbeddingProvider
 from docs_mcp_core.index.derived_files import read_derived
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search.heading_leg import (
@@ -131,6 +132,19 @@ def test_a_question_in_the_readers_words_finds_the_section_its_names_mean(
     hits = _search(with_vectors, QUESTION)
     assert hits and hits[0].chunk_id.startswith("sdks/acme/payouts.md#")
     assert _search(lexical, QUESTION) == []  # no shared word: the lexical legs find nothing
+
+
+def test_a_warmed_up_engine_has_the_heading_model_loaded(reference: tuple[Path, Path]) -> None:
+    # a server warms up before it imports the MCP SDK: the first search must not load the model
+    engine = SearchEngine.open(reference[0], options=SearchOptions())
+    try:
+        leg = engine._retrieval.heading
+        assert leg is not None
+        assert isinstance(leg.embedder, LocalEmbeddingProvider)
+        engine.warm()
+        assert leg.embedder.loaded
+    finally:
+        engine.close()
 
 
 def test_the_original_recipe_searches_without_the_leg(reference: tuple[Path, Path]) -> None:

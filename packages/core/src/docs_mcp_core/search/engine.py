@@ -82,6 +82,12 @@ __all__ = ["SearchEngine"]
 T = TypeVar("T")
 
 
+# How long a warm-up waits for the heading leg's model (loading since the index opened). A server
+# warms up before it imports the MCP SDK, so the first search no longer shares the interpreter
+# with that import while the model loads.
+WARM_MODEL_SECONDS = 10.0
+
+
 class SearchEngine:
     """Read-only engine over ``<index_dir>/metadata.json`` + ``<index_dir>/.lancedb``."""
 
@@ -289,9 +295,9 @@ class SearchEngine:
             self._retrieval.heading.close()
 
     def warm(self) -> None:
-        """Load the full-text indexes' term dictionaries with one cheap query per column and derive
-        the ranking's per-row attributes, so that the first real search is as fast as the rest,
-        then return the heap freed since opening."""
+        """Load the full-text indexes' term dictionaries with one cheap query per column, derive
+        the ranking's per-row attributes and wait for the heading leg's model, so that the first
+        real search is as fast as the rest, then return the heap freed since opening."""
         text = self.metadata.corpus_description or "documentation"
         columns = self._retrieval.warm_columns(
             self._columns, default=self._default, phrase_slop=self.options.phrase_slop
@@ -299,6 +305,8 @@ class SearchEngine:
         if columns:  # else no search reads the table's full-text indexes: leave LanceDB unloaded
             self._retrieval.warm(text, columns, self._loop.run)
         self._loop.run(self._ranker.warm())
+        if self._retrieval.heading is not None:
+            self._retrieval.heading.wait_loaded(WARM_MODEL_SECONDS)
         release_free_heap()
 
     # ── search ───────────────────────────────────────────────────────────────────────────────

@@ -24,6 +24,7 @@ is two small matrix-vector products and a gather. The build embeds the texts
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -287,10 +288,17 @@ class HeadingLeg:
         self._warn = on_warning
         self._failed = False
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docs-mcp-heading")
+        self._preloaded: Future[np.ndarray | None] | None = None
 
     def preload(self) -> None:
         """Load the model in the background (the first search then finds it loaded, or waits less)."""
-        self._pool.submit(self._embed, "")
+        self._preloaded = self._pool.submit(self._embed, "")
+
+    def wait_loaded(self, timeout: float | None = None) -> None:
+        """Wait (at most ``timeout`` seconds) for :meth:`preload` to finish."""
+        if self._preloaded is not None:
+            with contextlib.suppress(TimeoutError):
+                self._preloaded.result(timeout)
 
     def start(self, text: str) -> Future[np.ndarray | None] | None:
         """The query's embedding, as a future (None once the model failed)."""
