@@ -108,6 +108,8 @@ def test_match_leg_equals_scoring_filtering_and_sorting_every_row(
         expected = _plain_match(index, terms, boosts, mask, limit)
         assert (positions.tolist(), scores.tolist()) == expected, (terms, boosts, limit)
         assert positions.dtype == np.int64 and scores.dtype == np.float64
+        # the index's arrays of every row, reused by each search, come back as they were lent
+        assert index.scratch.as_lent(), (terms, boosts, limit)
         columns = index.match_columns(terms, boosts)
         if columns:
             scratch = Scratch(index.size)

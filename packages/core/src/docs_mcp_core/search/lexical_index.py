@@ -47,7 +47,7 @@ from docs_mcp_core.search.analyzer import (
     pc,
     split_words,
 )
-from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, every_best, meet, pruned_best
+from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, add_at, every_best, meet, pruned_best
 from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
 
 K1 = 1.2
@@ -206,7 +206,7 @@ class FieldIndex:
                 scores = np.zeros(len(rows), dtype=np.float64)
             start, end = int(self.offsets[index]), int(self.offsets[index + 1])
             at, hit = meet(rows, self.rows[start:end])
-            scores[hit] += (count * self.idf[index]) * self.weights[start:end][at]
+            add_at(scores, hit, (count * self.idf[index]) * self.weights[start:end][at])
         return scores
 
     def phrase_rows(self, phrase: Sequence[tuple[str, int]]) -> np.ndarray:
@@ -301,7 +301,7 @@ class LexicalIndex:
         self.fields = dict(fields)
         self.size = size
         self.scoring = scoring
-        self._scratch = Scratch(size)
+        self.scratch = Scratch(size)  # arrays of every row that each search borrows and resets
 
     @classmethod
     def build(
@@ -388,8 +388,8 @@ class LexicalIndex:
         if not columns:
             return _EMPTY
         # the best rows without scoring every posting when the bounds allow it, else every row
-        best = pruned_best(columns, self.size, mask, limit, self._scratch)
-        return best if best is not None else every_best(columns, self.size, mask, limit, self._scratch)
+        best = pruned_best(columns, self.size, mask, limit, self.scratch)
+        return best if best is not None else every_best(columns, self.size, mask, limit, self.scratch)
 
     def match_columns(self, query_terms: Sequence[str], boosts: Mapping[str, float]) -> list[Column]:
         """The postings :meth:`search_terms` scores: per column with a positive boost that holds

@@ -48,6 +48,7 @@ __all__ = [
     "Column",
     "Posting",
     "Scratch",
+    "add_at",
     "best_of",
     "dense_best",
     "every_best",
@@ -104,6 +105,13 @@ def meet(rows: np.ndarray, posting: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return clipped[found], np.flatnonzero(found)
 
 
+def add_at(array: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+    """``array[rows] += values`` for distinct ``rows`` (a term's postings, or the places they
+    meet): the same additions, so the same bits, but two to three times faster, because NumPy's
+    ``add.at`` adds in place where the fancy-index form gathers a copy, adds and scatters back."""
+    np.add.at(array, rows, values)
+
+
 def best_of(found: np.ndarray, values: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``limit`` rows of ``found`` (ascending positions, scores ``values``) with the highest
     scores, best first; equal scores in position order, also at the cut (the first ``k`` of a longer
@@ -137,7 +145,7 @@ def score_candidates(columns: list[Column], rows: np.ndarray, scratch: Scratch |
                 hit = places[at]
             else:
                 at, hit = meet(rows, posting.rows)
-            scores[hit] += posting.factor * posting.weights[at]
+            add_at(scores, hit, posting.factor * posting.weights[at])
         if column.boost != 1.0:  # x * 1.0 is x
             scores *= column.boost
         best = scores if best is None else np.maximum(best, scores, out=best)
@@ -175,6 +183,10 @@ class Scratch:
 
     def give_slots(self, array: np.ndarray) -> None:
         self._slots.append(array)
+
+    def as_lent(self) -> bool:
+        """Whether every array given back is as it was lent (all zero; places all -1)."""
+        return all(not a.any() for a in self._floats) and all(bool((a == -1).all()) for a in self._slots)
 
 
 def pruned_best(
@@ -243,7 +255,7 @@ def _survivors(
         keep = upper * (1.0 + BOUND_MARGIN) >= theta
         rows, partial = rows[keep], [p[keep] for p in partial]
         at, hit = meet(rows, posting.rows)
-        partial[c][hit] += posting.factor * posting.weights[at]
+        add_at(partial[c], hit, posting.factor * posting.weights[at])
         unseen[c] -= posting.bound
     upper = _boosted_max(columns, [p + max(u, 0.0) for p, u in zip(partial, unseen, strict=True)])
     return rows[upper * (1.0 + BOUND_MARGIN) >= theta]
@@ -278,7 +290,7 @@ def _partial(
         if not mine:
             continue
         for posting in mine:
-            array[posting.rows] += posting.factor * posting.weights
+            add_at(array, posting.rows, posting.factor * posting.weights)
         partial[c] = array[rows]
         for posting in mine:
             array[posting.rows] = 0.0
@@ -312,13 +324,13 @@ def every_best(
     else :func:`dense_best`."""
     total = sum(len(p.rows) for column in columns for p in column.postings)
     if size < PRUNED_MIN_ROWS or total * SPARSE_SHARE > size:
-        return dense_best(columns, size, mask, limit)
+        return dense_best(columns, size, mask, limit, scratch)
     found = _union([p.rows for column in columns for p in column.postings], mask)
     best: np.ndarray | None = None
     array = scratch.take()
     for column in columns:
         for posting in column.postings:
-            array[posting.rows] += posting.factor * posting.weights
+            add_at(array, posting.rows, posting.factor * posting.weights)
         scores = array[found]
         for posting in column.postings:
             array[posting.rows] = 0.0
@@ -331,21 +343,30 @@ def every_best(
 
 
 def dense_best(
-    columns: list[Column], size: int, mask: np.ndarray | None, limit: int
+    columns: list[Column], size: int, mask: np.ndarray | None, limit: int, scratch: Scratch
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`pruned_best` by scoring every row of every column: each term's postings added into
     an array of every row, the boosted maximum over the columns, the rows with a score (then
-    the filter: it costs what the rows found cost, not the corpus)."""
-    best: np.ndarray | None = None
-    for column in columns:
-        scores = np.zeros(size, dtype=np.float64)
+    the filter: it costs what the rows found cost, not the corpus). The arrays of every row are
+    the ``scratch``'s, reset when read: a search allocates nothing the size of the corpus."""
+    best = scratch.take()
+    other = scratch.take() if len(columns) > 1 else None
+    for number, column in enumerate(columns):
+        scores = best if number == 0 else other
+        assert scores is not None
         for posting in column.postings:
-            scores[posting.rows] += posting.factor * posting.weights
+            add_at(scores, posting.rows, posting.factor * posting.weights)
         if column.boost != 1.0:
             scores *= column.boost
-        best = scores if best is None else np.maximum(best, scores, out=best)
-    assert best is not None
+        if number:
+            np.maximum(best, scores, out=best)
+            scores.fill(0.0)
+    if other is not None:
+        scratch.give(other)
     found = np.flatnonzero(best > 0.0)  # (a boolean array's nonzero entries are found 7x faster)
     if mask is not None:
         found = found[mask[found]]
-    return best_of(found, best[found], limit)
+    values = best[found]
+    best.fill(0.0)
+    scratch.give(best)
+    return best_of(found, values, limit)
