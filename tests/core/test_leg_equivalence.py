@@ -91,13 +91,23 @@ def _plain_match(
 
 
 @pytest.mark.parametrize("seed", range(30))
-@pytest.mark.parametrize("pruned_from", [match_pruning.PRUNED_MIN_ROWS, 0])
+@pytest.mark.parametrize(
+    ("pruned_from", "sparse_from"),
+    [
+        (match_pruning.PRUNED_MIN_ROWS, match_pruning.SPARSE_COLUMN_MIN_ROWS),
+        (match_pruning.PRUNED_MIN_ROWS, 0),
+        (0, 0),
+    ],
+)
 def test_match_leg_equals_scoring_filtering_and_sorting_every_row(
-    seed: int, pruned_from: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, pruned_from: int, sparse_from: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Also with early termination and the sparse scoring of every row on from the first row
-    (they run past :data:`~docs_mcp_core.search.match_pruning.PRUNED_MIN_ROWS` rows)."""
+    (they run past :data:`~docs_mcp_core.search.match_pruning.PRUNED_MIN_ROWS` rows), and with
+    the columns of few postings scored at their own rows (past
+    :data:`~docs_mcp_core.search.match_pruning.SPARSE_COLUMN_MIN_ROWS` rows)."""
     monkeypatch.setattr(match_pruning, "PRUNED_MIN_ROWS", pruned_from)
+    monkeypatch.setattr(match_pruning, "SPARSE_COLUMN_MIN_ROWS", sparse_from)
     index, rng = _corpus(seed)
     for _ in range(25):
         terms = _query(rng)

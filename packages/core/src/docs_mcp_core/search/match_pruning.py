@@ -65,6 +65,9 @@ SLOTS_MAX_RATIO = 32  # ... in the postings at most this many times longer than 
 # million rows early termination and the sparse scoring of every_best were, whatever the postings).
 PRUNED_MIN_ROWS = 350_000
 SPARSE_SHARE = 8  # every_best scores sparsely when the postings are at most 1/8 of the rows
+# dense_best scores a column at its own rows when its postings are at most 1/SPARSE_SHARE of the
+# rows and the rows are at least this many (below it three passes over every row cost less)
+SPARSE_COLUMN_MIN_ROWS = 50_000
 PRUNED_MAX_LIMIT = 1000  # deeper answers have lower cuts, which leave too few postings out to pay
 FILL_FACTOR = 4  # the candidates of the first pass hold at least this many times ``limit`` postings
 
@@ -347,11 +350,16 @@ def dense_best(
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`pruned_best` by scoring every row of every column: each term's postings added into
     an array of every row, the boosted maximum over the columns, the rows with a score (then
-    the filter: it costs what the rows found cost, not the corpus). The arrays of every row are
-    the ``scratch``'s, reset when read: a search allocates nothing the size of the corpus."""
+    the filter: it costs what the rows found cost, not the corpus).
+
+    The arrays of every row are the ``scratch``'s, reset when read: a search allocates nothing
+    the size of the corpus. A column whose postings are few against the rows (a heading's words)
+    is boosted, compared and reset at its own rows only, rather than by passes over every row.
+    The maximum over the columns is exact in any order, so these are the same bits."""
+    dense, sparse = _dense_and_sparse(columns, size)
     best = scratch.take()
     other = scratch.take() if len(columns) > 1 else None
-    for number, column in enumerate(columns):
+    for number, column in enumerate(dense):
         scores = best if number == 0 else other
         assert scores is not None
         for posting in column.postings:
@@ -361,6 +369,16 @@ def dense_best(
         if number:
             np.maximum(best, scores, out=best)
             scores.fill(0.0)
+    for column in sparse:
+        assert other is not None
+        rows = _union([p.rows for p in column.postings], None)
+        for posting in column.postings:
+            add_at(other, posting.rows, posting.factor * posting.weights)
+        values = other[rows]
+        other[rows] = 0.0
+        if column.boost != 1.0:
+            values *= column.boost
+        best[rows] = np.maximum(best[rows], values)
     if other is not None:
         scratch.give(other)
     found = np.flatnonzero(best > 0.0)  # (a boolean array's nonzero entries are found 7x faster)
@@ -370,3 +388,19 @@ def dense_best(
     best.fill(0.0)
     scratch.give(best)
     return best_of(found, values, limit)
+
+
+def _dense_and_sparse(columns: list[Column], size: int) -> tuple[list[Column], list[Column]]:
+    """The columns :func:`dense_best` scores with passes over every row (first the one it keeps
+    the maximum in: a column with boost 1 needs no pass to boost it), and those it scores at
+    their own rows (their postings at most 1/:data:`SPARSE_SHARE` of the rows, at least
+    :data:`SPARSE_COLUMN_MIN_ROWS` rows)."""
+    counts = [sum(len(p.rows) for p in column.postings) for column in columns]
+    base = max(range(len(columns)), key=lambda c: (columns[c].boost == 1.0, counts[c]))
+    dense = [columns[base]]
+    sparse: list[Column] = []
+    for c, column in enumerate(columns):
+        if c != base:
+            few = size >= SPARSE_COLUMN_MIN_ROWS and counts[c] * SPARSE_SHARE <= size
+            (sparse if few else dense).append(column)
+    return dense, sparse
