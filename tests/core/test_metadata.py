@@ -29,6 +29,7 @@ from docs_mcp_core.metadata import (
     js_length,
     metadata_to_json,
     normalize_metadata,
+    parse_metadata_bytes,
     read_metadata,
     resource_values,
     write_metadata,
@@ -172,6 +173,20 @@ def test_original_metadata_json_parses_into_the_model() -> None:
     assert meta.mcpServerInstructions == meta.mcp_server_instructions == "Use search_docs first."
     assert meta.files["guides/auth.md"] == {"title": "Authentication"}
     assert (meta.index.engine, meta.index.table, meta.index.path) == ("lancedb", "chunks", ".lancedb")
+
+
+def test_the_same_bytes_are_parsed_once_and_other_bytes_again() -> None:
+    # a server reads metadata.json at start-up and again when the index opens
+    data = ORIGINAL_METADATA_JSON.encode("utf-8")
+    first = parse_metadata_bytes(data, "a/metadata.json")
+    assert parse_metadata_bytes(bytes(data), "b/metadata.json") is first
+    other = parse_metadata_bytes(data.replace(b"Acme", b"Apex"), "c/metadata.json")
+    assert other is not first and other.tool_descriptions == ToolDescriptions(
+        search_docs="Search the Apex docs."
+    )
+    with pytest.raises(MetadataError, match=r"d/metadata\.json"):
+        parse_metadata_bytes(data.replace(b'"1.1.0"', b'"9.0.0"'), "d/metadata.json")
+    assert parse_metadata_bytes(data, "e/metadata.json") == first
 
 
 def test_minimal_original_file_without_optional_sections() -> None:

@@ -594,8 +594,27 @@ def _read_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -
     return parse_metadata_bytes(data, where)
 
 
+# The last bytes parsed and their model: a server reads metadata.json at start-up and again when the
+# index opens, and a build of many files writes a large "files" map (40,000 entries at ten times
+# sdk-docs take 0.1-0.2 s to validate). Equal bytes parse to the same model, which is shared.
+_last_parsed: tuple[bytes, IndexMetadata] | None = None
+
+
 def parse_metadata_bytes(data: bytes, where: str) -> IndexMetadata:
-    """Parse and validate the bytes of a ``metadata.json`` read from ``where`` (named in errors)."""
+    """Parse and validate the bytes of a ``metadata.json`` read from ``where`` (named in errors).
+
+    The same bytes as the previous call give the same model object: treat it as read-only.
+    """
+    global _last_parsed
+    last = _last_parsed
+    if last is not None and last[0] == data:
+        return last[1]
+    metadata = _parse_metadata_bytes(data, where)
+    _last_parsed = (data, metadata)
+    return metadata
+
+
+def _parse_metadata_bytes(data: bytes, where: str) -> IndexMetadata:
     try:
         raw = json.loads(data.decode("utf-8-sig"))
     except json.JSONDecodeError as exc:

@@ -64,8 +64,7 @@ class RowCatalog:
     _file_start: np.ndarray | None = None  # int64: where each file code's positions begin
 
     def __post_init__(self) -> None:
-        """Index the rows by chunk id (the first row of an id wins) and by file, in chunk order."""
-        self._by_chunk_id = {cid: i for i, cid in reversed(list(enumerate(self.chunk_ids)))}
+        """Index the rows by file, in chunk order (by chunk id on the first lookup)."""
         if self.file_codes is None or self.chunk_index is None:
             return
         self._by_filepath = {path: code for code, path in enumerate(self.filepaths)}
@@ -254,6 +253,8 @@ class RowCatalog:
 
     def position(self, chunk_id: str) -> int | None:
         """The position of the row with ``chunk_id`` (None when no row has it)."""
+        if not self._by_chunk_id and self.chunk_ids:  # built once, when first needed (not by searches)
+            self._by_chunk_id = {cid: i for i, cid in reversed(list(enumerate(self.chunk_ids)))}
         return self._by_chunk_id.get(chunk_id)
 
     def file_positions(self, position: int) -> np.ndarray:
