@@ -82,12 +82,6 @@ __all__ = ["SearchEngine"]
 T = TypeVar("T")
 
 
-# How long a warm-up waits for the heading leg's model (loading since the index opened). A server
-# warms up before it imports the MCP SDK, so the first search no longer shares the interpreter
-# with that import while the model loads.
-WARM_MODEL_SECONDS = 10.0
-
-
 class SearchEngine:
     """Read-only engine over ``<index_dir>/metadata.json`` + ``<index_dir>/.lancedb``."""
 
@@ -295,9 +289,8 @@ class SearchEngine:
             self._retrieval.heading.close()
 
     def warm(self) -> None:
-        """Load the full-text indexes' term dictionaries with one cheap query per column, derive
-        the ranking's per-row attributes and wait for the heading leg's model, so that the first
-        real search is as fast as the rest, then return the heap freed since opening."""
+        """Load the full-text indexes' term dictionaries, derive the ranking's per-row attributes and
+        wait for the heading leg's model, so that the first real search is as fast as the rest."""
         text = self.metadata.corpus_description or "documentation"
         columns = self._retrieval.warm_columns(
             self._columns, default=self._default, phrase_slop=self.options.phrase_slop
@@ -306,7 +299,7 @@ class SearchEngine:
             self._retrieval.warm(text, columns, self._loop.run)
         self._loop.run(self._ranker.warm())
         if self._retrieval.heading is not None:
-            self._retrieval.heading.wait_loaded(WARM_MODEL_SECONDS)
+            self._retrieval.heading.wait_loaded()
         release_free_heap()
 
     # ── search ───────────────────────────────────────────────────────────────────────────────

@@ -279,6 +279,7 @@ class HeadingLeg:
     # query orders what the lexical legs found, but is no evidence on its own (a query about
     # something the docs do not cover gets no results, not the hundred least unlike sections).
     NEW_ROW_SIMILARITY = 0.25
+    LOAD_WAIT_SECONDS = 10.0  # how long a warm-up waits for the model (see wait_loaded)
 
     def __init__(
         self, vectors: HeadingVectors, embedder: QueryEmbedder, on_warning: Callable[[str], None]
@@ -295,10 +296,11 @@ class HeadingLeg:
         self._preloaded = self._pool.submit(self._embed, "")
 
     def wait_loaded(self, timeout: float | None = None) -> None:
-        """Wait (at most ``timeout`` seconds) for :meth:`preload` to finish."""
+        """Wait (at most ``timeout`` seconds) for :meth:`preload` to finish. A server warms its engine
+        up before it imports the MCP SDK: the first search then no longer loads the model meanwhile."""
         if self._preloaded is not None:
             with contextlib.suppress(TimeoutError):
-                self._preloaded.result(timeout)
+                self._preloaded.result(self.LOAD_WAIT_SECONDS if timeout is None else timeout)
 
     def start(self, text: str) -> Future[np.ndarray | None] | None:
         """The query's embedding, as a future (None once the model failed)."""
