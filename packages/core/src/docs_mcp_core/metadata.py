@@ -424,6 +424,9 @@ def _files(raw: Any) -> dict[str, dict[str, str]]:
         return {}
     files: dict[str, dict[str, str]] = {}
     for path, raw_entry in _mapping(raw, "files").items():
+        if type(raw_entry) is dict and all(type(v) is str for v in raw_entry.values()) and path.strip():
+            files[path] = raw_entry  # as a build writes it (one per file: the common case, kept fast)
+            continue
         if not path.strip():
             raise _Invalid("files", "file paths cannot be empty")
         entry = _mapping(raw_entry, f"files.{path}")
