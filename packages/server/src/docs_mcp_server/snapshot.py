@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import os
 import shutil
 import socket
@@ -134,16 +133,18 @@ def _link_generation(index_dir: Path, target: Path) -> None:
 
 
 def _table_path(metadata: bytes) -> str | None:
-    """``index.path`` of a metadata.json document (``.lancedb`` when absent), None when unreadable."""
+    """``index.path`` of a metadata.json document (``.lancedb`` when absent), None when unreadable.
+
+    Parsed as the engine parses it: the same bytes were read at start-up and are not parsed again.
+    """
+    from docs_mcp_core.errors import MetadataError
+    from docs_mcp_core.metadata import parse_metadata_bytes
+
     try:
-        document = json.loads(metadata)
-    except (ValueError, RecursionError):
+        path = parse_metadata_bytes(metadata, METADATA_FILENAME).index.path
+    except (MetadataError, RecursionError):
         return None
-    index = document.get("index") if isinstance(document, dict) else None
-    path = index.get("path") if isinstance(index, dict) else None
-    if path is None or (isinstance(path, str) and not path.strip()):
-        return DEFAULT_TABLE_PATH
-    return path.strip() if isinstance(path, str) else None
+    return path.strip() or DEFAULT_TABLE_PATH
 
 
 def _inside(path: Path, folder: Path) -> bool:
