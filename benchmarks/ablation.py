@@ -9,8 +9,8 @@ halves under ``evals/``); ``docs/ranking.md`` keeps the table.
 
 Signals switched off here: the spelling leg, the path field, the phrase leg, the vector leg (when
 the index has vectors), taxonomy cues, static priors, query-term coverage, the byte-identical
-collapse and the intent signals (topic introduction, action verbs, data-model damping, short
-forms). The identifier-aware heading and text fields are build-time columns and cannot be
+collapse, the intent signals (topic introduction, action verbs, data-model damping for action
+queries and for descriptions, short forms) and the sibling-section choice. The identifier-aware heading and text fields are build-time columns and cannot be
 switched off without another index; the ``original`` row shows the recipe without any signal.
 """
 
@@ -94,6 +94,8 @@ VARIANTS = (
     Variant("- topic introduction", weights={"topic": 0.0}),
     Variant("- action verbs", weights={"verb": 0.0}),
     Variant("- data-model damping", weights={"model": 0.0}),
+    Variant("- data-model damping of descriptions", weights={"described_model": 0.0}),
+    Variant("- sibling sections", weights={"sibling": 0.0}),
     Variant("- short forms", after_open=_no_short_forms),
     Variant("original recipe", options={"ranking": "original"}),
 )

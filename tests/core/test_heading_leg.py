@@ -8,6 +8,7 @@ local model; the factorised arithmetic is checked against the plain sum it stand
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
 from docs_mcp_core.embedding.local import LocalEmbeddingProvider
 from docs_mcp_core.index.derived_files import read_derived
 from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search.heading_leg import (
     HeadingTexts,
     HeadingVectors,
@@ -27,6 +29,7 @@ from docs_mcp_core.search.heading_leg import (
     path_text,
 )
 from docs_mcp_core.search.hits import SearchHit
+from docs_mcp_core.search.ranker import RankingWeights
 
 PAGES = {
     "payouts": (
@@ -145,6 +148,18 @@ def test_a_warmed_up_engine_has_the_heading_model_loaded(reference: tuple[Path, 
         assert leg.embedder.loaded
     finally:
         engine.close()
+
+
+def test_of_two_sections_of_one_page_the_one_whose_name_means_the_question_gains(
+    reference: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_vectors, _ = reference
+    hits = {h.chunk_id: h.score for h in _search(with_vectors, "stop a webhook")}
+    monkeypatch.setattr(engine_module, "RankingWeights", functools.partial(RankingWeights, sibling=0.0))
+    without = {h.chunk_id: h.score for h in _search(with_vectors, "stop a webhook")}
+    delete, create = "sdks/acme/webhooks.md#webhooks/delete", "sdks/acme/webhooks.md#webhooks/create"
+    assert hits[delete] == pytest.approx(without[delete] * 1.05, rel=1e-4)  # the nearer sibling
+    assert hits[create] == pytest.approx(without[create], rel=1e-6)
 
 
 def test_the_original_recipe_searches_without_the_leg(reference: tuple[Path, Path]) -> None:

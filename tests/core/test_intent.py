@@ -7,6 +7,7 @@ import numpy as np
 from docs_mcp_core.search.intent import (
     VERB_GROUPS,
     IntentIndex,
+    describes,
     first_sections,
     heading_verbs,
     lead_text,
@@ -99,3 +100,9 @@ def test_first_sections_take_the_first_chunks_of_every_file_in_order() -> None:
     files = np.array([1, 0, 1, 0, 1])
     chunk_index = np.array([2, 1, 0, 0, 1])
     assert first_sections(files, chunk_index, 2).tolist() == [3, 1, 2, 4]
+
+
+def test_a_description_is_three_words_of_the_readers_own_without_an_identifier() -> None:
+    assert describes(["checkout", "report", "sale", "customer"], names_identifier=False)
+    assert not describes(["payment", "link"], names_identifier=False)  # a topic, not a description
+    assert not describes(["fields", "sale", "event"], names_identifier=True)  # names a type from code

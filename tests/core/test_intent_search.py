@@ -111,6 +111,18 @@ def test_an_action_in_other_words_finds_the_operation_not_the_data_model(engine:
     assert hits[0].chunk_id == "go/docs/sdks/paymentlinks/README.md#paymentlinks/delete"
 
 
+def test_a_description_without_a_verb_of_the_table_finds_an_operation_not_the_data_model(
+    engine: SearchEngine,
+) -> None:
+    # no verb of the table, and every word is in the data model's page: only its damping as a
+    # description puts the operation first
+    hits = engine.search(
+        "customers pay through a link of the account", limit=5, filters={"language": "python"}
+    ).hits
+    assert hits[0].chunk_id == "python/docs/sdks/paymentlinks/README.md#paymentlinks/list"
+    assert "python/docs/models/paymentlink.md#_preamble" in [h.chunk_id for h in hits[1:]]
+
+
 def test_a_short_form_under_a_filter_finds_the_long_form_instead_of_nothing(engine: SearchEngine) -> None:
     hits = engine.search("repo", limit=5, filters={"language": "go"}).hits
     assert [h.chunk_id for h in hits] == ["go/README.md#sdk/source"]

@@ -101,3 +101,11 @@ def test_analysed_terms_are_the_full_text_analyzers_with_the_given_stop_words() 
     assert query.phrase == analyze_positions(query.lexical)
     legacy = Query.parse(text, analyzer_stop_words=LANCEDB_0_26_STOP_WORDS)
     assert legacy.match_terms == analyze(legacy.match, LANCEDB_0_26_STOP_WORDS)
+
+
+def test_a_query_names_an_identifier_when_it_writes_one_from_code() -> None:
+    assert Query.parse("how to call links.createMany").names_identifier
+    assert Query.parse("create_many in Python").names_identifier
+    # words of the reader's own (which the page-name cue still reads as a slug) and flags are not
+    assert not Query.parse("group my short links under a named collection").names_identifier
+    assert not Query.parse("uv sync --frozen").names_identifier

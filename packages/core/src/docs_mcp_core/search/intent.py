@@ -20,7 +20,10 @@ shape every API reference and guide shares, none against a particular corpus:
 * **Action → not a data model.** A page whose every section carries one of the corpus's generic
   headings ("Fields", "Supported Types", "Values"), none of them an operation verb, documents a data
   type. An action query wants the operation, not the type its nouns name: such sections are
-  multiplied by ``1 - weight``.
+  multiplied by ``1 - weight``. So are they for a **description** (:func:`describes`): a question
+  of at least :data:`DESCRIPTION_MIN_TERMS` words of the reader's own that names no identifier
+  ("a checkout completed: report the sale for that customer") asks how to do something, where a
+  type's field table answers a question that names the type.
 
 The per-row attributes (:class:`IntentIndex`) are derived from the headings, breadcrumbs and paths
 (and the text of each file's first sections) by the build, into the derived files, or else when the
@@ -44,10 +47,12 @@ from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
 
 __all__ = [
+    "DESCRIPTION_MIN_TERMS",
     "LEAD_MIN_WORDS",
     "TOPIC_MAX_WORDS",
     "VERB_GROUPS",
     "IntentIndex",
+    "describes",
     "first_sections",
     "heading_verbs",
     "lead_text",
@@ -82,6 +87,7 @@ _BATCH = 5  # the batch group's words may stand anywhere in an operation name (c
 _COUNT = 10
 _VERBS = frozenset().union(*VERB_GROUPS)
 TOPIC_MAX_WORDS = 3  # a topic query names a page in at most this many words
+DESCRIPTION_MIN_TERMS = 3  # content words (coverage terms) that make a query a description
 LEAD_TEXT_CHARS = 2000  # of a section's text, looked at for words of its own
 LEAD_MIN_WORDS = 3  # words of its own (beyond its headings) that make a section a page's introduction
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
@@ -99,6 +105,12 @@ def query_verbs(terms: Sequence[str]) -> int:
                 mask |= 1 << (_COUNT if term == "many" and previous == "how" else bit)
         previous = term
     return mask
+
+
+def describes(coverage_terms: Sequence[str], names_identifier: bool) -> bool:
+    """Whether a query describes what it wants in its own words: at least
+    :data:`DESCRIPTION_MIN_TERMS` content words and no compound identifier copied from code."""
+    return len(coverage_terms) >= DESCRIPTION_MIN_TERMS and not names_identifier
 
 
 @functools.lru_cache(maxsize=1 << 14)

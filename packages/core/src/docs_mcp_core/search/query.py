@@ -42,7 +42,7 @@ from functools import cached_property
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.ranking import expand_identifiers
 from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
-from docs_mcp_core.spellings import ANCHOR_MARK, query_spellings
+from docs_mcp_core.spellings import ANCHOR_MARK, PAGE_MARK, query_spellings
 
 __all__ = ["COVERAGE_ENDINGS", "MAX_QUERY_CHARS", "MAX_QUERY_TERMS", "STOP_WORDS", "Query", "check_query"]
 
@@ -137,6 +137,12 @@ class Query:
         """Whether the query writes a flag- or key-shaped name (``--frozen``, ``[cache] dir``,
         ``project.requires-python``): the anchor cue's lookups (:func:`~docs_mcp_core.spellings.query_anchors`)."""
         return any(group and group[0].startswith(ANCHOR_MARK) for group in self.spellings)
+
+    @cached_property
+    def names_identifier(self) -> bool:
+        """Whether the query writes a compound identifier (``createMany``, ``links.list``,
+        ``create_many``): a name copied from code rather than words of the reader's own."""
+        return any(group and not group[0].startswith((ANCHOR_MARK, PAGE_MARK)) for group in self.spellings)
 
     @cached_property
     def key_terms(self) -> list[str]:

@@ -13,7 +13,8 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
 2. **Multipliers** (default ranking): the row's static prior (computed at build time,
    :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
-   (:func:`coverage_rows`, :func:`coverage_factor`).
+   (:func:`coverage_rows`, :func:`coverage_factor`); among the best rows of one page, the one whose
+   heading path is nearest the question (:func:`.siblings.sibling_boost`).
 3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
    best first; ties by path depth (default ranking), then chunk id; byte-identical chunks give one
    hit. Then near-identical hits that differ only by a collapse key (the same method in three SDK
@@ -34,6 +35,7 @@ import numpy as np
 
 from docs_mcp_core.search.intent import (
     IntentIndex,
+    describes,
     load_intent,
     model_factors,
     query_verbs,
@@ -45,6 +47,7 @@ from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
+from docs_mcp_core.search.siblings import sibling_boost
 
 __all__ = [
     "COVERAGE_DEPTH",
@@ -111,6 +114,8 @@ class RankingWeights:
     topic: float = 1.0
     verb: float = 0.3
     model: float = 0.3
+    described_model: float = 0.3  # data-model damping for a description without a table verb
+    sibling: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -456,11 +461,16 @@ class Ranker:
                 score[top] *= verb_factors(intent.verbs[rows[top]], wanted, weights.verb)
             if weights.model:
                 score = score * model_factors(intent.model[rows], weights.model)
+        elif intent is not None and describes(query.coverage_terms, query.names_identifier):
+            score = score * model_factors(intent.model[rows], weights.described_model)
         terms = query.coverage_terms
         if len(terms) >= 2 and len(matched):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
             texts = await coverage_texts(self._reader, rows[top])
             score[top] *= np.fromiter((coverage_factor(t, terms) for t in texts), np.float64, len(top))
+        heading = legs.get("heading")
+        if heading is not None and catalog.file_codes is not None:
+            sibling_boost(rows, score, heading, catalog.file_codes, weights.sibling)
         if intent is not None and weights.topic:
             topic = intent.topic_rows(topic_key(query.terms, list(cues.values())))
             topic_boost(rows, score, catalog.prior, topic, weights.topic)
