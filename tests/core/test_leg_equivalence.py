@@ -90,24 +90,31 @@ def _plain_match(
     return _plain_top(best, np.flatnonzero(best > 0.0), limit)
 
 
+DEFAULT_CUT = (match_pruning.CUT_SAMPLE_STRIDE, match_pruning.CUT_SAMPLE_DEPTH)
+
+
 @pytest.mark.parametrize("seed", range(30))
 @pytest.mark.parametrize(
-    ("pruned_from", "sparse_from"),
+    ("pruned_from", "sparse_from", "cut"),
     [
-        (match_pruning.PRUNED_MIN_ROWS, match_pruning.SPARSE_COLUMN_MIN_ROWS),
-        (match_pruning.PRUNED_MIN_ROWS, 0),
-        (0, 0),
+        (match_pruning.PRUNED_MIN_ROWS, match_pruning.SPARSE_COLUMN_MIN_ROWS, DEFAULT_CUT),
+        (match_pruning.PRUNED_MIN_ROWS, 0, (1, 1)),  # the sampled cut is the exact one: ties at it
+        (match_pruning.PRUNED_MIN_ROWS, 0, (3, 1)),
+        (0, 0, DEFAULT_CUT),
     ],
 )
 def test_match_leg_equals_scoring_filtering_and_sorting_every_row(
-    seed: int, pruned_from: int, sparse_from: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, pruned_from: int, sparse_from: int, cut: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Also with early termination and the sparse scoring of every row on from the first row
-    (they run past :data:`~docs_mcp_core.search.match_pruning.PRUNED_MIN_ROWS` rows), and with
-    the columns of few postings scored at their own rows (past
-    :data:`~docs_mcp_core.search.match_pruning.SPARSE_COLUMN_MIN_ROWS` rows)."""
+    (they run past :data:`~docs_mcp_core.search.match_pruning.PRUNED_MIN_ROWS` rows), with the
+    columns of few postings scored at their own rows (past
+    :data:`~docs_mcp_core.search.match_pruning.SPARSE_COLUMN_MIN_ROWS` rows), and with the cut
+    guessed from samples of every row and of every third row."""
     monkeypatch.setattr(match_pruning, "PRUNED_MIN_ROWS", pruned_from)
     monkeypatch.setattr(match_pruning, "SPARSE_COLUMN_MIN_ROWS", sparse_from)
+    monkeypatch.setattr(match_pruning, "CUT_SAMPLE_STRIDE", cut[0])
+    monkeypatch.setattr(match_pruning, "CUT_SAMPLE_DEPTH", cut[1])
     index, rng = _corpus(seed)
     for _ in range(25):
         terms = _query(rng)
@@ -278,3 +285,19 @@ def test_early_termination_leaves_out_the_longest_postings(monkeypatch: pytest.M
     assert pruned_best(columns, index.size, None, 100, Scratch(index.size)) is None
     positions, _ = index.search_terms(["alpha", "beta"], {"body": 1.0}, limit=100)
     assert positions.tolist() == _plain_match(index, ["alpha", "beta"], {"body": 1.0}, None, 100)[0]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_cut_looks_at_a_few_times_limit_rows_and_holds_the_best(seed: int) -> None:
+    """The rows ``dense_best`` cuts from are a few times ``limit``, not every row with a score,
+    and they hold every row of the best ``limit`` with its ties (scores copied ten times)."""
+    rng = np.random.default_rng(seed)
+    best = np.repeat(rng.integers(0, 50, 2000).astype(np.float64), 10)  # equal scores, many zeros
+    rng.shuffle(best)
+    mask = rng.random(len(best)) < 0.5 if seed % 2 else None
+    admitted = np.flatnonzero((best > 0.0) & (mask if mask is not None else True))
+    found = match_pruning._contenders(best, mask, 30)  # pyright: ignore[reportPrivateUsage]
+    assert len(found) < len(admitted) / 4
+    kth = np.sort(best[admitted])[-30]
+    assert set(admitted[best[admitted] >= kth].tolist()) <= set(found.tolist())
+    assert bool(mask[found].all()) if mask is not None else True
