@@ -170,6 +170,7 @@ class Scratch:
         self.size = size
         self._floats: list[np.ndarray] = []
         self._slots: list[np.ndarray] = []
+        self._spares: list[np.ndarray] = []
 
     def take(self) -> np.ndarray:
         try:
@@ -188,6 +189,16 @@ class Scratch:
 
     def give_slots(self, array: np.ndarray) -> None:
         self._slots.append(array)
+
+    def take_spare(self) -> np.ndarray:
+        """A float array of one number per row whose contents are the borrower's to overwrite."""
+        try:
+            return self._spares.pop()
+        except IndexError:
+            return np.empty(self.size, dtype=np.float64)
+
+    def give_spare(self, array: np.ndarray) -> None:
+        self._spares.append(array)
 
     def as_lent(self) -> bool:
         """Whether every array given back is as it was lent (all zero; places all -1)."""
@@ -361,11 +372,12 @@ def dense_best(
     dense, sparse = _dense_and_sparse(columns, size)
     best = scratch.take()
     other = scratch.take() if len(columns) > 1 else None
+    spare = scratch.take_spare()  # each posting's products, in place (never a new array)
     for number, column in enumerate(dense):
         scores = best if number == 0 else other
         assert scores is not None
         for posting in column.postings:
-            add_at(scores, posting.rows, posting.factor * posting.weights)
+            add_at(scores, posting.rows, _products(posting, spare))
         if column.boost != 1.0:
             scores *= column.boost
         if number:
@@ -375,12 +387,13 @@ def dense_best(
         assert other is not None
         rows = _union([p.rows for p in column.postings], None)
         for posting in column.postings:
-            add_at(other, posting.rows, posting.factor * posting.weights)
+            add_at(other, posting.rows, _products(posting, spare))
         values = other[rows]
         other[rows] = 0.0
         if column.boost != 1.0:
             values *= column.boost
         best[rows] = np.maximum(best[rows], values)
+    scratch.give_spare(spare)
     if other is not None:
         scratch.give(other)
     found = _contenders(best, mask, limit)
@@ -388,6 +401,11 @@ def dense_best(
     best.fill(0.0)
     scratch.give(best)
     return best_of(found, values, limit)
+
+
+def _products(posting: Posting, spare: np.ndarray) -> np.ndarray:
+    """``posting.factor * posting.weights`` (the same products) written into ``spare``."""
+    return np.multiply(posting.weights, posting.factor, out=spare[: len(posting.weights)])
 
 
 def _contenders(best: np.ndarray, mask: np.ndarray | None, limit: int) -> np.ndarray:
