@@ -83,3 +83,55 @@ def test_repeated_option_groups_are_not_collapsed_into_one(book: Path) -> None:
     engine = SearchEngine.open(book)
     ids = {h.chunk_id for h in engine.search("--frozen", limit=10).hits}
     assert {f"commands/tool-{cmd}.md#tool-{cmd}/common-options" for cmd in ("sync", "lock", "run")} <= ids
+
+
+MANY_OPTIONS = "".join(
+    f'<dt id="tool-{{cmd}}--{name}"><a href="#tool-{{cmd}}--{name}"><code>--{name}</code></a></dt>'
+    f"<dd><p>{text}</p></dd>\n"
+    for name, text in [
+        ("offline", "Disable network access."),
+        *(
+            (f"option-{n}", f"Setting number {n} of the command, with a description of its own.")
+            for n in range(120)
+        ),
+    ]
+)
+SETTINGS = """# Settings
+
+### offline {: #offline }
+
+Disable network access, offline: only the cache is read. Set `offline = true`, or use the offline
+flag of any tool command.
+"""
+ENVIRONMENT = """# Environment variables
+
+### TOOL_RUN_OFFLINE
+
+Tool run offline: equivalent to the offline flag of tool run.
+"""
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Long command pages (one option block among a hundred and twenty) beside a key and a variable of the same name."""
+    docs = tmp_path_factory.mktemp("cli-reference")
+    (docs / "cli").mkdir()
+    for cmd in ("run", "sync"):
+        intro = f"# tool {cmd}\n\nThe tool {cmd} command: usage `tool {cmd} [OPTIONS]`.\n\n## Options\n\n"
+        page = intro + "<dl>\n" + MANY_OPTIONS.format(cmd=cmd) + "</dl>\n"
+        (docs / "cli" / f"tool-{cmd}.md").write_text(page, encoding="utf-8")
+    (docs / "settings.md").write_text(SETTINGS, encoding="utf-8")
+    (docs / "environment.md").write_text(ENVIRONMENT, encoding="utf-8")
+    out = tmp_path_factory.mktemp("cli-reference-index")
+    build_index(BuildOptions(docs_dir=docs, out_dir=out))
+    return out
+
+
+@pytest.mark.parametrize(
+    "query", ["tool run --offline", "what does --offline do in tool run", "--offline flag for tool run"]
+)
+def test_an_option_named_with_its_command_finds_that_commands_page(reference: Path, query: str) -> None:
+    # the command's short introduction, the key and the variable match the words better; only the
+    # options block's element id names the option with its command, wherever the query puts the two
+    engine = SearchEngine.open(reference)
+    assert engine.search(query, limit=5).hits[0].chunk_id.startswith("cli/tool-run.md#tool-run/options")

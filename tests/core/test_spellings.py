@@ -23,6 +23,7 @@ from docs_mcp_core.spellings import (
     code_text,
     is_compound,
     query_anchors,
+    query_option_names,
     query_spellings,
     spelling_forms,
 )
@@ -119,6 +120,26 @@ def test_ids_and_key_headings_are_stored_as_anchors_with_their_trailing_words() 
 )
 def test_key_and_flag_shaped_query_words_ask_for_anchors(query: str, anchors: list[str]) -> None:
     assert query_anchors(query) == anchors
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("tool sync --frozen", "tool.sync.--frozen"),
+        ("what does --frozen do in tool sync", "tool.sync.--frozen"),
+        ("--offline flag for tool run", "tool.run.--offline"),
+    ],
+)
+def test_an_option_is_named_with_the_words_around_it(query: str, named: str) -> None:
+    found = query_option_names(query)
+    assert named in found
+    assert all(name.count(".") >= found[-1].count(".") for name in found)  # most specific first
+    assert "does.do.in.--frozen" not in found  # no run of words spans the flag
+
+
+@pytest.mark.parametrize("query", ["[cache] dir", "--frozen", "how do I freeze the lock file"])
+def test_no_option_is_named_without_a_flag_and_other_words(query: str) -> None:
+    assert query_option_names(query) == []
 
 
 def _index(rows: list[str]) -> SpellingIndex:

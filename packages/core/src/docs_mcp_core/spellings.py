@@ -215,6 +215,33 @@ def query_anchors(text: str) -> list[str]:
     return sorted(found, key=lambda s: (-s.count("."), s))
 
 
+_FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]*$")
+
+
+def query_option_names(text: str) -> list[str]:
+    """The anchor slugs of an option named with what it belongs to, wherever the query puts the
+    two: every flag-shaped word after every run of one to three other words of the query
+    (``uv sync --frozen``, ``what does --frozen do in uv sync`` → ``uv.sync.--frozen``, ...);
+    most specific first, each once."""
+    words = [w.strip("`'\",;:()?!") for w in _QUERY_WORD_RE.findall(text)]
+    flags = [w for w in words if _FLAG_RE.match(w)]
+    runs: list[list[str]] = [[]]  # the query's stretches of other words, between its flags
+    for word in words:
+        if _FLAG_RE.match(word):
+            runs.append([])
+        elif word:
+            runs[-1].append(word)
+    found: dict[str, None] = {}
+    for flag in flags:
+        for run in runs:
+            for start in range(len(run)):
+                for end in range(start + 1, min(len(run), start + 3) + 1):
+                    slug = anchor_slug(" ".join([*run[start:end], flag]))
+                    if slug:
+                        found[slug] = None
+    return sorted(found, key=lambda s: (-s.count("."), s))
+
+
 def query_spellings(text: str) -> list[list[str]]:
     """The compound identifiers of a query, each as its :func:`spelling_forms` (most specific first),
     each identifier once, in query order; then, as one more identifier, its anchor spellings

@@ -42,7 +42,7 @@ from functools import cached_property
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.ranking import expand_identifiers
 from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
-from docs_mcp_core.spellings import ANCHOR_MARK, PAGE_MARK, query_spellings
+from docs_mcp_core.spellings import ANCHOR_MARK, PAGE_MARK, query_option_names, query_spellings
 
 __all__ = ["COVERAGE_ENDINGS", "MAX_QUERY_CHARS", "MAX_QUERY_TERMS", "STOP_WORDS", "Query", "check_query"]
 
@@ -131,6 +131,12 @@ class Query:
         """The compound identifiers of :attr:`lexical` as written, each with its dotted suffixes (most
         specific first): what the spelling leg looks up (:mod:`docs_mcp_core.spellings`)."""
         return query_spellings(self.lexical)
+
+    @cached_property
+    def option_names(self) -> list[str]:
+        """The options the query names with their command (``uv sync --frozen``): the option leg's
+        lookups (:func:`~docs_mcp_core.spellings.query_option_names`)."""
+        return query_option_names(self.lexical)
 
     @cached_property
     def names_a_definition(self) -> bool:

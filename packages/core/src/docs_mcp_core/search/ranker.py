@@ -116,6 +116,7 @@ class RankingWeights:
     model: float = 0.3
     described_model: float = 0.3  # data-model damping for a description without a table verb
     sibling: float = 0.05
+    option: float = 0.5  # the block whose id names the query's option with its command
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,10 @@ def _spelling(leg: Leg, weights: RankingWeights) -> np.ndarray:
     return weights.spelling * leg[1] / float(leg[1].max())
 
 
+def _option(leg: Leg, weights: RankingWeights) -> np.ndarray:
+    return np.full(len(leg[0]), weights.option)
+
+
 def _heading_path(leg: Leg, weights: RankingWeights) -> np.ndarray:
     ranks = np.arange(1, len(leg[0]) + 1, dtype=np.float64)
     return weights.heading_path * (RRF_K + 1) / (RRF_K + ranks)
@@ -178,6 +183,7 @@ DEFAULT_CONTRIBUTIONS: dict[str, Callable[[Leg, RankingWeights], np.ndarray]] = 
     "phrase": _phrase,
     "vector": _vector,
     "spelling": _spelling,
+    "option": _option,
     "heading": _heading_path,
 }
 

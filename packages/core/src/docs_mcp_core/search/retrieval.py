@@ -191,6 +191,8 @@ class Retrieval:
         if spellings:
             assert self.spelling is not None
             found["spelling"] = self.spelling.leg(spellings, mask, fetch)
+            if query.option_names:
+                found["option"] = self.spelling.option_leg(query.option_names, mask)
         found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
         if heading is not None:
             assert self.heading is not None

@@ -30,7 +30,7 @@ from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.analyzer import pc
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
 from docs_mcp_core.search.row_catalog import RowCatalog
-from docs_mcp_core.spellings import HEADING_MARK
+from docs_mcp_core.spellings import ANCHOR_MARK, HEADING_MARK
 
 __all__ = ["HEADING_BONUS", "SpellingIndex", "load_spelling_index"]
 
@@ -163,6 +163,18 @@ class SpellingIndex:
             positions, scores = positions[keep], scores[keep]
         best_first = np.lexsort((positions, -scores))[:limit]
         return positions[best_first], scores[best_first]
+
+    def option_leg(self, names: Sequence[str], mask: np.ndarray | None) -> Leg:
+        """The rows whose ids hold the most specific of ``names`` (an option with what it belongs
+        to, :func:`~docs_mcp_core.spellings.query_option_names`) that any row the filters admit
+        holds: the block that defines that option; empty when none does."""
+        for name in names:
+            rows = self._postings.get(ANCHOR_MARK + name)
+            if rows is not None and mask is not None:
+                rows = rows[mask[rows]]
+            if rows is not None and len(rows):
+                return rows, np.ones(len(rows), dtype=np.float64)
+        return EMPTY_LEG
 
 
 def load_spelling_index(table: Any, catalog: RowCatalog, column: str) -> SpellingIndex | None:
