@@ -104,6 +104,9 @@ def test_ids_and_key_headings_are_stored_as_anchors_with_their_trailing_words() 
     ]
     assert chunk_anchors("[`cache-dir`](#cache-dir) {: #cache-dir }", "Path to the cache.") == ["cache.dir"]
     assert chunk_anchors("Caching in CI", "No ids here, {not one}.") == []
+    # a variable is asked for in its own spelling; slugged, it would answer a key (tool.uv.no-cache)
+    assert chunk_anchors("UV_NO_CACHE", "Avoid reading from or writing to the cache.") == []
+    assert chunk_anchors("tool.cache_dir", "Where the cache lives.") == ["cache.dir", "tool.cache.dir"]
     stored = chunk_spellings("uv sync", "reference/cli/uv-sync.md > uv sync", content).split()
     assert {"~tool.sync.--frozen", "=uv.sync"} <= set(stored)
 

@@ -65,6 +65,7 @@ _SLUG_WORD_RE = re.compile(r"-{2,}[a-z0-9]+|[a-z0-9]+")  # "--frozen" keeps its 
 # with a hyphen between word characters (required-version, project.requires-python)
 _KEYISH_RE = re.compile(r"^(?:--?[A-Za-z0-9]|\[.+\]$)|[A-Za-z0-9]-[A-Za-z0-9]")
 _QUERY_WORD_RE = re.compile(r"[^\s]+")
+_CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # UV_NO_CACHE, MAX_RETRIES
 
 
 def is_compound(name: str) -> bool:
@@ -164,10 +165,16 @@ def anchor_slug(text: str) -> str:
 
 def _key_heading(heading: str) -> str:
     """The name a heading consists of, when it is one key- or flag-shaped word (``cache-dir``,
-    ``[`cache-dir`](#cache-dir) {: #cache-dir }``, ``--frozen``, ``UV_CACHE_DIR``), else ""."""
+    ``[`cache-dir`](#cache-dir) {: #cache-dir }``, ``--frozen``, ``tool.cache_dir``), else "".
+
+    Not an upper-case constant or environment variable (``UV_NO_CACHE``): queries write those in
+    their own spelling, which the spelling forms find, and their words slugged (``uv.no.cache``)
+    would answer the tail of a configuration key (``tool.uv.no-cache``)."""
     text = _ATTR_LIST_RE.sub("", heading).replace("`", "").strip()
     if text.startswith("[") and "](" in text:
         text = text[1 : text.index("](")]
+    if _CONSTANT_RE.fullmatch(text):
+        return ""
     return text if len(text.split()) == 1 and re.search(r"[-_.]", text.strip("-")) else ""
 
 
