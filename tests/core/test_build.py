@@ -567,7 +567,12 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
             "uv sync",
             '<dl><dt id="uv-sync--frozen"><a href="#uv-sync--frozen"><code>--frozen</code></a></dt></dl>',
         ),
-        ("reference/environment.md", "UV_NO_CACHE", "Environment variables > UV_NO_CACHE", "Avoid the cache."),
+        (
+            "reference/environment.md",
+            "UV_NO_CACHE",
+            "Environment variables > UV_NO_CACHE",
+            "Avoid the cache.",
+        ),
     ]
     derived = [
         derived_search_columns(
