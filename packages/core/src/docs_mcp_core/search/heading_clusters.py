@@ -28,7 +28,7 @@ candidates, has every row it keeps scored, exactly. Below
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -76,6 +76,9 @@ class PathClusters:
     rows_by_chain: np.ndarray  # (N,) int32: rows, chain by chain (ascending within one)
     chain_offsets: np.ndarray  # (C + 2,) int64: the last chain is "no headings"
     path_ids: np.ndarray  # (P,) int32: each stored path's place among the embedded texts
+    # one similarity per path, lent to one search at a time: allocated per search, an array this
+    # size (160 kB at ten times sdk-docs) is a fresh mapping under the server's allocator settings
+    _spares: list[np.ndarray] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
     def probes(self) -> int:
@@ -149,10 +152,28 @@ class PathClusters:
     def path_similarity(
         self, paths: np.ndarray, query: np.ndarray, whole: np.ndarray, wanted: np.ndarray
     ) -> np.ndarray:
-        """The query's similarity to every path of the ``whole`` clusters (ascending; one product
-        per run of adjacent clusters, on the path matrix's own slices) and to the ``wanted`` paths
-        outside them; the other entries are undefined."""
-        similarity = np.empty(len(paths), dtype=np.float32)
+        """The query's similarity to each of the ``wanted`` paths, in their order: computed for
+        every path of the ``whole`` clusters (ascending; one product per run of adjacent clusters,
+        on the path matrix's own slices) and for the wanted paths outside them."""
+        try:
+            similarity = self._spares.pop()
+        except IndexError:
+            similarity = np.empty(len(paths), dtype=np.float32)
+        if len(similarity) != len(paths):
+            similarity = np.empty(len(paths), dtype=np.float32)
+        try:
+            return self._similarity(similarity, paths, query, whole, wanted)[wanted]
+        finally:
+            self._spares.append(similarity)
+
+    def _similarity(
+        self,
+        similarity: np.ndarray,
+        paths: np.ndarray,
+        query: np.ndarray,
+        whole: np.ndarray,
+        wanted: np.ndarray,
+    ) -> np.ndarray:
         inside = np.zeros(len(paths), dtype=bool)
         breaks = np.flatnonzero(np.diff(whole) != 1) + 1
         for run in np.split(whole, breaks) if len(whole) else []:

@@ -249,7 +249,7 @@ class HeadingVectors:
             # the kept rows' paths (a filter keeps a file's rows together, so most are left out)
             whole = found.probed if mask is None else found.probed[:0]
             by_path = self.clusters.path_similarity(self.paths, q, whole, row_path)
-            return rows, (by_path[row_path] + by_chain[self.row_chain[rows]]) * self.row_scale[rows]
+            return rows, (by_path + by_chain[self.row_chain[rows]]) * self.row_scale[rows]
         by_path = row_dots(self.paths, q)
         if mask is None:
             rows = np.arange(len(self))
