@@ -17,14 +17,8 @@ __all__ = ["EMPTY_LEG", "LEG_ORDER", "NO_PREFILTER", "Leg", "Prefilter", "leg_fr
 
 Leg = tuple[np.ndarray, np.ndarray]  # (catalog positions in the leg's order, raw scores or distances)
 EMPTY_LEG: Leg = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
-LEG_ORDER = (
-    "match",
-    "phrase",
-    "vector",
-    "spelling",
-    "option",
-    "heading",
-)  # the ranking sums the legs in this order
+# the ranking sums the legs in this order
+LEG_ORDER = ("match", "phrase", "vector", "spelling", "option", "heading")
 
 
 @dataclass(frozen=True)
