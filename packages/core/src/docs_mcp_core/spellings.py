@@ -66,6 +66,7 @@ _SLUG_WORD_RE = re.compile(r"-{2,}[a-z0-9]+|[a-z0-9]+")  # "--frozen" keeps its 
 _KEYISH_RE = re.compile(r"^(?:--?[A-Za-z0-9]|\[.+\]$)|[A-Za-z0-9]-[A-Za-z0-9]")
 _QUERY_WORD_RE = re.compile(r"[^\s]+")
 _CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # UV_NO_CACHE, MAX_RETRIES
+_FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]*$")  # a query word that is an option: --frozen, -v
 
 
 def is_compound(name: str) -> bool:
@@ -220,9 +221,6 @@ def query_anchors(text: str) -> list[str]:
             if slug:
                 found[slug] = None
     return sorted(found, key=lambda s: (-s.count("."), s))
-
-
-_FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]*$")
 
 
 def query_option_names(text: str) -> list[str]:
