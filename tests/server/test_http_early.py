@@ -203,6 +203,37 @@ def test_connections_beyond_the_limit_get_503(built_index: Path) -> None:
 
 
 @pytest.mark.integration
+def test_a_refused_client_that_already_sent_its_request_still_reads_the_503(built_index: Path) -> None:
+    # closing a connection with the client's bytes unread resets it, and the 503 is lost with it
+    options = ServerOptions(index_dir=built_index)
+    engine = options.open_engine()
+    responder = respond_early(
+        bind_socket("127.0.0.1", 0), options, load_index_metadata(built_index), engine, max_connections=1
+    )
+    try:
+        port = _port(responder)
+        first = _connect(port)
+        first.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # held: takes the one slot
+        second = _connect(port)
+        body = b"x" * 200_000
+        second.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: %d\r\n\r\n" % len(body) + body
+        )
+        second.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := second.recv(65536):  # raises ConnectionResetError if the server reset it
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 503 ")
+        first.close()
+        second.close()
+    finally:
+        for connection in responder.hand_over():
+            connection.sock.close()
+        responder.listener.close()
+        engine.close()
+
+
+@pytest.mark.integration
 def test_a_starting_server_answers_healthz_and_holds_mcp_until_it_can_answer(built_index: Path) -> None:
     server = ServerProcess(["--index-dir", str(built_index), "--transport", "http", "--port", "0"])
     try:

@@ -12,7 +12,9 @@ files. :class:`EarlyResponder` serves the socket meanwhile, in one thread, with 
   kept. When uvicorn starts serving the socket it takes each held connection over with those
   bytes (:meth:`EarlyResponder.hand_over`), so nothing a client sent is lost and every request is
   answered by the real application;
-- connections beyond ``max_connections`` are answered ``503`` and closed, as uvicorn does.
+- connections beyond ``max_connections`` are answered ``503`` and closed once the client has
+  closed its side (what it sends meanwhile is read and dropped), as uvicorn does; at most
+  ``max_connections`` such connections wait so, and those beyond are closed at once.
 
 A kept-alive connection stays open after its ``/healthz`` answer and is handed over like the rest.
 """
@@ -43,6 +45,7 @@ MCP_PATH = "/mcp"  # where the MCP endpoint is served
 MAX_HEADER_BYTES = 16 * 1024  # h11's and uvicorn's limit on a request head
 _SEND_SECONDS = 2.0  # an answer the client does not take in this long closes its connection
 _READ_BYTES = 64 * 1024
+_LINGER_SECONDS = 2.0  # a refused connection's input is read and dropped this long after hand-over
 
 
 def plain_response(status: bytes, text: bytes, extra: bytes = b"") -> bytes:
@@ -159,6 +162,7 @@ class EarlyResponder:
         self._selector = selectors.DefaultSelector()
         self._open: dict[int, _Connection] = {}  # being read, or kept alive after an answer
         self._held: list[HeldConnection] = []
+        self._refused: dict[int, socket.socket] = {}  # answered 503: read and dropped until closed
         self._wake_read, self._wake_write = socket.socketpair()
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -189,6 +193,12 @@ class EarlyResponder:
         held = self._held + [HeldConnection(c.sock, bytes(c.buffer)) for c in self._open.values()]
         self._open.clear()
         self._held = []
+        if self._refused:  # their input is still read and dropped a while, so their 503 arrives
+            refused = list(self._refused.values())
+            threading.Thread(
+                target=_drain_then_close, args=(refused,), name="docs-mcp-refused", daemon=True
+            ).start()
+        self._refused.clear()
         self._selector.close()
         self._wake_read.close()
         self._wake_write.close()
@@ -200,7 +210,10 @@ class EarlyResponder:
                 for key, _ in self._selector.select():
                     if key.data is None:
                         self._accept()
-                    elif key.data is not self._wake_read:
+                    elif isinstance(key.data, socket.socket):
+                        if key.data is not self._wake_read:
+                            self._drain(key.data)
+                    else:
                         self._read(key.data)
         except Exception as exc:  # noqa: BLE001 - uvicorn will answer what is held; never lose the thread's connections
             log(logging.ERROR, "the early HTTP responder failed", error=f"{type(exc).__name__}: {exc}")
@@ -216,12 +229,38 @@ class EarlyResponder:
                 return
             sock.setblocking(False)
             if len(self._open) + len(self._held) >= self._max_connections:
-                self._send(sock, BUSY_RESPONSE)
-                sock.close()
+                self._refuse(sock)
                 continue
             connection = _Connection(sock)
             self._open[sock.fileno()] = connection
             self._selector.register(sock, selectors.EVENT_READ, connection)
+
+    def _refuse(self, sock: socket.socket) -> None:
+        """Answer ``503`` and end output, then read and drop what the client sends until it closes
+        (or uvicorn takes over): closing with its request unread would reset the connection, and
+        the client would lose the answer."""
+        if not self._send(sock, BUSY_RESPONSE) or len(self._refused) >= self._max_connections:
+            sock.close()
+            return
+        try:
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            sock.close()
+            return
+        self._refused[sock.fileno()] = sock
+        self._selector.register(sock, selectors.EVENT_READ, sock)
+
+    def _drain(self, sock: socket.socket) -> None:
+        try:
+            if sock.recv(_READ_BYTES):
+                return
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            pass
+        self._selector.unregister(sock)
+        self._refused.pop(sock.fileno(), None)
+        sock.close()
 
     def _read(self, connection: _Connection) -> None:
         try:
@@ -290,6 +329,29 @@ class EarlyResponder:
     def _forget(self, connection: _Connection) -> None:
         self._selector.unregister(connection.sock)
         self._open.pop(connection.sock.fileno(), None)
+
+
+def _drain_then_close(socks: list[socket.socket]) -> None:
+    """Read and drop what each socket's client sends until it closes its side or
+    :data:`_LINGER_SECONDS` have passed, then close them all."""
+    deadline = time.monotonic() + _LINGER_SECONDS
+    with selectors.DefaultSelector() as selector:
+        for sock in socks:
+            selector.register(sock, selectors.EVENT_READ)
+        while selector.get_map() and (left := deadline - time.monotonic()) > 0:
+            for key, _ in selector.select(left):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                try:
+                    if sock.recv(_READ_BYTES):
+                        continue
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    pass
+                selector.unregister(sock)
+    for sock in socks:
+        sock.close()
 
 
 def respond_early(
