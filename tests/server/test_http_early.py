@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -180,8 +181,9 @@ async def test_uvicorn_takes_over_every_held_connection_and_answers_it(
         sock.close()
 
 
-@pytest.mark.integration
-def test_connections_beyond_the_limit_get_503(built_index: Path) -> None:
+@contextmanager
+def _one_slot_taken(built_index: Path) -> Iterator[int]:
+    """An early responder allowing one connection, which a held request takes; yields its port."""
     options = ServerOptions(index_dir=built_index)
     engine = options.open_engine()
     responder = respond_early(
@@ -189,12 +191,9 @@ def test_connections_beyond_the_limit_get_503(built_index: Path) -> None:
     )
     try:
         port = _port(responder)
-        first = _connect(port)
-        first.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # held: takes the one slot
-        second = _connect(port)
-        assert _answer(second).startswith(b"HTTP/1.1 503 ")
-        first.close()
-        second.close()
+        with _connect(port) as first:
+            first.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # held: takes the one slot
+            yield port
     finally:
         for connection in responder.hand_over():
             connection.sock.close()
@@ -203,18 +202,15 @@ def test_connections_beyond_the_limit_get_503(built_index: Path) -> None:
 
 
 @pytest.mark.integration
+def test_connections_beyond_the_limit_get_503(built_index: Path) -> None:
+    with _one_slot_taken(built_index) as port, _connect(port) as second:
+        assert _answer(second).startswith(b"HTTP/1.1 503 ")
+
+
+@pytest.mark.integration
 def test_a_refused_client_that_already_sent_its_request_still_reads_the_503(built_index: Path) -> None:
     # closing a connection with the client's bytes unread resets it, and the 503 is lost with it
-    options = ServerOptions(index_dir=built_index)
-    engine = options.open_engine()
-    responder = respond_early(
-        bind_socket("127.0.0.1", 0), options, load_index_metadata(built_index), engine, max_connections=1
-    )
-    try:
-        port = _port(responder)
-        first = _connect(port)
-        first.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # held: takes the one slot
-        second = _connect(port)
+    with _one_slot_taken(built_index) as port, _connect(port) as second:
         body = b"x" * 200_000
         second.sendall(
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: %d\r\n\r\n" % len(body) + body
@@ -224,13 +220,6 @@ def test_a_refused_client_that_already_sent_its_request_still_reads_the_503(buil
         while chunk := second.recv(65536):  # raises ConnectionResetError if the server reset it
             answer += chunk
         assert answer.startswith(b"HTTP/1.1 503 ")
-        first.close()
-        second.close()
-    finally:
-        for connection in responder.hand_over():
-            connection.sock.close()
-        responder.listener.close()
-        engine.close()
 
 
 @pytest.mark.integration

@@ -251,13 +251,8 @@ class EarlyResponder:
         self._selector.register(sock, selectors.EVENT_READ, sock)
 
     def _drain(self, sock: socket.socket) -> None:
-        try:
-            if sock.recv(_READ_BYTES):
-                return
-        except (BlockingIOError, InterruptedError):
+        if not _client_closed(sock):
             return
-        except OSError:
-            pass
         self._selector.unregister(sock)
         self._refused.pop(sock.fileno(), None)
         sock.close()
@@ -342,16 +337,20 @@ def _drain_then_close(socks: list[socket.socket]) -> None:
             for key, _ in selector.select(left):
                 sock = key.fileobj
                 assert isinstance(sock, socket.socket)
-                try:
-                    if sock.recv(_READ_BYTES):
-                        continue
-                except (BlockingIOError, InterruptedError):
-                    continue
-                except OSError:
-                    pass
-                selector.unregister(sock)
+                if _client_closed(sock):
+                    selector.unregister(sock)
     for sock in socks:
         sock.close()
+
+
+def _client_closed(sock: socket.socket) -> bool:
+    """Read and drop what ``sock`` has to read; whether its client has closed its side (or reset it)."""
+    try:
+        return not sock.recv(_READ_BYTES)
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
 
 
 def respond_early(

@@ -295,12 +295,12 @@ class HeadingLeg:
         """Load the model in the background (the first search then finds it loaded, or waits less)."""
         self._preloaded = self._pool.submit(self._embed, "")
 
-    def wait_loaded(self, timeout: float | None = None) -> None:
-        """Wait (at most ``timeout`` seconds) for :meth:`preload` to finish. A server warms its engine
-        up before it imports the MCP SDK: the first search then no longer loads the model meanwhile."""
+    def wait_loaded(self) -> None:
+        """Wait (at most :attr:`LOAD_WAIT_SECONDS`) for :meth:`preload` to finish. A server warms its
+        engine up before it imports the MCP SDK: the first search then no longer loads the model meanwhile."""
         if self._preloaded is not None:
             with contextlib.suppress(TimeoutError):
-                self._preloaded.result(self.LOAD_WAIT_SECONDS if timeout is None else timeout)
+                self._preloaded.result(self.LOAD_WAIT_SECONDS)
 
     def start(self, text: str) -> Future[np.ndarray | None] | None:
         """The query's embedding, as a future (None once the model failed)."""
