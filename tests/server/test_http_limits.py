@@ -148,15 +148,55 @@ def test_connections_beyond_the_limit_get_503_until_one_closes(few_slots: int) -
         while True:
             with connect(few_slots) as again:
                 again.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                try:
-                    answer = read_until_closed(again)
-                except ConnectionResetError:  # refused as the starting server hands over: try again
-                    answer = b""
+                answer = read_until_closed(again)
             if answer.startswith(b"HTTP/1.1 200 OK\r\n") or time.monotonic() > deadline:
                 break
         assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), answer
     finally:
         for sock in held:
+            sock.close()
+
+
+def test_a_client_reconnecting_as_fast_as_it_is_refused_reads_every_503_and_then_a_free_slot(
+    few_slots: int,
+) -> None:
+    # A refused client that retries at once must not keep the server from seeing the other
+    # connections: each retry reads its 503 (a reset would lose it), and the slot freed meanwhile
+    # is given to the next retry.
+    held = [connect(few_slots) for _ in range(3)]
+    try:
+        for _ in range(40):
+            with connect(few_slots) as again:
+                again.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                answer = read_until_closed(again)  # raises ConnectionResetError if it was reset
+            assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answer
+        held.pop().close()
+        deadline = time.monotonic() + READ_BOUND
+        while True:
+            with connect(few_slots) as again:
+                again.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                answer = read_until_closed(again)
+            if not answer.startswith(b"HTTP/1.1 503 ") or time.monotonic() > deadline:
+                break
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), answer
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_refused_clients_that_never_close_delay_the_next_one_but_never_reset_it(few_slots: int) -> None:
+    # Three refused clients keep their connections open: a fourth waits until one of them is
+    # closed for it (after the linger time), then reads its own 503.
+    held = [connect(few_slots) for _ in range(3)]
+    refused = [connect(few_slots) for _ in range(3)]
+    try:
+        for sock in refused:
+            assert sock.recv(65536).startswith(b"HTTP/1.1 503 "), "a refused client reads its 503"
+        with connect(few_slots) as late:
+            late.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert read_until_closed(late).startswith(b"HTTP/1.1 503 ")
+    finally:
+        for sock in held + refused:
             sock.close()
 
 

@@ -17,7 +17,7 @@ import logging
 import signal
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -108,29 +108,45 @@ class _UvicornServer(uvicorn.Server):
         AppStatus.disable_automatic_graceful_drain()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        """Start serving; then take over the connections the early responder held, each with
-        what it had read of them (their requests are answered as if uvicorn had read them)."""
-        await super().startup(sockets)
+        """Take the connections the early responder held, start serving, then serve each of them
+        with what had been read of it (their requests are answered as if uvicorn had read them).
+
+        The responder stops before uvicorn listens (connections arriving meanwhile wait in the
+        backlog), and the connections it held count against the connection limit until uvicorn
+        has them: a connection accepted first must not take a slot that a held one has."""
+        from docs_mcp_server.http_connections import waiting_for_takeover
+
         early, self.early = self.early, None
-        if early is None or not self.started:
+        held = [] if early is None else await asyncio.to_thread(early.hand_over)
+        waiting_for_takeover(self.server_state, len(held))
+        await super().startup(sockets)
+        if not self.started:
+            for connection in held:
+                connection.sock.close()
             return
-        held = await asyncio.to_thread(early.hand_over)
         loop = asyncio.get_running_loop()
         config = self.config
         protocol_class: Any = config.http_protocol_class  # made as uvicorn's own startup makes it
-        for connection in held:
+        state = self.server_state
 
-            def protocol(data: bytes = connection.data) -> asyncio.Protocol:
-                inner = protocol_class(
-                    config=config, server_state=self.server_state, app_state=self.lifespan.state
-                )
-                return _Replayed(inner, data)
+        def taken() -> None:  # the slot a held connection kept becomes the connection's own
+            waiting_for_takeover(state, -1)
+
+        for connection in held:
+            made: list[_Replayed] = []
+
+            def protocol(data: bytes = connection.data, made: list[_Replayed] = made) -> asyncio.Protocol:
+                inner = protocol_class(config=config, server_state=state, app_state=self.lifespan.state)
+                made.append(_Replayed(inner, data, taken))
+                return made[-1]
 
             try:
                 await loop.connect_accepted_socket(protocol, connection.sock)
             except OSError as exc:  # the client has gone meanwhile
                 log(logging.DEBUG, "a held connection closed before uvicorn took it", error=str(exc))
                 connection.sock.close()
+            if not (made and made[0].counted):
+                taken()
         if held:
             log(logging.DEBUG, "connections taken over from the early responder", count=len(held))
 
@@ -164,11 +180,15 @@ class _UvicornServer(uvicorn.Server):
 class _Replayed(asyncio.Protocol):
     """uvicorn's protocol for a connection it takes over, fed first with the bytes already read."""
 
-    def __init__(self, inner: Any, data: bytes) -> None:
+    def __init__(self, inner: Any, data: bytes, taken: Callable[[], None]) -> None:
         self.inner = inner
         self.data = data
+        self.taken = taken  # called as uvicorn counts the connection among its own
+        self.counted = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.counted = True
+        self.taken()
         self.inner.connection_made(transport)
         data, self.data = self.data, b""
         if data:

@@ -9,7 +9,9 @@ are. :func:`guarded_protocol` returns uvicorn's HTTP/1.1 protocol (h11) with wha
   of the previous response ending, and its body within ``body_timeout`` of the headers; when time
   is up the client gets ``408 Request Timeout`` (silence if it had sent nothing) and the connection
   is closed;
-- beyond ``max_connections`` open connections, a new one is answered ``503`` and closed at once;
+- beyond ``max_connections`` open connections (counting those the early responder still holds
+  for uvicorn, :func:`waiting_for_takeover`), a new one is answered ``503`` and closed once its
+  client has read it;
 - a request whose line and headers exceed 16 KiB is refused with ``400`` however it arrives: h11
   enforces its limit only on a request still incomplete, so headers of any size that arrive in one
   write would pass.
@@ -39,6 +41,7 @@ from docs_mcp_server.options import HttpLimits
 
 _HEADERS, _BODY = "headers", "body"
 _REFUSAL_LOG_SECONDS = 10.0  # at most one warning per this many seconds while connections are refused
+_WAITING = "docs_mcp_waiting_for_takeover"  # attribute of uvicorn's server state
 _LINGER_SECONDS = 2.0  # after an error answer, input is read and dropped this long so the answer arrives
 
 _TIMEOUT_RESPONSE = plain_response(b"408 Request Timeout", b"The request was not received in time.\n")
@@ -78,7 +81,7 @@ class _GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         _no_delay(transport)
-        if len(self.connections) > self.limits.max_connections:
+        if len(self.connections) + getattr(self.server_state, _WAITING, 0) > self.limits.max_connections:
             self._warn_refused()
             self._answer_and_close(BUSY_RESPONSE)
             return
@@ -166,6 +169,12 @@ def _no_delay(transport: asyncio.Transport) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:  # the connection is already gone
             pass
+
+
+def waiting_for_takeover(server_state: object, change: int) -> None:
+    """Count ``change`` more (or fewer) connections that uvicorn has yet to take over from the
+    early responder: they hold slots of the connection limit meanwhile."""
+    setattr(server_state, _WAITING, getattr(server_state, _WAITING, 0) + change)
 
 
 def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:

@@ -13,8 +13,14 @@ files. :class:`EarlyResponder` serves the socket meanwhile, in one thread, with 
   bytes (:meth:`EarlyResponder.hand_over`), so nothing a client sent is lost and every request is
   answered by the real application;
 - connections beyond ``max_connections`` are answered ``503`` and closed once the client has
-  closed its side (what it sends meanwhile is read and dropped), as uvicorn does; at most
-  ``max_connections`` such connections wait so, and those beyond are closed at once.
+  closed its side or :data:`_LINGER_SECONDS` have passed (what it sends meanwhile is read and
+  dropped), as uvicorn does. While ``max_connections`` refused connections wait so, no further
+  connection is accepted: new ones wait in the kernel's backlog until one of them closes (closing
+  them at once would reset them before their client reads the ``503``).
+
+Every turn of the thread reads what clients sent and sees which closed **before** it accepts, and
+accepts a few connections at most: a client that reconnects as fast as it is refused cannot keep
+the thread from seeing that a slot has been freed.
 
 A kept-alive connection stays open after its ``/healthz`` answer and is handed over like the rest.
 """
@@ -45,7 +51,8 @@ MCP_PATH = "/mcp"  # where the MCP endpoint is served
 MAX_HEADER_BYTES = 16 * 1024  # h11's and uvicorn's limit on a request head
 _SEND_SECONDS = 2.0  # an answer the client does not take in this long closes its connection
 _READ_BYTES = 64 * 1024
-_LINGER_SECONDS = 2.0  # a refused connection's input is read and dropped this long after hand-over
+_LINGER_SECONDS = 2.0  # a refused connection's input is read and dropped this long, then it is closed
+_ACCEPTS_PER_TURN = 8  # connections accepted before the thread looks at its open ones again
 
 
 def plain_response(status: bytes, text: bytes, extra: bytes = b"") -> bytes:
@@ -162,7 +169,9 @@ class EarlyResponder:
         self._selector = selectors.DefaultSelector()
         self._open: dict[int, _Connection] = {}  # being read, or kept alive after an answer
         self._held: list[HeldConnection] = []
-        self._refused: dict[int, socket.socket] = {}  # answered 503: read and dropped until closed
+        # answered 503: read and dropped until closed, or until the deadline (monotonic seconds)
+        self._refused: dict[int, tuple[socket.socket, float]] = {}
+        self._accepting = False  # the listener is registered (not while the refused are too many)
         self._wake_read, self._wake_write = socket.socketpair()
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -174,7 +183,7 @@ class EarlyResponder:
 
     def start(self) -> None:
         """Serve the socket in a background thread."""
-        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        self._listen(True)
         self._selector.register(self._wake_read, selectors.EVENT_READ, self._wake_read)
         self._thread = threading.Thread(target=self._serve, name="docs-mcp-early-http", daemon=True)
         self._thread.start()
@@ -194,7 +203,7 @@ class EarlyResponder:
         self._open.clear()
         self._held = []
         if self._refused:  # their input is still read and dropped a while, so their 503 arrives
-            refused = list(self._refused.values())
+            refused = [sock for sock, _ in self._refused.values()]
             threading.Thread(
                 target=_drain_then_close, args=(refused,), name="docs-mcp-refused", daemon=True
             ).start()
@@ -207,19 +216,44 @@ class EarlyResponder:
     def _serve(self) -> None:
         try:
             while not self._stopping:
-                for key, _ in self._selector.select():
-                    if key.data is None:
-                        self._accept()
-                    elif isinstance(key.data, socket.socket):
+                events = self._selector.select(self._next_deadline())
+                for key, _ in events:  # reads and closes first: they may free a slot
+                    if isinstance(key.data, socket.socket):
                         if key.data is not self._wake_read:
                             self._drain(key.data)
-                    else:
+                    elif key.data is not None:
                         self._read(key.data)
+                self._expire_refused()
+                if any(key.data is None for key, _ in events):
+                    self._accept()
         except Exception as exc:  # noqa: BLE001 - uvicorn will answer what is held; never lose the thread's connections
             log(logging.ERROR, "the early HTTP responder failed", error=f"{type(exc).__name__}: {exc}")
 
+    def _listen(self, accepting: bool) -> None:
+        """Watch the listener for connections, or stop watching it (they wait in the backlog)."""
+        if accepting != self._accepting:
+            self._accepting = accepting
+            if accepting:
+                self._selector.register(self._listener, selectors.EVENT_READ, None)
+            else:
+                self._selector.unregister(self._listener)
+
+    def _next_deadline(self) -> float | None:
+        """Seconds until the first refused connection's deadline (``None``: no deadline)."""
+        if not self._refused:
+            return None
+        return max(0.0, min(deadline for _, deadline in self._refused.values()) - time.monotonic())
+
+    def _expire_refused(self) -> None:
+        now = time.monotonic()
+        for sock, deadline in list(self._refused.values()):
+            if deadline <= now:
+                self._close_refused(sock)
+
     def _accept(self) -> None:
-        while not self._stopping:
+        for _ in range(_ACCEPTS_PER_TURN):
+            if self._stopping or not self._accepting:
+                return
             try:
                 sock, _ = self._listener.accept()
             except (BlockingIOError, InterruptedError):
@@ -239,7 +273,7 @@ class EarlyResponder:
         """Answer ``503`` and end output, then read and drop what the client sends until it closes
         (or uvicorn takes over): closing with its request unread would reset the connection, and
         the client would lose the answer."""
-        if not self._send(sock, BUSY_RESPONSE) or len(self._refused) >= self._max_connections:
+        if not self._send(sock, BUSY_RESPONSE):
             sock.close()
             return
         try:
@@ -247,15 +281,20 @@ class EarlyResponder:
         except OSError:
             sock.close()
             return
-        self._refused[sock.fileno()] = sock
+        self._refused[sock.fileno()] = (sock, time.monotonic() + _LINGER_SECONDS)
         self._selector.register(sock, selectors.EVENT_READ, sock)
+        if len(self._refused) >= self._max_connections:
+            self._listen(False)
 
     def _drain(self, sock: socket.socket) -> None:
-        if not _client_closed(sock):
-            return
+        if _client_closed(sock):
+            self._close_refused(sock)
+
+    def _close_refused(self, sock: socket.socket) -> None:
         self._selector.unregister(sock)
         self._refused.pop(sock.fileno(), None)
         sock.close()
+        self._listen(True)
 
     def _read(self, connection: _Connection) -> None:
         try:
