@@ -275,7 +275,10 @@ def test_build_killed_midway_leaves_the_old_index_working(
     assert sorted(p.name for p in old_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
     # the old section is gone ("lighthouse" may still find the harbor by meaning)
     assert OLD_HIT not in _search_ids(old_index, OLD_QUERY)
-    assert _search_ids(old_index, "harbor") == ["beta.md#beta/harbor"]
+    # the new section answers first; the page's title may follow by meaning (heading-path vectors
+    # differ slightly by CPU, so whether it passes their threshold does too)
+    ids = _search_ids(old_index, "harbor")
+    assert ids[0] == "beta.md#beta/harbor" and all(i.startswith("beta.md#") for i in ids), ids
 
 
 def _children_of(pid: int) -> set[int]:
