@@ -10,7 +10,7 @@ halves under ``evals/``); ``docs/ranking.md`` keeps the table.
 Signals switched off here: the spelling leg, the path field, the phrase leg, the vector leg (when
 the index has vectors), taxonomy cues, static priors, query-term coverage, the byte-identical
 collapse, the intent signals (topic introduction, action verbs, data-model damping for action
-queries and for descriptions, short forms), the sibling-section choice and the option leg. The identifier-aware heading and text fields are build-time columns and cannot be
+queries and for descriptions, short forms), compounds, the sibling-section choice and the option leg. The identifier-aware heading and text fields are build-time columns and cannot be
 switched off without another index; the ``original`` row shows the recipe without any signal.
 """
 
@@ -67,6 +67,10 @@ def _no_short_forms(engine: SearchEngine) -> None:
     engine._retrieval.prefixes = None  # pyright: ignore[reportPrivateUsage]
 
 
+def _no_compounds(engine: SearchEngine) -> None:
+    engine._retrieval.compounds = None  # pyright: ignore[reportPrivateUsage]
+
+
 def _no_collapse(engine: SearchEngine) -> None:
     engine._ranker._dedup = False  # pyright: ignore[reportPrivateUsage]
 
@@ -98,6 +102,7 @@ VARIANTS = (
     Variant("- sibling sections", weights={"sibling": 0.0}),
     Variant("- option leg", weights={"option": 0.0}),
     Variant("- short forms", after_open=_no_short_forms),
+    Variant("- compounds", after_open=_no_compounds),
     Variant("original recipe", options={"ranking": "original"}),
 )
 

@@ -68,7 +68,6 @@ from docs_mcp_core.search.intent import IntentIndex
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING, LexicalIndex
 from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, clamp_limit, fetch_depth
-from docs_mcp_core.search.prefixes import PrefixExpander
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.ranker import Ranker, RankingWeights
 from docs_mcp_core.search.retrieval import ORIGINAL_MATCH_BOOSTS, Retrieval
@@ -175,9 +174,7 @@ class SearchEngine:
             lexical=lexical,
             vector=vector,
             spelling=spelling,
-            prefixes=PrefixExpander({c: lexical.fields[c] for c in match_boosts if c in lexical.fields})
-            if lexical is not None and self._default
-            else None,
+            vocabulary=lexical if self._default else None,
             auto_include=self.metadata.auto_include,
             heading=heading,
         )

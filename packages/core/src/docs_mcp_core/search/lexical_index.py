@@ -375,25 +375,33 @@ class LexicalIndex:
         *,
         mask: np.ndarray | None = None,
         limit: int = 100,
+        extra: Mapping[str, Sequence[Posting]] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``limit`` best rows for the analysed ``query_terms`` among those ``mask`` keeps:
-        ``(positions, scores)``.
+        ``(positions, scores)``; ``extra`` adds postings to columns by name (a compound's
+        alternative to its words: :mod:`~docs_mcp_core.search.compounds`).
 
         A row's score is ``max(boost * BM25)`` over the columns in ``boosts``; rows without any
         query term are left out. Best first; equal scores in position order. The filter and the
         cut look at the rows found, never at every row again, and a short answer leaves out the
         postings that cannot reach it (:mod:`~docs_mcp_core.search.match_pruning`).
         """
-        columns = self.match_columns(query_terms, boosts)
+        columns = self.match_columns(query_terms, boosts, extra)
         if not columns:
             return _EMPTY
         # the best rows without scoring every posting when the bounds allow it, else every row
         best = pruned_best(columns, self.size, mask, limit, self.scratch)
         return best if best is not None else every_best(columns, self.size, mask, limit, self.scratch)
 
-    def match_columns(self, query_terms: Sequence[str], boosts: Mapping[str, float]) -> list[Column]:
+    def match_columns(
+        self,
+        query_terms: Sequence[str],
+        boosts: Mapping[str, float],
+        extra: Mapping[str, Sequence[Posting]] | None = None,
+    ) -> list[Column]:
         """The postings :meth:`search_terms` scores: per column with a positive boost that holds
-        a query term, in ``boosts``' order, the terms' postings in the query's order."""
+        a query term, in ``boosts``' order, the terms' postings in the query's order, then the
+        column's ``extra`` postings."""
         terms = self._query_terms(list(query_terms))
         columns: list[Column] = []
         for name, boost in boosts.items():
@@ -401,6 +409,7 @@ class LexicalIndex:
             if field_index is None or boost <= 0:
                 continue
             found = [p for t, n in terms.items() if (p := field_index.posting(t, n)) is not None]
+            found += extra.get(name, ()) if extra else ()
             if found:
                 columns.append(Column(boost, found))
         return columns

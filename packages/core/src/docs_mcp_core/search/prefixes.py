@@ -11,17 +11,37 @@ digits are left as they are; a word the rows do write is never expanded.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from docs_mcp_core.search.lexical_index import FieldIndex
 
-__all__ = ["PREFIX_MIN_CHARS", "PREFIX_SCAN", "PREFIX_TERMS", "PrefixExpander"]
+__all__ = ["PREFIX_MIN_CHARS", "PREFIX_SCAN", "PREFIX_TERMS", "PrefixExpander", "unwritten", "written"]
 
 PREFIX_MIN_CHARS = 3
 PREFIX_TERMS = 3  # long forms searched for one short form
 PREFIX_SCAN = 200  # terms with the prefix looked at (in alphabetical order) to pick the most frequent
+
+
+def written(fields: Iterable[FieldIndex], term: str, mask: np.ndarray | None) -> bool:
+    """Whether a row the ``mask`` admits (any row: None) writes ``term`` in one of ``fields``."""
+    for field in fields:
+        index = field.terms.get(term)
+        if index is None:
+            continue
+        if mask is None:
+            return True
+        rows = field.rows[field.offsets[index] : field.offsets[index + 1]]
+        if mask[rows].any():
+            return True
+    return False
+
+
+def unwritten(fields: Iterable[FieldIndex], terms: Iterable[str], mask: np.ndarray | None) -> set[str]:
+    """The ``terms`` that no row the ``mask`` admits writes in any of ``fields``."""
+    fields = list(fields)
+    return {term for term in dict.fromkeys(terms) if not written(fields, term, mask)}
 
 
 class PrefixExpander:
@@ -30,18 +50,6 @@ class PrefixExpander:
     def __init__(self, fields: Mapping[str, FieldIndex]) -> None:
         self._fields = list(fields.values())
         self._sorted: list[str] | None = None  # every term, sorted; made on first need
-
-    def _written(self, term: str, mask: np.ndarray | None) -> bool:
-        for field in self._fields:
-            index = field.terms.get(term)
-            if index is None:
-                continue
-            if mask is None:
-                return True
-            rows = field.rows[field.offsets[index] : field.offsets[index + 1]]
-            if mask[rows].any():
-                return True
-        return False
 
     def _frequency(self, term: str) -> int:
         total = 0
@@ -61,16 +69,21 @@ class PrefixExpander:
         for term in terms[start : start + PREFIX_SCAN]:
             if not term.startswith(prefix):
                 break
-            if self._written(term, mask):
+            if written(self._fields, term, mask):
                 found.append(term)
         found.sort(key=lambda t: (-self._frequency(t), t))
         return found[:PREFIX_TERMS]
 
-    def expand(self, terms: Sequence[str], mask: np.ndarray | None) -> list[str]:
-        """``terms`` with each one no admitted row writes replaced by its long forms (if any)."""
+    def expand(
+        self, terms: Sequence[str], mask: np.ndarray | None, missing: Collection[str] | None = None
+    ) -> list[str]:
+        """``terms`` with each one no admitted row writes replaced by its long forms (if any);
+        ``missing`` are those terms when the caller has found them (:func:`unwritten`)."""
+        if missing is None:
+            missing = unwritten(self._fields, terms, mask)
         out: list[str] = []
         for term in terms:
-            if len(term) < PREFIX_MIN_CHARS or not term.isalpha() or self._written(term, mask):
+            if len(term) < PREFIX_MIN_CHARS or not term.isalpha() or term not in missing:
                 out.append(term)
                 continue
             out.extend(self.long_forms(term, mask) or [term])

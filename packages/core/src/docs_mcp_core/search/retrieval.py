@@ -3,7 +3,10 @@
 * **match**: BM25 over several columns with boosts, a row scoring its best boosted column. The
   default ranking searches the identifier-aware columns (``search_heading``, ``search_text``,
   ``search_path``, boosts from :class:`~docs_mcp_core.search.ranker.RankingWeights`); the original recipe
-  ``heading`` (boost 3) and ``content_text``.
+  ``heading`` (boost 3) and ``content_text``. The default ranking reads the query's terms against
+  those columns' terms first: a word no admitted row writes is split (:mod:`.compounds`) or read as
+  a short form (:mod:`.prefixes`), and adjacent words the corpus writes as one compound also search
+  it, as an alternative to the pair (:mod:`.compounds`).
 * **phrase**: the query's terms as an exact phrase in ``content_text`` (slop 0-5).
 * **vector**: :class:`~docs_mcp_core.search.vector_leg.VectorLeg`.
 * **spelling** (default ranking, indexes with ``search_spellings``): the rows that write the query's
@@ -31,11 +34,13 @@ from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
 from docs_mcp_core.search import row_catalog
+from docs_mcp_core.search.compounds import Compounds
 from docs_mcp_core.search.filters import filter_mask, where_clause
 from docs_mcp_core.search.heading_leg import HeadingLeg
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
 from docs_mcp_core.search.lexical_index import LexicalIndex, Scoring
-from docs_mcp_core.search.prefixes import PrefixExpander
+from docs_mcp_core.search.match_pruning import Posting
+from docs_mcp_core.search.prefixes import PrefixExpander, unwritten
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.search.spelling_leg import SpellingIndex
@@ -101,7 +106,7 @@ class Retrieval:
         lexical: LexicalIndex | None,
         vector: VectorLeg | None,
         spelling: SpellingIndex | None = None,
-        prefixes: PrefixExpander | None = None,
+        vocabulary: LexicalIndex | None = None,
         auto_include: AutoInclude | None = ORIGINAL_AUTO_INCLUDE,
         heading: HeadingLeg | None = None,
     ) -> None:
@@ -113,7 +118,17 @@ class Retrieval:
         self.lexical = lexical
         self.vector = vector
         self.spelling = spelling
-        self.prefixes = prefixes
+        # the default ranking reads query words against the match columns' terms: short forms, compounds
+        fields = (
+            {c: vocabulary.fields[c] for c in match_boosts if c in vocabulary.fields} if vocabulary else {}
+        )
+        self._vocabulary = list(fields.values())
+        self.prefixes = PrefixExpander(fields) if vocabulary is not None else None
+        self.compounds = (
+            Compounds(fields, vocabulary.fields.get(PHRASE_COLUMN), vocabulary.scoring.stop_words)
+            if vocabulary is not None
+            else None
+        )
         self.heading = heading
         self._auto_include = auto_include
         self._prefilters: dict[tuple[tuple[str, str], ...], Prefilter] = {}
@@ -178,10 +193,10 @@ class Retrieval:
         if lexical is not None:
             if legs:
                 await asyncio.sleep(0)  # let the LanceDB legs submit their queries
-            terms = (
-                query.match_terms if self.prefixes is None else self.prefixes.expand(query.match_terms, mask)
-            )
-            found = {"match": lexical.search_terms(terms, self.match_boosts, mask=mask, limit=fetch)}
+            terms, extra = self._match_terms(query, mask)
+            found = {
+                "match": lexical.search_terms(terms, self.match_boosts, mask=mask, limit=fetch, extra=extra)
+            }
             if not slop:
                 found["phrase"] = lexical.phrase_terms(query.phrase, PHRASE_COLUMN, mask=mask, limit=fetch)
         else:
@@ -199,6 +214,22 @@ class Retrieval:
             embedding = await asyncio.wrap_future(heading)
             found["heading"] = self.heading.finish(embedding, mask, fetch, [leg[0] for leg in found.values()])
         return {name: found[name] for name in LEG_ORDER if name in found}
+
+    def _match_terms(
+        self, query: Query, mask: np.ndarray | None
+    ) -> tuple[list[str], dict[str, list[Posting]]]:
+        """The match leg's terms (split compounds, then short forms) and the postings of joined compounds."""
+        terms, prefixes, compounds = query.match_terms, self.prefixes, self.compounds
+        if prefixes is None and compounds is None:
+            return terms, {}
+        missing = unwritten(self._vocabulary, terms, mask)  # found once, read by both
+        if compounds is not None and missing:
+            terms = compounds.split(query.lexical, terms, mask, missing)
+        if prefixes is not None and missing:
+            terms = prefixes.expand(terms, mask, missing)
+        if compounds is None:
+            return terms, {}
+        return terms, compounds.alternatives(compounds.joins(query.lexical, mask), terms)
 
     async def hint_matches(
         self, query: Query, prefilter: Prefilter, legs: Mapping[str, Leg], limit: int
