@@ -7,6 +7,7 @@ own deadline would have closed the connection.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -198,6 +199,28 @@ def test_refused_clients_that_never_close_delay_the_next_one_but_never_reset_it(
     finally:
         for sock in held + refused:
             sock.close()
+
+
+def test_a_body_over_the_limit_is_answered_413_and_its_connection_ends_before_the_body_deadline(
+    few_slots: int,
+) -> None:
+    # the answer comes before the body is read; the rest of the body is worth nothing, so the
+    # connection must not stay open until the body deadline (30 s here, beyond READ_BOUND)
+    chunk = b"10000\r\n" + b"a" * 0x10000 + b"\r\n"
+    deadline = time.monotonic() + READ_BOUND  # slots an earlier test used are freed meanwhile
+    while True:
+        with connect(few_slots) as sock:
+            sock.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
+            with contextlib.suppress(OSError):  # the server may stop reading once it has answered
+                for _ in range(80):  # 5 MiB, over the 4 MiB limit
+                    sock.sendall(chunk)
+            answer = read_until_closed(sock)  # times out (READ_BOUND) if the server keeps it open
+        if not answer.startswith(b"HTTP/1.1 503 ") or time.monotonic() > deadline:
+            break
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:80]
 
 
 def test_sessions_beyond_the_limit_get_503(few_slots: int) -> None:

@@ -96,6 +96,12 @@ class _GuardedH11Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.SEND_BODY:
+            # answered before its body was read (413, 4xx): the rest of the body is worth nothing,
+            # so the connection is closed once the client has read the answer, not at the body's
+            # deadline
+            self._answer_and_close(None)
+            return
         self._follow_request()
 
     def connection_lost(self, exc: Exception | None) -> None:
