@@ -10,7 +10,7 @@ halves under ``evals/``); ``docs/ranking.md`` keeps the table.
 Signals switched off here: the spelling leg, the path field, the phrase leg, the vector leg (when
 the index has vectors), taxonomy cues, static priors, query-term coverage, the byte-identical
 collapse, the intent signals (topic introduction, action verbs, data-model damping for action
-queries and for descriptions, short forms), compounds, the sibling-section choice and the option leg. The identifier-aware heading and text fields are build-time columns and cannot be
+queries and for descriptions, short forms), compounds, contrasts, the sibling-section choice and the option leg. The identifier-aware heading and text fields are build-time columns and cannot be
 switched off without another index; the ``original`` row shows the recipe without any signal.
 """
 
@@ -20,7 +20,7 @@ import argparse
 import dataclasses
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search import engine as engine_module
+from docs_mcp_core.search import query as query_module
 from docs_mcp_core.search import ranker as ranker_module
 from docs_mcp_core.search.ranker import RankingWeights
 from docs_mcp_eval.cases import EvalCase, load_cases
@@ -58,6 +59,16 @@ def no_coverage() -> Iterator[None]:
         ranker_module.coverage_factor = original
 
 
+@contextmanager
+def no_contrasts() -> Iterator[None]:
+    original = query_module.drop_contrasts
+    query_module.drop_contrasts = lambda text: text
+    try:
+        yield
+    finally:
+        query_module.drop_contrasts = original
+
+
 def _no_priors(engine: SearchEngine) -> None:
     catalog = engine._catalog  # pyright: ignore[reportPrivateUsage]
     object.__setattr__(catalog, "prior", np.ones_like(catalog.prior))
@@ -82,6 +93,7 @@ class Variant:
     weights: dict[str, float] = dataclasses.field(default_factory=dict)
     after_open: Callable[[SearchEngine], None] | None = None
     coverage: bool = True
+    contrasts: bool = True
     needs_vectors: bool = False
 
 
@@ -103,6 +115,7 @@ VARIANTS = (
     Variant("- option leg", weights={"option": 0.0}),
     Variant("- short forms", after_open=_no_short_forms),
     Variant("- compounds", after_open=_no_compounds),
+    Variant("- contrasts", contrasts=False),
     Variant("original recipe", options={"ranking": "original"}),
 )
 
@@ -113,9 +126,11 @@ def run_variant(index_dir: Path, variant: Variant, case_sets: list[list[EvalCase
     if variant.after_open is not None:
         variant.after_open(engine)
     try:
-        if variant.coverage:
-            return [[run_case(engine, c) for c in cases] for cases in case_sets]
-        with no_coverage():
+        with ExitStack() as stack:
+            if not variant.coverage:
+                stack.enter_context(no_coverage())
+            if not variant.contrasts:
+                stack.enter_context(no_contrasts())
             return [[run_case(engine, c) for c in cases] for cases in case_sets]
     finally:
         engine.close()

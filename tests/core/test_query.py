@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from docs_mcp_core.errors import SearchError
@@ -109,3 +111,46 @@ def test_a_query_names_an_identifier_when_it_writes_one_from_code() -> None:
     # words of the reader's own (which the page-name cue still reads as a slug) and flags are not
     assert not Query.parse("group my short links under a named collection").names_identifier
     assert not Query.parse("uv sync --frozen").names_identifier
+
+
+@pytest.mark.parametrize(
+    ("text", "focus"),
+    [
+        ("rename a folder, not a tag", "rename a folder"),
+        ("delete a batch job rather than cancel it", "delete a batch job"),
+        ("fetch one link by its key instead of listing links", "fetch one link by its key"),
+        (
+            "create a link for a partner (plain create, not upsert)",
+            "create a link for a partner (plain create)",
+        ),
+        ("list partners; not the applications, with pagination", "list partners, with pagination"),
+        ("python retries -- not go", "python retries"),
+    ],
+)
+def test_a_contrast_with_what_is_not_wanted_is_left_out_of_what_the_legs_search(
+    text: str, focus: str
+) -> None:
+    query = Query.parse(text)
+    assert query.text == text  # what a cursor is signed for and a hint quotes
+    assert query.focus == query.lexical == focus
+    assert set(query.terms) == set(re.findall(r"[a-z0-9]+", focus.lower()))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "why is my hook not called",  # a negation that describes the problem
+        "all entries including tool calls, not just the messages",  # asks for more
+        "not only errors, also warnings",
+        ", not a thing",  # nothing would be left
+        "-- not go",
+    ],
+)
+def test_negations_that_are_no_contrast_stay(text: str) -> None:
+    assert Query.parse(text).focus == text
+
+
+def test_the_original_ranking_reads_the_whole_query() -> None:
+    query = Query.parse("rename a folder, not a tag", expand=False)
+    assert query.focus == query.lexical == "rename a folder, not a tag"
+    assert "tag" in query.terms

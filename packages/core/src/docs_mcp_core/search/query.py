@@ -3,9 +3,11 @@
 :meth:`Query.parse` makes the value once per request; every retrieval leg, the ranking signals and
 the snippet take what they need from it, so the whole request agrees on what the query says:
 
-* ``text``: the query as asked, trimmed. The vector leg embeds it, a cursor is signed for it and a
-  zero-result hint quotes it.
-* ``lexical``: what the full-text legs search: ``text`` with NUL characters as spaces.
+* ``text``: the query as asked, trimmed. A cursor is signed for it and a zero-result hint quotes it.
+* ``focus``: what the query asks for: ``text`` without a contrast it draws (``rename a folder, not
+  a tag``, ``delete a batch job rather than cancel it``: :func:`drop_contrasts`) when the ranking
+  is the default one, else ``text``. The vector legs embed it; everything below is read from it.
+* ``lexical``: what the full-text legs search: ``focus`` with NUL characters as spaces.
 * ``match``: what the match leg searches: ``lexical`` followed by the parts of its compound
   identifiers (``createMany`` → ``create many``) when the ranking searches the identifier-aware
   columns (see :mod:`docs_mcp_core.ranking`), else ``lexical`` itself.
@@ -44,7 +46,15 @@ from docs_mcp_core.ranking import expand_identifiers
 from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
 from docs_mcp_core.spellings import ANCHOR_MARK, PAGE_MARK, query_option_names, query_spellings
 
-__all__ = ["COVERAGE_ENDINGS", "MAX_QUERY_CHARS", "MAX_QUERY_TERMS", "STOP_WORDS", "Query", "check_query"]
+__all__ = [
+    "COVERAGE_ENDINGS",
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_TERMS",
+    "STOP_WORDS",
+    "Query",
+    "check_query",
+    "drop_contrasts",
+]
 
 MAX_QUERY_CHARS = 2000  # characters of a query, after trimming
 MAX_QUERY_TERMS = 64  # words of a query: runs of letters and digits
@@ -60,6 +70,20 @@ COVERAGE_ENDINGS = ("ing", "es", "ed", "s")  # cut from coverage terms: "tags" a
 _CASED_WORD_RE = re.compile(r"[A-Za-z0-9]+(?:#|\+\+)?")  # C# and C++ are words
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _ANY_WORD_RE = re.compile(r"[^\W_]+")  # letters and digits of any script, as the analyzer splits words
+# A contrast the reader draws with what they do not want: from its marker to the end of its clause.
+_CONTRAST_RE = re.compile(
+    r"(?:[,;(]\s*(?:but\s+)?not|\s+-+\s*not|\brather\s+than|\binstead\s+of)\b(?!\s+(?:just|only)\b)[^,;.)]*",
+    re.IGNORECASE,
+)
+
+
+def drop_contrasts(text: str) -> str:
+    """``text`` without the contrasts it draws with what is not wanted (``, not a tag``, ``rather
+    than cancel it``, ``instead of listing links``), each cut from its marker to the end of its
+    clause; ``text`` itself when nothing would be left. ``not just`` and ``not only`` ask for more,
+    not for less, and stay."""
+    focus = _CONTRAST_RE.sub("", text).strip()
+    return focus if _ANY_WORD_RE.search(focus) else text
 
 
 def check_query(query: str | None) -> str:
@@ -83,6 +107,7 @@ class Query:
     """A search query, analysed for every part of the search that reads it (see the module docstring)."""
 
     text: str
+    focus: str
     lexical: str
     match: str
     words: tuple[str, ...]
@@ -105,13 +130,15 @@ class Query:
         (:func:`check_query`).
         """
         text = check_query(query)
-        lexical = text.replace("\0", " ")
+        focus = drop_contrasts(text) if expand else text
+        lexical = focus.replace("\0", " ")
         return cls(
             text=text,
+            focus=focus,
             lexical=lexical,
             match=expand_identifiers(lexical) if expand else lexical,
-            words=tuple(_CASED_WORD_RE.findall(text)),
-            terms=tuple(dict.fromkeys(_WORD_RE.findall(text.lower()))),
+            words=tuple(_CASED_WORD_RE.findall(focus)),
+            terms=tuple(dict.fromkeys(_WORD_RE.findall(focus.lower()))),
             analyzer_stop_words=analyzer_stop_words,
             expanded=expand,
         )

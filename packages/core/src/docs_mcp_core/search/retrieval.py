@@ -181,10 +181,10 @@ class Retrieval:
         # a query that writes a flag or a key names a definition exactly: the anchor cue finds it,
         # and headings that only mean something close (other commands' options) compete with it
         named = query.names_a_definition
-        heading = self.heading.start(query.text) if self.heading is not None and not named else None
+        heading = self.heading.start(query.focus) if self.heading is not None and not named else None
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self.vector is not None:
-            legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.text, prefilter, fetch))
+            legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.focus, prefilter, fetch))
         if lexical is None or slop:
             from lancedb.query import PhraseQuery  # see fts(); a search in memory never imports it
 
