@@ -557,6 +557,12 @@ def test_a_file_name_that_is_not_utf8_is_an_error_not_a_crash(tmp_path: Path) ->
             "the file name is not valid UTF-8, so it cannot be a chunk id; rename the file",
         )
     ]
+    # printed and reported as JSON with the byte escaped: the same text on stdout and stderr, and
+    # JSON that is valid UTF-8
+    finding = report.findings[0]
+    assert finding.render().startswith("n\\xffame.md: error: ")
+    assert finding.to_dict()["path"] == "n\\xffame.md"
+    json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")
 
 
 # ── prompt templates ─────────────────────────────────────────────────────────────────────────────

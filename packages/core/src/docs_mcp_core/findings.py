@@ -21,19 +21,29 @@ class Finding:
 
     def render(self) -> str:
         """One line, whatever the path or message holds: control characters (a newline in a file
-        name) are written as escapes (``\\n``, ``\\t``, ``\\x1b``)."""
+        name) are written as escapes (``\\n``, ``\\t``, ``\\x1b``), and so are the bytes of a file
+        name that are not UTF-8 (``\\xff``)."""
         path = _one_line(self.path)
         where = f"{path}:{self.line}" if self.line else path
         return f"{where}: {self.severity}: {_one_line(self.message)}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "severity": self.severity, "message": self.message}
+        """The finding as JSON values; a file name's bytes that are not UTF-8 are written as
+        ``\\xff`` (JSON text must be Unicode)."""
+        path = _bytes_escaped(self.path)
+        return {"path": path, "line": self.line, "severity": self.severity, "message": self.message}
 
 
 _CONTROL = {c: c.encode("unicode_escape").decode("ascii") for c in map(chr, [*range(32), 127])}
+# os.fsdecode turns each byte of a file name that is not UTF-8 into a lone surrogate U+DC80-U+DCFF
+_UNDECODED = {c: f"\\x{ord(c) - 0xDC00:02x}" for c in map(chr, range(0xDC80, 0xDD00))}
+
+
+def _bytes_escaped(text: str) -> str:
+    return "".join(_UNDECODED.get(c, c) for c in text) if any(c in _UNDECODED for c in text) else text
 
 
 def _one_line(text: str) -> str:
     if text.isprintable():
         return text
-    return "".join(_CONTROL.get(c, c) for c in text)
+    return "".join(_CONTROL.get(c) or _UNDECODED.get(c, c) for c in text)
