@@ -20,6 +20,11 @@ answered by the one section that defines it:
   (``UV_CACHE_DIR``), alone or in a short question.
 
 The wording is picked by a stable hash of the name, so the output is the same on every run.
+
+``--one-word-keys`` writes another set instead: every key whose name is one word (``package``,
+``managed``, ``strict {: #pip_strict }``), in every wording of its table, so that the wordings that
+write a key's shape (``tool.uv.package``, ``[tool.uv] package``) and the plain ones (``package
+setting``) are measured on the same keys.
 """
 
 from __future__ import annotations
@@ -72,6 +77,29 @@ def option_cases(chunks: Sequence[Chunk]) -> list[Case]:
     return cases
 
 
+def _key_wordings(anchor: str, chunk: Chunk) -> Sequence[str]:
+    if anchor.startswith("pip_"):
+        return PIP_KEY_WORDINGS
+    if "/project-metadata/" in chunk.chunk_id:
+        return PROJECT_KEY_WORDINGS
+    return KEY_WORDINGS
+
+
+def one_word_key_cases(chunks: Sequence[Chunk]) -> list[Case]:
+    """Every key of one word (no hyphen in its name), once in each wording of its table."""
+    cases: list[Case] = []
+    for chunk in chunks:
+        match = KEY_HEADING.match(chunk.heading) if chunk.filepath.endswith("settings.md") else None
+        if match is None or "-" in match.group(1):
+            continue
+        key, anchor = match.groups()
+        for wording in _key_wordings(anchor, chunk):
+            query = wording.format(k=key)
+            shape = "plain" if " setting" in wording or " in " in wording else "shaped"
+            cases.append(_case(f"key1 {shape} {anchor}: {query}", query, chunk))
+    return cases
+
+
 def key_cases(chunks: Sequence[Chunk]) -> list[Case]:
     cases: list[Case] = []
     for chunk in chunks:
@@ -79,13 +107,7 @@ def key_cases(chunks: Sequence[Chunk]) -> list[Case]:
         if match is None:
             continue
         key, anchor = match.groups()
-        if anchor.startswith("pip_"):
-            wordings = PIP_KEY_WORDINGS
-        elif "/project-metadata/" in chunk.chunk_id:
-            wordings = PROJECT_KEY_WORDINGS
-        else:
-            wordings = KEY_WORDINGS
-        cases.append(_case(f"key {anchor}", _pick(wordings, anchor).format(k=key), chunk))
+        cases.append(_case(f"key {anchor}", _pick(_key_wordings(anchor, chunk), anchor).format(k=key), chunk))
     return cases
 
 
@@ -106,12 +128,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Generate exact-name cases for a command-line tool's book.")
     parser.add_argument("--index-dir", type=Path, required=True, help="a build of the book (its chunks.json)")
     parser.add_argument("--out", type=Path, required=True, help="the case file to write")
+    parser.add_argument(
+        "--one-word-keys", action="store_true", help="every key of one word in every wording, instead"
+    )
     args = parser.parse_args(argv)
     try:
         chunks = load_chunks(args.index_dir)
     except EvalSetError as exc:
         return fail(str(exc))
-    kinds = {"options": option_cases(chunks), "keys": key_cases(chunks), "variables": variable_cases(chunks)}
+    if args.one_word_keys:
+        kinds = {"one-word keys": one_word_key_cases(chunks)}
+    else:
+        kinds = {
+            "options": option_cases(chunks),
+            "keys": key_cases(chunks),
+            "variables": variable_cases(chunks),
+        }
     seen: set[str] = set()
     cases = [c for found in kinds.values() for c in found if not (c.query in seen or seen.add(c.query))]
     if not cases:
