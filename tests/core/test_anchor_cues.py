@@ -135,3 +135,65 @@ def test_an_option_named_with_its_command_finds_that_commands_page(reference: Pa
     # options block's element id names the option with its command, wherever the query puts the two
     engine = SearchEngine.open(reference)
     assert engine.search(query, limit=5).hits[0].chunk_id.startswith("cli/tool-run.md#tool-run/options")
+
+
+KEY = """## [`{key}`](#{key}) {{: #{key} }}
+
+{text}
+
+**Default value**: `{default}`
+
+**Type**: `{kind}`
+
+**Example usage**:
+
+```toml
+[tool.config]
+{key} = {default}
+```
+
+"""
+KEYS = "# Settings\n\n" + "".join(
+    KEY.format(key=key, text=text, default=default, kind=kind)
+    for key, text, default, kind in [
+        ("package", "Whether the project is built and installed into the environment.", "true", "bool"),
+        ("package-name", "The name the project is published under, when not its folder's.", '"demo"', "str"),
+        ("managed", "Whether the tool manages the project's environment and lock file.", "true", "bool"),
+    ]
+)
+PACKAGING = """# Packaging
+
+## Building a package
+
+To build a package, run the build command: the package is written to the dist folder. A package
+can be built again; every package has a version. To keep a project from being built as a package,
+write `package = false` in the `[tool.config]` table of the project file.
+"""
+
+
+@pytest.fixture(scope="module")
+def keys_of_one_word(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A key of one word (its id one word) beside a guide that writes the key in code and the word in prose."""
+    docs = tmp_path_factory.mktemp("one-word-keys")
+    (docs / "settings.md").write_text(KEYS, encoding="utf-8")
+    (docs / "packaging.md").write_text(PACKAGING, encoding="utf-8")
+    out = tmp_path_factory.mktemp("one-word-keys-index")
+    build_index(BuildOptions(docs_dir=docs, out_dir=out))
+    return out
+
+
+@pytest.mark.parametrize(
+    "query", ["tool.config.package", "[tool.config] package", "what does tool.config.package do?"]
+)
+def test_a_key_of_one_word_written_with_its_table_finds_its_section(
+    keys_of_one_word: Path, query: str
+) -> None:
+    # the guide writes the key's whole spelling and the word five times; only the section's id,
+    # one word, names the key, and only a query that writes the key with its table asks for it
+    engine = SearchEngine.open(keys_of_one_word)
+    assert engine.search(query, limit=5).hits[0].chunk_id == "settings.md#settings/package-package"
+
+
+def test_the_word_of_a_one_word_key_in_prose_asks_for_no_anchor(keys_of_one_word: Path) -> None:
+    engine = SearchEngine.open(keys_of_one_word)
+    assert engine.search("build a package", limit=5).hits[0].chunk_id.startswith("packaging.md#")

@@ -568,6 +568,12 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
             '<dl><dt id="uv-sync--frozen"><a href="#uv-sync--frozen"><code>--frozen</code></a></dt></dl>',
         ),
         (
+            "reference/settings.md",
+            "[`package`](#package) {: #package }",
+            "Settings > package",
+            '### [`package`](#package) {: #package }\n<span id="managed"></span> Whether to build it.',
+        ),
+        (
             "reference/environment.md",
             "UV_NO_CACHE",
             "Environment variables > UV_NO_CACHE",
@@ -590,7 +596,7 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
         for path, heading, crumbs, text in samples
     ]
     digest = hashlib.sha256(json.dumps(derived, ensure_ascii=False).encode("utf-8")).hexdigest()
-    assert (DERIVATION_VERSION, digest) == ("4", PINNED_DERIVATION_DIGEST)
+    assert (DERIVATION_VERSION, digest) == ("5", PINNED_DERIVATION_DIGEST)
 
 
-PINNED_DERIVATION_DIGEST = "e806b68ad37e52d8112591587c6be604aecf76cf872506d83154794dc5ba1fe4"
+PINNED_DERIVATION_DIGEST = "6c1ef46bb287800aabb074a3472346c2710f5b42bd420818c870effdc747dc85"

@@ -21,6 +21,7 @@ from docs_mcp_core.spellings import (
     chunk_anchors,
     chunk_spellings,
     code_text,
+    element_ids,
     is_compound,
     query_anchors,
     query_option_names,
@@ -111,6 +112,18 @@ def test_ids_and_key_headings_are_stored_as_anchors_with_their_trailing_words() 
     assert {"~tool.sync.--frozen", "=uv.sync"} <= set(stored)
 
 
+def test_a_headings_one_word_id_is_stored_as_an_anchor_of_one_word() -> None:
+    # a key of one word: the id its heading's attribute list gives it is that word
+    heading = "[`package`](#package) {: #package }"
+    assert chunk_anchors(heading, "Whether the project is a package.") == ["package"]
+    # marked as a heading's, and not in the search text: the word is the text's own word
+    assert "#~package" in chunk_spellings(heading, "settings.md > Settings > package", "Whether.").split()
+    assert element_ids(heading, "Whether the project is a package.") == []
+    # an id in the text may mark anything (a span kept for old links): not stored
+    pip_strict = '#### [`strict`](#pip_strict) {: #pip_strict }\n<span id="strict"></span>\nValidate.'
+    assert chunk_anchors("[`strict`](#pip_strict) {: #pip_strict }", pip_strict) == ["pip.strict"]
+
+
 @pytest.mark.parametrize(
     ("query", "anchors"),
     [
@@ -119,10 +132,39 @@ def test_ids_and_key_headings_are_stored_as_anchors_with_their_trailing_words() 
         ("project.requires-python", ["project.requires.python", "requires.python"]),
         ("how do I retry failed requests", []),  # no key- or flag-shaped word
         ("links.createMany", []),  # an identifier: the spelling forms' business
+        # a bracketed table and a key of one word
+        (
+            "[tool.uv.pip] strict",
+            ["tool.uv.pip.strict", "tool.uv.pip", "uv.pip.strict", "pip.strict", "uv.pip", "strict"],
+        ),
+        ("build a package", []),  # the word in prose
     ],
 )
 def test_key_and_flag_shaped_query_words_ask_for_anchors(query: str, anchors: list[str]) -> None:
     assert query_anchors(query) == anchors
+
+
+@pytest.mark.parametrize(
+    ("query", "asked"),
+    [
+        # a dotted key whose last part is one word: its spelling forms, then its tails' anchors down to that word
+        (
+            "tool.uv.package",
+            [["tool.uv.package", "uv.package", "~tool.uv.package", "~uv.package", "~package"]],
+        ),
+        (
+            "what is tool.uv.package?",
+            [["tool.uv.package", "uv.package", "~tool.uv.package", "~uv.package", "~package"]],
+        ),
+        # the word in prose, a file's name, an abbreviation, a name in code: no anchor is asked for
+        ("build a package", []),
+        ("the package setting in uv.toml", [["uv.toml"]]),
+        ("e.g. a package", []),
+        ("links.createMany", [["links.createMany", "createMany"]]),
+    ],
+)
+def test_a_dotted_key_asks_for_the_anchors_of_its_tails(query: str, asked: list[list[str]]) -> None:
+    assert [g for g in query_spellings(query) if not g[0].startswith(PAGE_MARK)] == asked
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,9 @@ spellings (:data:`ANCHOR_MARK`, words joined by dots); a query that names a flag
 kebab-case or bracketed key (``required-version``, ``[pip] torch-backend``) gets the slugs of the
 word runs around that name as anchor spellings, so ``uv sync --frozen`` finds ``uv-sync--frozen``,
 and ``[pip] torch-backend`` finds ``pip_torch-backend`` rather than the top-level ``torch-backend``.
+A key of one word has an id of one word (``### package {: #package }``): a chunk stores its heading's
+one-word id too, and only a query that writes such a key with its table (``tool.uv.package``,
+``[tool.uv] package``) asks for one, so the word in prose (``build a package``) never does.
 """
 
 from __future__ import annotations
@@ -66,6 +69,37 @@ _SLUG_WORD_RE = re.compile(r"-{2,}[a-z0-9]+|[a-z0-9]+")  # "--frozen" keeps its 
 _KEYISH_RE = re.compile(r"^(?:--?[A-Za-z0-9]|\[.+\]$)|[A-Za-z0-9]-[A-Za-z0-9]")
 _QUERY_WORD_RE = re.compile(r"[^\s]+")
 _CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # UV_NO_CACHE, MAX_RETRIES
+_ONE_WORD_RE = re.compile(r"[a-z][a-z0-9]*")  # a key of one word, after its [table]
+# a dotted key whose last part is one word (tool.uv.package, tool.uv.pip.strict): its id may be
+# that one word, which no key-shaped word of the query asks for otherwise
+_DOTTED_KEY_RE = re.compile(r"(?:[a-z][a-z0-9]+(?:[-_][a-z0-9]+)*\.)+[a-z][a-z0-9]+")
+# the last part of a file's name, not of a key (uv.toml, package.json, requirements.txt)
+_FILE_SUFFIXES = frozenset(
+    {
+        "cfg",
+        "conf",
+        "css",
+        "csv",
+        "env",
+        "go",
+        "html",
+        "ini",
+        "js",
+        "json",
+        "lock",
+        "md",
+        "mdx",
+        "py",
+        "rs",
+        "sh",
+        "toml",
+        "ts",
+        "txt",
+        "xml",
+        "yaml",
+        "yml",
+    }
+)
 _FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]*$")  # a query word that is an option: --frozen, -v
 
 
@@ -145,6 +179,8 @@ def chunk_spellings(heading: str, breadcrumb: str, content: str) -> str:
     spellings = sorted(in_code | in_headings)
     spellings.extend(HEADING_MARK + form for form in sorted(in_headings))
     spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content))
+    # a one-word id names the chunk's section, as a heading that consists of a name does
+    spellings.extend(HEADING_MARK + ANCHOR_MARK + word for word in one_word_ids(heading))
     page = anchor_slug(breadcrumb.split(" > ")[0].rsplit("/", 1)[-1].rsplit(".", 1)[0])
     if page:
         spellings.append(PAGE_MARK + page)
@@ -190,22 +226,55 @@ def element_ids(heading: str, content: str) -> list[str]:
     return sorted({slug for slug in map(anchor_slug, ids) if slug})
 
 
+def one_word_ids(heading: str) -> list[str]:
+    """The ids of one word a heading's attribute list gives it (``package {: #package }``), lower-cased.
+    Only a heading's: it is the name the author gave the section, where an id in the text (an HTML
+    anchor, a ``<span id>`` kept for old links) may mark anything. Not :func:`element_ids` (they do
+    not end the search text): a one-word id says nothing to the words of a query (``package`` is
+    everywhere), only to a key the query writes with its table (``tool.uv.package``,
+    :func:`query_spellings`)."""
+    ids = _ATTR_LIST_RE.findall(heading) if "{" in heading else []
+    return sorted({w[0] for w in map(_slug_words, ids) if len(w) == 1 and not w[0].startswith("-")})
+
+
 def chunk_anchors(heading: str, content: str) -> list[str]:
     """The anchor spellings of a chunk: its :func:`element_ids`, each with its trailing runs of two
-    words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``);
-    sorted, each once."""
-    found: set[str] = set()
+    words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``),
+    and its :func:`one_word_ids`; sorted, each once."""
+    found: set[str] = set(one_word_ids(heading))
     for slug in element_ids(heading, content):
         words = slug.split(".")
         found.update(".".join(words[start:]) for start in range(len(words) - 1))
     return sorted(found)
 
 
+def key_tails(parts: list[str]) -> list[str]:
+    """The anchor slugs of a configuration key written with its tables (``tool``, ``uv``, ``pip``,
+    ``strict``): the key with its tables dropped one by one from the front, down to the key alone
+    (``tool.uv.pip.strict``, ``uv.pip.strict``, ``pip.strict``, ``strict``); each once."""
+    found: dict[str, None] = {}
+    for start in range(len(parts)):
+        words = _slug_words(".".join(parts[start:]))
+        if 1 <= len(words) <= MAX_ANCHOR_WORDS:
+            found[".".join(words)] = None
+    return list(found)
+
+
+def is_dotted_key(word: str) -> bool:
+    """Whether a query word is a dotted key whose last part is one word (``tool.uv.package``,
+    ``tool.uv.pip.strict``): lower-case parts of two letters or more (not ``e.g``), the last not a
+    file's suffix (``uv.toml``, ``package.json`` are files)."""
+    return _DOTTED_KEY_RE.fullmatch(word) is not None and word.rsplit(".", 1)[1] not in _FILE_SUFFIXES
+
+
 def query_anchors(text: str) -> list[str]:
     """Anchor spellings of a query: for each key- or flag-shaped word, the slugs of the runs of up to
     four words that end with it (``uv sync --frozen`` → ``uv.sync.frozen``, ``sync.frozen``), and of
     the word itself with its leading dotted parts dropped one by one (``tool.uv.build-backend.module-name``
-    → ... ``build.backend.module.name``, ``module.name``); most specific first, each once."""
+    → ... ``build.backend.module.name``, ``module.name``). A bracketed table followed by a key of one
+    word also asks for the key with its tables dropped one by one, down to the key alone
+    (``[tool.uv.pip] strict`` → ... ``pip.strict``, ``strict``: :func:`key_tails`). Most specific
+    first, each once."""
     words = [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
     found: dict[str, None] = {}
     for end, word in enumerate(words):
@@ -220,6 +289,9 @@ def query_anchors(text: str) -> list[str]:
             slug = anchor_slug(".".join(parts[start:]))
             if slug:
                 found[slug] = None
+        following = words[end + 1].rstrip(".?!") if end + 1 < len(words) else ""
+        if word.startswith("[") and _ONE_WORD_RE.fullmatch(following):  # [tool.uv] package
+            found.update(dict.fromkeys(key_tails([*parts, following])))
     return sorted(found, key=lambda s: (-s.count("."), s))
 
 
@@ -249,13 +321,22 @@ def query_option_names(text: str) -> list[str]:
 
 def query_spellings(text: str) -> list[list[str]]:
     """The compound identifiers of a query, each as its :func:`spelling_forms` (most specific first),
-    each identifier once, in query order; then, as one more identifier, its anchor spellings
-    (:func:`query_anchors`, marked with :data:`ANCHOR_MARK`)."""
+    each identifier once, in query order, a dotted key's (:func:`is_dotted_key`) followed by the anchors
+    of its tails down to its last word (``tool.uv.package`` → ``~uv.package``, ``~package``:
+    :func:`key_tails`); then, as one more identifier, its anchor spellings (:func:`query_anchors`,
+    marked with :data:`ANCHOR_MARK`)."""
     found: dict[str, list[str]] = {}
+    keys = {
+        w
+        for w in (w.strip("`'\",;:()?!").rstrip(".") for w in _QUERY_WORD_RE.findall(text))
+        if is_dotted_key(w)
+    }
     for name in _names(text):
         forms = spelling_forms(name)
         if forms and name not in found:
             found[name] = list(forms)
+            if name in keys:  # tool.uv.package: also the anchors of its tails, down to the key alone
+                found[name].extend(ANCHOR_MARK + slug for slug in key_tails(name.split(".")))
     groups = list(found.values())
     anchors = [ANCHOR_MARK + slug for slug in query_anchors(text)]
     if anchors:
