@@ -12,6 +12,7 @@ and a real build of a small reference stores the clusters in its derived files a
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -114,6 +115,80 @@ def test_the_clusters_answer_exactly_over_their_candidates_and_wholly_when_probi
     for _ in range(4):  # every cluster probed: every row is a candidate, the answer is the exact one
         query, mask, limit = _unit(nrng, 1)[0], _mask(rng, len(vectors)), rng.choice([1, 10, 100])
         assert _answer(clustered, query, mask, limit) == _answer(vectors, query, mask, limit)
+
+
+def _plain_candidates(
+    clusters: PathClusters, query: np.ndarray, by_chain: np.ndarray, mask: np.ndarray | None, limit: int
+) -> list[int]:
+    """The candidate rows as first written: every row of the probed clusters and of the nearest
+    chains (their whole order, a stable sort), then the filter at each of them."""
+    total = len(clusters.rows_by_chain)
+    kept = total if mask is None else int(mask.sum())
+    if mask is not None and kept <= heading_clusters.EXACT_ROWS:
+        return np.flatnonzero(mask).tolist()
+    scale = 1.0 / max(kept / max(total, 1), heading_clusters.MIN_SHARE)
+    probes = min(len(clusters.centroids), math.ceil(clusters.probes * scale))
+    near = row_dots(clusters.centroids, query)
+    chosen = np.arange(len(near))
+    if probes < len(near):
+        chosen = np.sort(np.argpartition(-near, probes - 1)[:probes])
+    o, c = clusters.row_offsets, clusters.chain_offsets
+    rows = {int(r) for k in chosen for r in clusters.rows_by_cluster[o[k] : o[k + 1]]}
+    named = len(c) - 2
+    if named > 0:
+        order = np.argsort(-by_chain[:named], kind="stable")
+        sizes = np.cumsum(c[order + 1] - c[order])
+        for k in order[: int(np.searchsorted(sizes, heading_clusters.CHAIN_ROWS * scale)) + 1]:
+            rows |= {int(r) for r in clusters.rows_by_chain[c[k] : c[k + 1]]}
+    found = sorted(r for r in rows if mask is None or mask[r])
+    if mask is not None and len(found) < min(limit, kept):
+        return np.flatnonzero(mask).tolist()
+    return found
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_candidates_are_the_plain_ones_with_nearest_chains_in_order_and_a_filters_rows_kept(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nearest chains are found by ordering a prefix that grows until it holds the budget,
+    and a filter's rows are kept grouped per cluster and chain for its later searches (a few
+    filters at a time): the same rows as the whole stable order and the mask at every row."""
+    vectors, rng, nrng = _vectors(seed)
+    v = vectors
+    clusters, _, _ = PathClusters.build(v.paths, v.row_path, v.row_chain, len(v.chains))
+    monkeypatch.setattr(heading_clusters, "MIN_PROBES", 1)
+    monkeypatch.setattr(heading_clusters, "CHAIN_ROWS", rng.choice([1, 4, 20, 1000]))
+    monkeypatch.setattr(heading_clusters, "EXACT_ROWS", 0)
+    monkeypatch.setattr(heading_clusters, "_CHAIN_PREFIX", rng.choice([1, 2, 64]))
+    monkeypatch.setattr(heading_clusters, "_FILTERS", 2)
+    masks = [_mask(rng, len(v)) for _ in range(3)]
+    for _ in range(12):
+        query, limit = _unit(nrng, 1)[0], rng.choice([1, 3, 10, 100])
+        by_chain = row_dots(v.chains, query)
+        if rng.random() < 0.5:  # equal similarities: the lower chain comes first
+            by_chain = np.round(by_chain, 1)
+        mask = rng.choice(masks)  # the same filters again: their rows as kept before
+        found = clusters.candidates(query, by_chain, mask, limit).rows.tolist()
+        assert found == _plain_candidates(clusters, query, by_chain, mask, limit)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_path_similarity_scores_dense_clusters_in_place_and_the_rest_gathered_alike(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vectors, rng, nrng = _vectors(seed)
+    v = vectors
+    clusters, paths, _ = PathClusters.build(v.paths, v.row_path, v.row_chain, len(v.chains))
+    for _ in range(6):
+        monkeypatch.setattr(heading_clusters, "WHOLE_SHARE", rng.choice([0.0, 0.5, 1.0, 2.0]))
+        query = _unit(nrng, 1)[0]
+        share = rng.choice([0.0, 0.1, 0.5, 1.0])
+        wanted = np.array(
+            [p for p in range(len(paths)) for _ in range(rng.choice([1, 2])) if rng.random() < share]
+        )
+        wanted = nrng.permutation(wanted).astype(np.int32) if len(wanted) else np.empty(0, np.int32)
+        similarity = clusters.path_similarity(paths, query, wanted)
+        assert similarity.tobytes() == row_dots(paths, query)[wanted].tobytes()
 
 
 def test_the_paths_are_stored_cluster_by_cluster_and_every_row_is_reached_by_its_cluster_and_chain() -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
+from docs_mcp_core.search.filters import kept_rows
 from docs_mcp_core.search.lexical_index import LexicalIndex
-from docs_mcp_core.search.prefixes import PrefixExpander
+from docs_mcp_core.search.prefixes import PrefixExpander, written
 
 TEXTS = [
     "Create a repository for your code",  # 0
@@ -52,3 +54,47 @@ def test_a_short_form_under_a_filter_finds_rows_instead_of_none() -> None:
     assert not len(lexical.search_terms(["repo"], {"search_text": 1.0}, mask=mask)[0])
     rows, _ = lexical.search_terms(prefixes.expand(["repo"], mask), {"search_text": 1.0}, mask=mask)
     assert sorted(rows.tolist()) == [0, 1]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_kept_rows_say_whether_any_row_is_kept_as_the_mask_does(seed: int) -> None:
+    """The runs (few, long or many, short) answer as the mask looked up at every row does, for
+    ascending rows of every count (few rows: looked up; many: one binary search per edge of a run)."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(0, 3000))
+    runs = rng.integers(1, 400, size=size)  # lengths of alternate runs of kept and left-out rows
+    first = bool(rng.integers(0, 2))
+    mask = np.repeat(np.arange(size) % 2 == (0 if first else 1), runs)[:size]
+    if rng.random() < 0.3:
+        mask = rng.random(size) < rng.choice([0.0, 0.01, 0.5, 1.0])  # scattered rows
+    kept = kept_rows(mask)
+    assert kept_rows(mask) is kept and kept_rows(mask.copy()) is not kept  # one per mask array
+    starts, ends = kept.edges[0::2], kept.edges[1::2]
+    assert int(np.sum(ends - starts)) == int(mask.sum())  # every kept row, in one run
+    assert all(bool(mask[s:e].all()) for s, e in zip(starts, ends, strict=True))
+    for count in (0, 1, 5, 50, 500, size):
+        rows = np.sort(rng.choice(size, size=min(count, size), replace=False)) if size else np.empty(0, int)
+        assert kept.any_of(rows.astype(np.int32)) == bool(mask[rows].any())
+
+
+def test_each_filter_keeps_its_own_answers() -> None:
+    """The answers remembered for one filter are never another's: the same word, asked again
+    under each of two filters in turn, is kept under the one whose rows write it only."""
+    _, prefixes = expander()
+    writes, does_not = np.array([False, False, False, True]), np.array([True, True, False, False])
+    for _ in range(2):
+        assert prefixes.expand(["repo"], writes) == ["repo"]
+        assert prefixes.expand(["repo"], does_not) == ["repositori"]
+        assert prefixes.long_forms("rep", writes) == ["repo"]
+        assert prefixes.long_forms("rep", does_not) == ["repositori"]
+
+
+def test_an_answer_remembered_for_some_columns_is_not_given_for_others() -> None:
+    lexical = LexicalIndex.build(
+        {"heading": pa.array(["Repository", "Other"]), "text": pa.array(["x", "repo"])}
+    )
+    heading, text = lexical.fields["heading"], lexical.fields["text"]
+    mask = np.array([False, True])
+    for _ in range(2):
+        assert not written([heading], "repo", mask) and written([text], "repo", mask)
+        assert written([heading, text], "repo", mask) and not written([heading], "repo", ~mask)

@@ -17,12 +17,14 @@ k-means) and a search scores only the rows a near answer can come from:
 Those rows are scored exactly, so the leg's answer is the exact answer over that candidate set;
 what it can miss is a row whose page and headings are each only somewhat like the query. Its
 recall against the exact leg is measured by ``benchmarks/heading_recall.py`` (``docs/scaling.md``).
-The build stores the paths cluster by cluster, so an unfiltered search scores a probed cluster's
-paths on a slice of the path matrix, in place; under a filter both budgets grow by the inverse of
-the share of rows it keeps, and only the kept rows' paths are scored (gathered); a filter that
-keeps at most :data:`EXACT_ROWS` rows, or leaves fewer than the leg's depth among the
-candidates, has every row it keeps scored, exactly. Below
-:data:`IVF_MIN_PATHS` paths (and in indexes built without the clusters) the leg is exact.
+The build stores the paths cluster by cluster, so a cluster of which at least
+:data:`WHOLE_SHARE` of the paths are wanted (every probed cluster of an unfiltered search) is
+scored on a slice of the path matrix, in place, and the other wanted paths are gathered. Under a
+filter both budgets grow by the inverse of the share of rows it keeps, and the search gathers only
+the kept rows of the probed clusters and chains (:class:`FilterRows`, made on a filter's first
+search); a filter that keeps at most :data:`EXACT_ROWS` rows, or leaves fewer than the leg's depth
+among the candidates, has every row it keeps scored, exactly. Below :data:`IVF_MIN_PATHS` paths
+(and in indexes built without the clusters) the leg is exact.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "EXACT_ROWS",
     "IVF_MIN_PATHS",
     "MIN_PROBES",
+    "WHOLE_SHARE",
     "Candidates",
     "PathClusters",
     "row_dots",
@@ -49,6 +52,9 @@ CHAIN_ROWS = 2_048  # rows taken from the nearest heading chains (whole chains, 
 MIN_PROBES = 16  # clusters probed without a filter, at least
 EXACT_ROWS = 16_384  # a filter keeping at most this many rows gets them all scored (exact)
 MIN_SHARE = 0.02  # a filter keeping less than this still scales the budgets by 50 only
+WHOLE_SHARE = 0.5  # a cluster of which this share of the paths is wanted is scored whole, in place
+_CHAIN_PREFIX = 64  # chains ordered at least, to find the nearest ones
+_FILTERS = 8  # filters whose rows are kept grouped (each 8 bytes per row it keeps), then forgotten
 _TRAIN_SAMPLE = 65_536  # k-means runs on at most this many paths; all are assigned after
 _ITERATIONS = 8
 _BLOCK = 8_192  # paths assigned per matrix product (bounds the build's memory)
@@ -79,6 +85,8 @@ class PathClusters:
     # one similarity per path, lent to one search at a time: allocated per search, an array this
     # size (160 kB at ten times sdk-docs) is a fresh mapping under the server's allocator settings
     _spares: list[np.ndarray] = field(default_factory=list, init=False, repr=False, compare=False)
+    # the rows of the filters searched lately (wide ones only), by their mask's identity
+    _filters: dict[int, FilterRows] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def probes(self) -> int:
@@ -134,27 +142,54 @@ class PathClusters:
         chosen = np.arange(len(near))
         if probes < len(near):
             chosen = np.sort(np.argpartition(-near, probes - 1)[:probes])
-        rows = [_ranges(self.rows_by_cluster, self.row_offsets, chosen)]
-        named = len(self.chain_offsets) - 2  # the last chain ("no headings") is reached by path only
-        if named > 0:
-            order = np.argsort(-by_chain[:named], kind="stable")
-            sizes = np.cumsum(self.chain_offsets[order + 1] - self.chain_offsets[order])
-            taken = order[: int(np.searchsorted(sizes, CHAIN_ROWS * scale)) + 1]
-            rows.append(_ranges(self.rows_by_chain, self.chain_offsets, taken))
-        found = sorted_unique(np.concatenate(rows))
-        if mask is None:
-            return Candidates(found, chosen)
-        found = found[mask[found]]
-        if len(found) < min(limit, kept):  # too few of the kept rows near the query: all of them
+        rows = self if mask is None else self._kept_rows(mask)  # the filter's rows only
+        found = [_ranges(rows.rows_by_cluster, rows.row_offsets, chosen)]
+        if len(self.chain_offsets) > 2:  # the last chain ("no headings") is reached by path only
+            taken = self._nearest_chains(by_chain, CHAIN_ROWS * scale)
+            found.append(_ranges(rows.rows_by_chain, rows.chain_offsets, taken))
+        unique = sorted_unique(np.concatenate(found))
+        if mask is not None and len(unique) < min(limit, kept):  # too few kept rows near the query
             return Candidates(np.flatnonzero(mask), _NONE)
-        return Candidates(found, chosen)
+        return Candidates(unique, chosen)
 
-    def path_similarity(
-        self, paths: np.ndarray, query: np.ndarray, whole: np.ndarray, wanted: np.ndarray
-    ) -> np.ndarray:
-        """The query's similarity to each of the ``wanted`` paths, in their order: computed for
-        every path of the ``whole`` clusters (ascending; one product per run of adjacent clusters,
-        on the path matrix's own slices) and for the wanted paths outside them."""
+    def _kept_rows(self, mask: np.ndarray) -> FilterRows:
+        """The rows ``mask`` keeps, cluster by cluster and chain by chain, made on the filter's
+        first search (the engine memoises a filter's mask: one array for all its searches, see
+        :meth:`~docs_mcp_core.search.retrieval.Retrieval.prefilter`)."""
+        found = self._filters.get(id(mask))
+        if found is None or found.mask is not mask:  # (it holds its mask: the id is not reused)
+            if len(self._filters) >= _FILTERS:
+                self._filters.clear()
+            found = self._filters[id(mask)] = FilterRows.of(self, mask)
+        return found
+
+    def _nearest_chains(self, by_chain: np.ndarray, budget: float) -> np.ndarray:
+        """The named chains nearest the query, best first (equal similarities: the lower chain
+        first), until their rows reach ``budget``: the first chains of their whole order, found
+        by ordering only the chains at or above a cut that holds the budget (a few hundred of the
+        3,564 chains of ``sdk-docs``), lowered while it does not."""
+        named = len(self.chain_offsets) - 2
+        negated = -by_chain[:named]
+        sizes = self.chain_offsets[1 : named + 1] - self.chain_offsets[:named]
+        share = budget / max(int(self.chain_offsets[named]), 1)  # of the rows with headings
+        wanted = min(named, max(_CHAIN_PREFIX, math.ceil(2 * share * named)))
+        while True:
+            # every chain at or above the wanted-th similarity, ties included: a prefix of the order
+            cut = np.partition(negated, wanted - 1)[wanted - 1] if wanted < named else np.inf
+            first = np.flatnonzero(negated <= cut)
+            order = first[np.argsort(negated[first], kind="stable")]
+            reached = np.cumsum(sizes[order])
+            if wanted == named or reached[-1] >= budget:
+                return order[: int(np.searchsorted(reached, budget)) + 1]
+            wanted = min(named, 4 * wanted)
+
+    def path_similarity(self, paths: np.ndarray, query: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+        """The query's similarity to each of the ``wanted`` paths, in their order. A cluster of
+        which at least :data:`WHOLE_SHARE` of the paths are wanted (every probed cluster of an
+        unfiltered search) is scored whole, on the path matrix's own slice (one product per run of
+        adjacent clusters); the other wanted paths are gathered. Gathering a path out of the
+        matrix costs more than twice what scoring it in place does (63 MB of paths at ten times
+        ``sdk-docs``: its rows are read from memory, not the caches)."""
         try:
             similarity = self._spares.pop()
         except IndexError:
@@ -162,25 +197,26 @@ class PathClusters:
         if len(similarity) != len(paths):
             similarity = np.empty(len(paths), dtype=np.float32)
         try:
-            return self._similarity(similarity, paths, query, whole, wanted)[wanted]
+            return self._similarity(similarity, paths, query, wanted).take(wanted)
         finally:
             self._spares.append(similarity)
 
     def _similarity(
-        self,
-        similarity: np.ndarray,
-        paths: np.ndarray,
-        query: np.ndarray,
-        whole: np.ndarray,
-        wanted: np.ndarray,
+        self, similarity: np.ndarray, paths: np.ndarray, query: np.ndarray, wanted: np.ndarray
     ) -> np.ndarray:
-        inside = np.zeros(len(paths), dtype=bool)
-        breaks = np.flatnonzero(np.diff(whole) != 1) + 1
-        for run in np.split(whole, breaks) if len(whole) else []:
+        marked = np.zeros(len(paths), dtype=bool)
+        marked[wanted.astype(np.intp)] = True  # (an index of int32 costs three times as much)
+        distinct = np.flatnonzero(marked)
+        cluster = np.searchsorted(self.offsets, distinct, side="right") - 1
+        counts = np.bincount(cluster, minlength=len(self.offsets) - 1)
+        whole = counts >= WHOLE_SHARE * (self.offsets[1:] - self.offsets[:-1])
+        whole &= counts > 0
+        chosen = np.flatnonzero(whole)
+        breaks = np.flatnonzero(np.diff(chosen) != 1) + 1
+        for run in np.split(chosen, breaks) if len(chosen) else []:
             lo, hi = int(self.offsets[run[0]]), int(self.offsets[run[-1] + 1])
             similarity[lo:hi] = row_dots(paths[lo:hi], query)
-            inside[lo:hi] = True
-        outside = sorted_unique(wanted[~inside[wanted]])
+        outside = distinct[~whole[cluster]]
         similarity[outside] = row_dots(paths[outside], query)
         return similarity
 
@@ -191,6 +227,30 @@ class Candidates:
 
     rows: np.ndarray  # ascending
     probed: np.ndarray  # the clusters probed, ascending
+
+
+@dataclass
+class FilterRows:
+    """The rows a filter keeps, grouped as :class:`PathClusters` groups every row: a search under
+    the filter gathers only its rows of the probed clusters and chains, where gathering every row
+    and then testing the mask costs 1/share times as much (the budgets grow by that factor)."""
+
+    mask: np.ndarray
+    rows_by_cluster: np.ndarray
+    row_offsets: np.ndarray
+    rows_by_chain: np.ndarray
+    chain_offsets: np.ndarray
+
+    @classmethod
+    def of(cls, clusters: PathClusters, mask: np.ndarray) -> FilterRows:
+        def kept(rows: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            keep = mask.take(rows)
+            before = np.zeros(len(rows) + 1, dtype=np.int64)  # kept rows before each place
+            np.cumsum(keep, out=before[1:])
+            return rows[keep], before[offsets]
+
+        by_cluster = kept(clusters.rows_by_cluster, clusters.row_offsets)
+        return cls(mask, *by_cluster, *kept(clusters.rows_by_chain, clusters.chain_offsets))
 
 
 _NONE = np.empty(0, dtype=np.int64)  # no cluster probed

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from docs_mcp_core.search.filters import kept_rows
 from docs_mcp_core.search.lexical_index import FieldIndex
 
 __all__ = ["PREFIX_MIN_CHARS", "PREFIX_SCAN", "PREFIX_TERMS", "PrefixExpander", "unwritten", "written"]
@@ -22,20 +23,29 @@ __all__ = ["PREFIX_MIN_CHARS", "PREFIX_SCAN", "PREFIX_TERMS", "PrefixExpander", 
 PREFIX_MIN_CHARS = 3
 PREFIX_TERMS = 3  # long forms searched for one short form
 PREFIX_SCAN = 200  # terms with the prefix looked at (in alphabetical order) to pick the most frequent
+_ANSWERS = 65_536  # answers remembered per filter (then forgotten all at once)
 
 
 def written(fields: Iterable[FieldIndex], term: str, mask: np.ndarray | None) -> bool:
-    """Whether a row the ``mask`` admits (any row: None) writes ``term`` in one of ``fields``."""
-    for field in fields:
-        index = field.terms.get(term)
-        if index is None:
-            continue
-        if mask is None:
-            return True
-        rows = field.rows[field.offsets[index] : field.offsets[index + 1]]
-        if mask[rows].any():
-            return True
-    return False
+    """Whether a row the ``mask`` admits (any row: None) writes ``term`` in one of ``fields``.
+    Under a mask the answer is remembered with the mask's runs (:func:`~.filters.kept_rows`), per
+    term and columns: a word no kept row writes has up to :data:`PREFIX_SCAN` longer terms asked
+    about, each in every column, at every search that writes it."""
+    fields = list(fields)
+    if mask is None:
+        return any(term in field.terms for field in fields)
+    kept = kept_rows(mask)
+    key = (term, *map(id, fields))  # the columns live as long as the engine, and its masks
+    found = kept.answers.get(key)
+    if found is None:
+        if len(kept.answers) >= _ANSWERS:
+            kept.answers.clear()
+        found = kept.answers[key] = any(
+            kept.any_of(field.rows[field.offsets[index] : field.offsets[index + 1]])
+            for field in fields
+            if (index := field.terms.get(term)) is not None
+        )
+    return found
 
 
 def unwritten(fields: Iterable[FieldIndex], terms: Iterable[str], mask: np.ndarray | None) -> set[str]:
