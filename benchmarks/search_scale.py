@@ -105,12 +105,15 @@ def timed_search(
 
 
 def ratio_line(label: str, base: Timings, other: Timings, size: int) -> str:
-    p50 = percentile(other.wall, 0.5) / max(percentile(base.wall, 0.5), 1e-9)
-    p95 = percentile(other.wall, 0.95) / max(percentile(base.wall, 0.95), 1e-9)
-    c50 = percentile(other.cpu, 0.5) / max(percentile(base.cpu, 0.5), 1e-9)
-    c95 = percentile(other.cpu, 0.95) / max(percentile(base.cpu, 0.95), 1e-9)
+    def ratio(values: list[float], base_values: list[float], p: float) -> str:
+        below = percentile(base_values, p)  # a server's CPU is counted in ticks: 0 says nothing
+        return f"x{percentile(values, p) / below:.2f}" if below > 0 else "n/a"
+
     target = f"targets p50 <= {TARGETS['p50']}, p95 <= {TARGETS['p95']}" if size == 10 else "target p50 <= 3"
-    return f"{label} {size}x / 1x: p50 x{p50:.2f}  p95 x{p95:.2f}  cpu p50 x{c50:.2f}  cpu p95 x{c95:.2f}  ({target})"
+    return (
+        f"{label} {size}x / 1x: p50 {ratio(other.wall, base.wall, 0.5)}  p95 {ratio(other.wall, base.wall, 0.95)}  "
+        f"cpu p50 {ratio(other.cpu, base.cpu, 0.5)}  cpu p95 {ratio(other.cpu, base.cpu, 0.95)}  ({target})"
+    )
 
 
 def in_process(indexes: dict[int, Path], cases: list[dict[str, Any]], rounds: int) -> None:
