@@ -170,7 +170,7 @@ class KeptRows:
 
 
 _KEPT: dict[int, KeptRows] = {}  # by the identity of their mask (held, so the id is not reused)
-_KEPT_MASKS = 64  # masks whose runs are kept, then forgotten all at once
+_KEPT_MASKS = 32  # masks whose runs (and answers, see prefixes.written) are kept, then forgotten at once
 
 
 def kept_rows(mask: np.ndarray) -> KeptRows:

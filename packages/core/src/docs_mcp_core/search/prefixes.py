@@ -23,7 +23,7 @@ __all__ = ["PREFIX_MIN_CHARS", "PREFIX_SCAN", "PREFIX_TERMS", "PrefixExpander", 
 PREFIX_MIN_CHARS = 3
 PREFIX_TERMS = 3  # long forms searched for one short form
 PREFIX_SCAN = 200  # terms with the prefix looked at (in alphabetical order) to pick the most frequent
-_ANSWERS = 65_536  # answers remembered per filter (then forgotten all at once)
+_ANSWERS = 2_048  # answers remembered per filter (about 300 bytes each), then forgotten at once
 
 
 def written(fields: Iterable[FieldIndex], term: str, mask: np.ndarray | None) -> bool:
