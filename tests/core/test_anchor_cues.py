@@ -13,6 +13,7 @@ import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.search import SearchEngine
+from tests.support.tiny_corpus import build_pages
 
 OPTIONS = """## Common options
 
@@ -114,17 +115,11 @@ Tool run offline: equivalent to the offline flag of tool run.
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Long command pages (one option block among a hundred and twenty) beside a key and a variable of the same name."""
-    docs = tmp_path_factory.mktemp("cli-reference")
-    (docs / "cli").mkdir()
+    pages = {"settings.md": SETTINGS, "environment.md": ENVIRONMENT}
     for cmd in ("run", "sync"):
         intro = f"# tool {cmd}\n\nThe tool {cmd} command: usage `tool {cmd} [OPTIONS]`.\n\n## Options\n\n"
-        page = intro + "<dl>\n" + MANY_OPTIONS.format(cmd=cmd) + "</dl>\n"
-        (docs / "cli" / f"tool-{cmd}.md").write_text(page, encoding="utf-8")
-    (docs / "settings.md").write_text(SETTINGS, encoding="utf-8")
-    (docs / "environment.md").write_text(ENVIRONMENT, encoding="utf-8")
-    out = tmp_path_factory.mktemp("cli-reference-index")
-    build_index(BuildOptions(docs_dir=docs, out_dir=out))
-    return out
+        pages[f"cli/tool-{cmd}.md"] = intro + "<dl>\n" + MANY_OPTIONS.format(cmd=cmd) + "</dl>\n"
+    return build_pages(tmp_path_factory, "cli-reference", pages)
 
 
 @pytest.mark.parametrize(
@@ -174,12 +169,7 @@ write `package = false` in the `[tool.config]` table of the project file.
 @pytest.fixture(scope="module")
 def keys_of_one_word(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A key of one word (its id one word) beside a guide that writes the key in code and the word in prose."""
-    docs = tmp_path_factory.mktemp("one-word-keys")
-    (docs / "settings.md").write_text(KEYS, encoding="utf-8")
-    (docs / "packaging.md").write_text(PACKAGING, encoding="utf-8")
-    out = tmp_path_factory.mktemp("one-word-keys-index")
-    build_index(BuildOptions(docs_dir=docs, out_dir=out))
-    return out
+    return build_pages(tmp_path_factory, "one-word-keys", {"settings.md": KEYS, "packaging.md": PACKAGING})
 
 
 @pytest.mark.parametrize(

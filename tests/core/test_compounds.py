@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,11 +9,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.analyzer import analyze
 from docs_mcp_core.search.compounds import Compounds, Join, adjacent_pairs
 from docs_mcp_core.search.lexical_index import LexicalIndex
+from tests.support.tiny_corpus import build_pages, language_manifest, opened
 
 TEXTS = [
     "paymentlinks overview page",  # 0: the compound only
@@ -126,33 +125,21 @@ The keyring holds the credentials of every service.
 WEBHOOKS = "# Events\n\n## Delivery\n\nWebhook endpoints receive every event as a POST request.\n"
 
 
-def _manifest(language: str) -> str:
-    return json.dumps(
-        {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"language": language}, "taxonomy": {}}
-    )
-
-
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("compound-docs")
+    pages = {"go/events.md": WEBHOOKS}
     for language in ("python", "go"):
-        base = root / language
-        (base / "cli").mkdir(parents=True)
-        (base / ".docs-mcp.json").write_text(_manifest(language), encoding="utf-8")
-        (base / "cli/logout.md").write_text(LOGOUT, encoding="utf-8")
-        (base / "cli/login.md").write_text(LOGIN, encoding="utf-8")
-        (base / "auth.md").write_text(GUIDE, encoding="utf-8")
-    (root / "go/events.md").write_text(WEBHOOKS, encoding="utf-8")
-    out = tmp_path_factory.mktemp("compound-index")
-    build_index(BuildOptions(docs_dir=root, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
-    return out
+        pages[f"{language}/.docs-mcp.json"] = language_manifest(language)
+        pages[f"{language}/cli/logout.md"] = LOGOUT
+        pages[f"{language}/cli/login.md"] = LOGIN
+        pages[f"{language}/auth.md"] = GUIDE
+    return build_pages(tmp_path_factory, "compound", pages)
 
 
 @pytest.fixture(scope="module")
 def engine(index: Path) -> Iterator[SearchEngine]:
-    opened = SearchEngine.open(index, options=SearchOptions())
-    yield opened
-    opened.close()
+    with opened(index) as engine:
+        yield engine
 
 
 def test_words_written_apart_find_the_page_named_by_their_compound(engine: SearchEngine) -> None:
@@ -166,8 +153,5 @@ def test_a_compound_the_docs_write_apart_finds_them_under_a_filter(engine: Searc
 
 
 def test_the_original_ranking_neither_joins_nor_splits(index: Path) -> None:
-    original = SearchEngine.open(index, options=SearchOptions(ranking="original"))
-    try:
+    with opened(index, ranking="original") as original:
         assert original.search("webhookendpoints", limit=3, filters={"language": "go"}).hits == []
-    finally:
-        original.close()

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search import SearchEngine
+from tests.support.tiny_corpus import build_pages, opened
 
 PAGES = {
     "folders.md": "# Folders\n\n## Update\n\nRename a folder or move it.\n",
@@ -18,20 +17,9 @@ PAGES = {
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("contrast-docs")
-    for name, text in PAGES.items():
-        (root / name).write_text(text, encoding="utf-8")
-    out = tmp_path_factory.mktemp("contrast-index")
-    build_index(BuildOptions(docs_dir=root, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
-    return out
-
-
-@pytest.fixture(scope="module")
-def engine(index: Path) -> Iterator[SearchEngine]:
-    opened = SearchEngine.open(index, options=SearchOptions())
-    yield opened
-    opened.close()
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    with opened(build_pages(tmp_path_factory, "contrast", PAGES)) as engine:
+        yield engine
 
 
 @pytest.mark.parametrize(

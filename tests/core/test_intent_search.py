@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.search import SearchEngine
+from tests.support.tiny_corpus import build_pages, language_manifest, opened
 
 RESOURCE = """# PaymentLinks
 
@@ -63,40 +62,26 @@ A payment link of the account.
 FILLER = "# {name}\n\nThe {name} object.\n\n## Fields\n\n| Field | Type |\n| --- | --- |\n| `id` | str |\n"
 
 
-def _manifest(language: str) -> str:
-    return json.dumps(
-        {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"language": language}, "taxonomy": {}}
-    )
-
-
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("intent-docs")
+    pages: dict[str, str] = {}
     for language, repo in (("python", "repo"), ("go", "repository")):
-        base = root / language
-        (base / "docs/sdks/paymentlinks").mkdir(parents=True)
-        (base / "docs/models").mkdir(parents=True)
-        (base / ".docs-mcp.json").write_text(_manifest(language), encoding="utf-8")
-        (base / "docs/sdks/paymentlinks/README.md").write_text(
-            RESOURCE.format(lang=language), encoding="utf-8"
-        )
-        (base / "docs/models/paymentlink.md").write_text(MODEL, encoding="utf-8")
+        pages[f"{language}/.docs-mcp.json"] = language_manifest(language)
+        pages[f"{language}/docs/sdks/paymentlinks/README.md"] = RESOURCE.format(lang=language)
+        pages[f"{language}/docs/models/paymentlink.md"] = MODEL
         for n in range(22):
             name = f"Thing{n}"
-            (base / f"docs/models/{name.lower()}.md").write_text(FILLER.format(name=name), encoding="utf-8")
-        (base / "README.md").write_text(
-            f"# SDK\n\n## Source\n\nThe {repo} of this SDK holds its code and issues.\n", encoding="utf-8"
+            pages[f"{language}/docs/models/{name.lower()}.md"] = FILLER.format(name=name)
+        pages[f"{language}/README.md"] = (
+            f"# SDK\n\n## Source\n\nThe {repo} of this SDK holds its code and issues.\n"
         )
-    out = tmp_path_factory.mktemp("intent-index")
-    build_index(BuildOptions(docs_dir=root, out_dir=out, indexed_at="2026-01-01T00:00:00.000Z"))
-    return out
+    return build_pages(tmp_path_factory, "intent", pages)
 
 
 @pytest.fixture(scope="module")
 def engine(index: Path) -> Iterator[SearchEngine]:
-    opened = SearchEngine.open(index, options=SearchOptions())
-    yield opened
-    opened.close()
+    with opened(index) as engine:
+        yield engine
 
 
 def test_a_topic_query_finds_the_overview_of_the_page_it_names_even_as_one_compound(
@@ -129,8 +114,5 @@ def test_a_short_form_under_a_filter_finds_the_long_form_instead_of_nothing(engi
 
 
 def test_the_original_ranking_expands_no_short_form(index: Path) -> None:
-    original = SearchEngine.open(index, options=SearchOptions(ranking="original"))
-    try:
+    with opened(index, ranking="original") as original:
         assert original.search("repo", limit=5, filters={"language": "go"}).hits == []
-    finally:
-        original.close()
