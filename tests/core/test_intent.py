@@ -32,6 +32,13 @@ def test_how_many_asks_for_a_count_not_a_batch() -> None:
     assert query_verbs(["create", "many", "links"]) == bit("create") | bit("batch")
 
 
+def test_a_two_word_verb_names_its_own_action_not_its_first_words() -> None:
+    assert query_verbs(["set", "up", "an", "sms", "provider"]) == bit("create")  # not update
+    assert query_verbs(["get", "rid", "of", "a", "webhook"]) == bit("delete")  # not get
+    assert query_verbs(["shut", "down", "the", "worker"]) == bit("cancel")
+    assert query_verbs(["set", "the", "name"]) == bit("update")
+
+
 def test_an_operation_heading_names_its_verb_first_in_any_naming_convention() -> None:
     assert heading_verbs("deleteByTransactionId") == bit("delete")
     assert heading_verbs("delete_by_transaction_id") == bit("delete")

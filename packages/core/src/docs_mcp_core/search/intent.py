@@ -83,6 +83,15 @@ VERB_GROUPS: tuple[frozenset[str], ...] = tuple(
         "count total",
     )
 )
+# Two-word verbs that mean another group's action than their first word's (``set up`` creates,
+# ``get rid of`` deletes): read as that group's word instead.
+PHRASAL_VERBS: dict[tuple[str, str], str] = {
+    ("set", "up"): "create",
+    ("get", "rid"): "delete",
+    ("clean", "up"): "delete",
+    ("tear", "down"): "delete",
+    ("shut", "down"): "stop",
+}
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
 _VERBS = frozenset().union(*VERB_GROUPS)
@@ -99,11 +108,15 @@ def query_verbs(terms: Sequence[str]) -> int:
     """Bit mask of the :data:`VERB_GROUPS` the query's lower-case ``terms`` name ("how many" counts)."""
     mask = 0
     previous = ""
-    for term in terms:
+    words = list(terms)
+    for i, term in enumerate(words):
+        phrasal = PHRASAL_VERBS.get((term, words[i + 1])) if i + 1 < len(words) else None
+        if phrasal is not None or (previous, term) in PHRASAL_VERBS:
+            term = phrasal or ""  # the phrase counts once, as its group's word
         for bit, group in enumerate(VERB_GROUPS):
             if term in group:
                 mask |= 1 << (_COUNT if term == "many" and previous == "how" else bit)
-        previous = term
+        previous = words[i]
     return mask
 
 
