@@ -90,3 +90,11 @@ def test_stop_words_do_not_pull_the_window_away_from_the_words_that_matter() -> 
 def test_a_query_of_stop_words_only_still_anchors_on_them() -> None:
     text = f"{FILLER} Where is it? {FILLER}"
     assert "Where is it" in snippet_for(text, "where is it")
+
+
+def test_a_term_longer_than_the_window_gives_a_window_at_its_match() -> None:
+    # a long hash or base64 blob searched for: its match cannot fit, and it must not end the search
+    blob = "a" * 300
+    snippet = make_snippet("x " * 2000 + blob + " tail", [blob])
+    assert snippet.startswith("...") and "aaaa" in snippet
+    assert len(snippet) <= SNIPPET_LENGTH + 10

@@ -72,9 +72,10 @@ def _best(positions: list[tuple[int, str]], length: int) -> int:
     the most distinct terms."""
     best_count, best, lo = -1, 0, 0
     counts: dict[str, int] = {}
-    for pos, term in positions:
+    for at, (pos, term) in enumerate(positions):
         counts[term] = counts.get(term, 0) + 1
-        while positions[lo][0] < pos + len(term) - length + _LEAD:
+        # a term longer than the window keeps its own match: the window starts there
+        while lo < at and positions[lo][0] < pos + len(term) - length + _LEAD:
             old = positions[lo][1]
             counts[old] -= 1
             if not counts[old]:
