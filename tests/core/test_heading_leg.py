@@ -226,3 +226,22 @@ def test_a_query_that_writes_a_flag_or_a_key_is_left_to_the_lexical_legs(
     assert _search(with_vectors, QUESTION)
     assert _search(with_vectors, f"{QUESTION} --dry-run") == []
     assert _search(with_vectors, f"{QUESTION} tool.billing.max-amount") == []
+
+
+def test_row_scale_in_blocks_is_the_whole_computation_bit_for_bit() -> None:
+    """The build sums each row's path and chain vectors a block at a time (the whole sum held
+    three arrays of every row's vector); every row's scale stays the same bits."""
+    from docs_mcp_core.search.heading_leg import _SCALE_BLOCK, _row_scale
+
+    rng = np.random.default_rng(7)
+    paths = rng.standard_normal((300, 384)).astype(np.float32)
+    chains = rng.standard_normal((40, 384)).astype(np.float32)
+    rows = 2 * _SCALE_BLOCK + 123  # three blocks, the last one short
+    row_path = rng.integers(0, len(paths), rows).astype(np.int32)
+    row_chain = rng.integers(0, len(chains), rows).astype(np.int32)
+    whole = np.linalg.norm(paths[row_path] + chains[row_chain], axis=1)
+    expected = (1.0 / np.maximum(whole, 1e-12)).astype(np.float32)
+    got = _row_scale(paths, chains, row_path, row_chain)
+    assert got.dtype == np.float32
+    assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+    assert len(_row_scale(paths, chains, row_path[:0], row_chain[:0])) == 0

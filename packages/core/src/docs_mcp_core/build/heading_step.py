@@ -27,6 +27,7 @@ from docs_mcp_core.build.options import BuildReporter
 from docs_mcp_core.errors import BuildError, EmbeddingError
 from docs_mcp_core.index.derived_files import read_derived
 from docs_mcp_core.index.table import TABLE_NAME
+from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.search.heading_leg import (
     HeadingTexts,
     HeadingVectors,
@@ -44,7 +45,7 @@ class HeadingStep:
         from docs_mcp_core.embedding.local import LocalEmbeddingProvider
 
         self.texts = HeadingTexts()
-        self._embedder = LocalEmbeddingProvider()
+        self._embedder: LocalEmbeddingProvider | None = LocalEmbeddingProvider()
         self._previous: HeadingVocabulary | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._future: Future[HeadingVocabulary] | None = None
@@ -53,10 +54,12 @@ class HeadingStep:
     def reuse(self, table_folder: Path, chunks: Iterable[tuple[str, str]]) -> None:
         """Offer the vectors of the index in ``table_folder``, whose chunks' ``(filepath,
         breadcrumb)`` are ``chunks``, to :meth:`start` (nothing when they are unusable)."""
+        assert self._embedder is not None, "reuse comes before start"
         self._previous = previous_vocabulary(table_folder, chunks, self._embedder.model)
 
     def start(self, rep: BuildReporter) -> None:
         embedder, previous = self._embedder, self._previous
+        assert embedder is not None, "started once"
         self._previous = None
         count = len(self.texts)
         rep.step(
@@ -86,6 +89,8 @@ class HeadingStep:
             ) from exc
         finally:
             self.close()
+            self._embedder = None  # the model and its buffers, freed before the vectors are used
+            release_free_heap()
         rep.step(f"heading texts embedded in {self._seconds:.1f}s")
         return found
 

@@ -274,8 +274,10 @@ class Output:
         """Derive what a server derives from the table at start and write it beside the table, so
         it is swapped in or published with it (:mod:`docs_mcp_core.index.derived_files`), with the
         heading-path vectors of the texts ``headings`` gives (asked for last)."""
+        from docs_mcp_core.memory import release_free_heap
         from docs_mcp_core.search.derived import write_derived_files  # the search engine's own parts
 
+        release_free_heap()  # what the table's writing freed, before the derived parts are built
         rep.step("index: deriving what the server opens")
         if self.storage is None:
             assert self.out_dir is not None
