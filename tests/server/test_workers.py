@@ -137,16 +137,24 @@ def test_a_worker_that_dies_is_reported_and_replaced(built_index: Path) -> None:
         server.stop()
 
 
-def test_a_worker_that_dies_at_once_stops_the_server(built_index: Path) -> None:
+def test_a_worker_that_dies_at_once_is_replaced_once_and_if_that_dies_too_the_server_stops(
+    built_index: Path,
+) -> None:
     server, port = start_http_server(
         built_index, "--stateless", "--workers", "2", env={"DOCS_MCP_WORKER_CRASH_SECONDS": "600"}
     )
     try:
         pids = workers_seen(port, 2)
-        os.kill(pids[1], signal.SIGKILL)
+        os.kill(pids[1], signal.SIGKILL)  # killed from outside while starting: one more try
+        record = server.wait_for_log(lambda r: "starting another once" in r.get("message", ""))
+        assert record["level"] == "ERROR" and "SIGKILL" in record["message"]
+        deadline = time.monotonic() + WAIT_SECONDS
+        while (after := workers_seen(port, 2))[1] == pids[1]:
+            assert time.monotonic() < deadline
+        os.kill(after[1], signal.SIGKILL)  # and its replacement as soon: a crash at start
         assert server.wait() == 1
-        wait_until_gone(list(pids.values()))
-        assert any("stopping the server" in line for line in server.stderr_lines)
+        wait_until_gone([*pids.values(), after[1]])
+        assert any("as its predecessor did; stopping the server" in line for line in server.stderr_lines)
     finally:
         server.stop()
 

@@ -35,7 +35,7 @@ environment variables:
   SERVER_NAME, SERVER_VERSION  defaults for --name / --server-version
   STATELESS=true               same as --stateless
   DOCS_MCP_WORKERS             default for --workers
-  DOCS_MCP_WORKER_CRASH_SECONDS  a worker that dies sooner after its start stops the server (default 10)
+  DOCS_MCP_WORKER_CRASH_SECONDS  a worker and its replacement that both die sooner after their start stop the server (default 10)
   DOCS_MCP_WORKER_LIVENESS_SECONDS  a worker silent for longer is killed and replaced (default 10; 0: off)
   LOG_LEVEL, LOG_PRETTY=true   defaults for --log-level / --log-pretty
   GIT_COMMIT, BUILD_DATE       defaults for --git-commit / --build-date

@@ -11,9 +11,11 @@ files are shared through the page cache while each worker holds its own in-memor
 Sessions live in the memory of one worker while the next connection may reach another, so more
 than one worker needs ``--stateless``. Cursors are signed with a secret derived from the index (or
 ``--cursor-secret``), so any worker accepts another's. SIGTERM or SIGINT stops the workers
-gracefully (each lets its requests in flight finish); a worker that dies is logged and replaced,
-unless it died within :data:`CRASH_SECONDS` of starting (``DOCS_MCP_WORKER_CRASH_SECONDS``), when
-the supervisor stops the others and exits with status 1 rather than restart it forever.
+gracefully (each lets its requests in flight finish); a worker that dies is logged and replaced.
+A worker that dies within :data:`CRASH_SECONDS` of starting (``DOCS_MCP_WORKER_CRASH_SECONDS``) is
+replaced once (it may have been killed from outside, by the OOM killer while its index loaded);
+when its replacement dies as soon, the supervisor stops the others and exits with status 1 rather
+than restart it forever.
 
 A worker that is alive but hung (stopped, deadlocked, its event loop blocked) would keep its share
 of new connections waiting in its socket's queue. Each worker's event loop therefore writes a byte
@@ -51,7 +53,7 @@ __all__ = [
 
 # set by the supervisor for its workers: "<id>/<count>/<socket fd>/<its pid>/<heartbeat fd>"
 WORKER_ENV = "DOCS_MCP_HTTP_WORKER"
-CRASH_SECONDS = 10.0  # a worker that dies sooner after it started is not restarted
+CRASH_SECONDS = 10.0  # a worker whose replacement also dies this soon after its start is not restarted
 HEARTBEAT_SECONDS = 1.0  # how often a worker's event loop says it is alive
 LIVENESS_SECONDS = 10.0  # a worker silent for longer is killed and replaced
 FIRST_BEAT_SECONDS = 60.0  # a starting worker's first beat may take this long (imports, app set-up)
@@ -172,6 +174,7 @@ class _Pool:
         self.procs: dict[int, tuple[subprocess.Popen[bytes], float]] = {}  # worker id -> (process, start)
         self.beats: dict[int, int] = {}  # worker id -> read end of its heartbeat pipe
         self.last_beat: dict[int, float] = {}  # worker id -> when it was last heard (or may first be)
+        self.early_deaths: dict[int, int] = {}  # worker id -> deaths in a row soon after starting
 
     def start(self, worker_id: int) -> None:
         sock = self.sockets[worker_id]
@@ -304,7 +307,8 @@ def _watch(pool: _Pool) -> int:
 
 
 def _exited(pool: _Pool, pid: int, wait_status: int) -> bool:
-    """Handle a worker's exit: True when it died straight after it started (stop the server)."""
+    """Handle a worker's exit: True when it died straight after it started, for the second time in a
+    row (stop the server)."""
     worker_id = pool.worker_of(pid)
     if worker_id is None:
         return False
@@ -316,14 +320,28 @@ def _exited(pool: _Pool, pid: int, wait_status: int) -> bool:
         if proc.returncode < 0
         else f"status {proc.returncode}"
     )
-    if lived < crash_seconds():
+    early = pool.early_deaths[worker_id] = (
+        pool.early_deaths.get(worker_id, 0) + 1 if lived < crash_seconds() else 0
+    )
+    if early >= 2:
         log(
             logging.ERROR,
-            f"http worker {worker_id} exited with {how} {lived:.1f} s after it started; stopping the server",
+            f"http worker {worker_id} exited with {how} {lived:.1f} s after it started, as its predecessor "
+            "did; stopping the server",
             worker=worker_id,
             pid=pid,
         )
         return True
+    if early:
+        log(
+            logging.ERROR,
+            f"http worker {worker_id} exited with {how} {lived:.1f} s after it started; starting another "
+            "once (the server stops if it dies as soon)",
+            worker=worker_id,
+            pid=pid,
+        )
+        pool.start(worker_id)
+        return False
     log(
         logging.ERROR,
         f"http worker {worker_id} exited with {how}; starting another",
