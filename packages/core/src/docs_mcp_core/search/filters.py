@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -169,16 +170,33 @@ class KeptRows:
         return bool((at[1::2] > at[0::2]).any())
 
 
-_KEPT: dict[int, KeptRows] = {}  # by the identity of their mask (held, so the id is not reused)
-_KEPT_MASKS = 32  # masks whose runs (and answers, see prefixes.written) are kept, then forgotten at once
+T = TypeVar("T")
+
+
+class MaskMemo(Generic[T]):
+    """What is derived from a filter's mask, made once per mask array: a filter is one array for
+    all its searches (:meth:`~docs_mcp_core.search.retrieval.Retrieval.prefilter` memoises it).
+    Kept by the array's identity, with the array held so that its id is not reused, for at most
+    ``size`` masks, then forgotten at once."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._found: dict[int, tuple[np.ndarray, T]] = {}
+
+    def get(self, mask: np.ndarray, make: Callable[[np.ndarray], T]) -> T:
+        found = self._found.get(id(mask))
+        if found is not None and found[0] is mask:
+            return found[1]
+        if len(self._found) >= self._size:
+            self._found.clear()
+        value = make(mask)
+        self._found[id(mask)] = (mask, value)
+        return value
+
+
+_KEPT: MaskMemo[KeptRows] = MaskMemo(32)  # runs (and answers, see prefixes.written) of 32 masks
 
 
 def kept_rows(mask: np.ndarray) -> KeptRows:
-    """The :class:`KeptRows` of ``mask``, made once per mask array: a search's filter is one array
-    for all its searches (:meth:`~docs_mcp_core.search.retrieval.Retrieval.prefilter` memoises it)."""
-    found = _KEPT.get(id(mask))
-    if found is None or found.mask is not mask:
-        if len(_KEPT) >= _KEPT_MASKS:
-            _KEPT.clear()
-        found = _KEPT[id(mask)] = KeptRows.of(mask)
-    return found
+    """The :class:`KeptRows` of ``mask``, made once per mask array (:class:`MaskMemo`)."""
+    return _KEPT.get(mask, KeptRows.of)

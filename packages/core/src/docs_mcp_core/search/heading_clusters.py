@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from docs_mcp_core.search.filters import MaskMemo
 from docs_mcp_core.search.row_catalog import sorted_unique
 
 __all__ = [
@@ -86,7 +87,9 @@ class PathClusters:
     # size (160 kB at ten times sdk-docs) is a fresh mapping under the server's allocator settings
     _spares: list[np.ndarray] = field(default_factory=list, init=False, repr=False, compare=False)
     # the rows of the filters searched lately (wide ones only), by their mask's identity
-    _filters: dict[int, FilterRows] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _filters: MaskMemo[FilterRows] = field(
+        default_factory=lambda: MaskMemo(_FILTERS), init=False, repr=False, compare=False
+    )
 
     @property
     def probes(self) -> int:
@@ -156,12 +159,7 @@ class PathClusters:
         """The rows ``mask`` keeps, cluster by cluster and chain by chain, made on the filter's
         first search (the engine memoises a filter's mask: one array for all its searches, see
         :meth:`~docs_mcp_core.search.retrieval.Retrieval.prefilter`)."""
-        found = self._filters.get(id(mask))
-        if found is None or found.mask is not mask:  # (it holds its mask: the id is not reused)
-            if len(self._filters) >= _FILTERS:
-                self._filters.clear()
-            found = self._filters[id(mask)] = FilterRows.of(self, mask)
-        return found
+        return self._filters.get(mask, lambda kept: FilterRows.of(self, kept))
 
     def _nearest_chains(self, by_chain: np.ndarray, budget: float) -> np.ndarray:
         """The named chains nearest the query, best first (equal similarities: the lower chain
@@ -235,7 +233,6 @@ class FilterRows:
     the filter gathers only its rows of the probed clusters and chains, where gathering every row
     and then testing the mask costs 1/share times as much (the budgets grow by that factor)."""
 
-    mask: np.ndarray
     rows_by_cluster: np.ndarray
     row_offsets: np.ndarray
     rows_by_chain: np.ndarray
@@ -250,7 +247,7 @@ class FilterRows:
             return rows[keep], before[offsets]
 
         by_cluster = kept(clusters.rows_by_cluster, clusters.row_offsets)
-        return cls(mask, *by_cluster, *kept(clusters.rows_by_chain, clusters.chain_offsets))
+        return cls(*by_cluster, *kept(clusters.rows_by_chain, clusters.chain_offsets))
 
 
 _NONE = np.empty(0, dtype=np.int64)  # no cluster probed
