@@ -10,7 +10,7 @@ halves under ``evals/``); ``docs/ranking.md`` keeps the table.
 Signals switched off here: the spelling leg, the path field, the phrase leg, the vector leg (when
 the index has vectors), taxonomy cues, static priors, query-term coverage, the byte-identical
 collapse, the intent signals (topic introduction, action verbs, data-model damping for action
-queries and for descriptions, short forms), compounds, contrasts, the sibling-section choice and the option leg. The identifier-aware heading and text fields are build-time columns and cannot be
+queries and for descriptions, short forms), compounds, contrasts, inverse operations, the sibling-section choice and the option leg. The identifier-aware heading and text fields are build-time columns and cannot be
 switched off without another index; the ``original`` row shows the recipe without any signal.
 """
 
@@ -30,6 +30,8 @@ from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search import query as query_module
 from docs_mcp_core.search import ranker as ranker_module
+from docs_mcp_core.search import retrieval as retrieval_module
+from docs_mcp_core.search.intent import UNDO_GROUP, IntentIndex
 from docs_mcp_core.search.ranker import RankingWeights
 from docs_mcp_eval.cases import EvalCase, load_cases
 from docs_mcp_eval.metrics import category_breakdown, facet_precision, mrr_at_k
@@ -52,7 +54,7 @@ def weights(**overrides: float) -> Iterator[None]:
 @contextmanager
 def no_coverage() -> Iterator[None]:
     original = ranker_module.coverage_factor
-    ranker_module.coverage_factor = lambda text, terms: 1.0  # type: ignore[assignment]
+    ranker_module.coverage_factor = lambda text, terms, undo=False: 1.0  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -67,6 +69,18 @@ def no_contrasts() -> Iterator[None]:
         yield
     finally:
         query_module.drop_contrasts = original
+
+
+@contextmanager
+def no_inverses() -> Iterator[None]:
+    joins, wanted = retrieval_module.inverse_joins, IntentIndex.wanted  # pyright: ignore[reportPrivateImportUsage]
+    retrieval_module.inverse_joins = lambda words, fields, mask: []  # type: ignore[assignment]
+    IntentIndex.wanted = lambda self, verbs, terms: verbs & ~UNDO_GROUP  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        retrieval_module.inverse_joins = joins  # pyright: ignore[reportPrivateImportUsage]
+        IntentIndex.wanted = wanted  # type: ignore[method-assign]
 
 
 def _no_priors(engine: SearchEngine) -> None:
@@ -94,6 +108,7 @@ class Variant:
     after_open: Callable[[SearchEngine], None] | None = None
     coverage: bool = True
     contrasts: bool = True
+    inverses: bool = True
     needs_vectors: bool = False
 
 
@@ -116,6 +131,7 @@ VARIANTS = (
     Variant("- short forms", after_open=_no_short_forms),
     Variant("- compounds", after_open=_no_compounds),
     Variant("- contrasts", contrasts=False),
+    Variant("- inverse operations", inverses=False),
     Variant("original recipe", options={"ranking": "original"}),
 )
 
@@ -131,6 +147,8 @@ def run_variant(index_dir: Path, variant: Variant, case_sets: list[list[EvalCase
                 stack.enter_context(no_coverage())
             if not variant.contrasts:
                 stack.enter_context(no_contrasts())
+            if not variant.inverses:
+                stack.enter_context(no_inverses())
             return [[run_case(engine, c) for c in cases] for cases in case_sets]
     finally:
         engine.close()

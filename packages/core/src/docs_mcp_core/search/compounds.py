@@ -78,6 +78,11 @@ class Compounds:
         self._phrase = phrase
         self._stop_words = stop_words
 
+    @property
+    def fields(self) -> Mapping[str, FieldIndex]:
+        """The match leg's columns the query's words are read against."""
+        return self._fields
+
     def _most_rows(self, term: str) -> int:
         """The most rows that write ``term`` in one column."""
         most = 0

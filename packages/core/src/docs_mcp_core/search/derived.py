@@ -184,7 +184,8 @@ def from_files(
             vectors = VectorMatrix.load(table, catalog.row_ids, budgets.vectors)
     ann_index = parts["table"].meta.get("ann_index")
     stored = parts.get("intent")
-    intent = IntentIndex.from_part(stored) if wanted.default and stored is not None else None
+    current = stored is not None and IntentIndex.current(stored)
+    intent = IntentIndex.from_part(stored) if wanted.default and stored is not None and current else None
     headings = None
     stored, wanted_model = parts.get("headings"), metadata.heading_vectors
     if wanted.default and stored is not None and wanted_model is not None:

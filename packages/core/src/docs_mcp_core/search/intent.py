@@ -42,14 +42,18 @@ import numpy as np
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.ranking import generic_headings, identifier_parts
+from docs_mcp_core.search.analyzer import analyze_words
 from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
 
 __all__ = [
     "DESCRIPTION_MIN_TERMS",
+    "INTENT_VERSION",
     "LEAD_MIN_WORDS",
     "TOPIC_MAX_WORDS",
+    "UNDOING_GROUPS",
+    "UNDO_GROUP",
     "VERB_GROUPS",
     "IntentIndex",
     "describes",
@@ -62,6 +66,7 @@ __all__ = [
     "query_verbs",
     "topic_boost",
     "topic_key",
+    "undoes",
     "verb_factors",
 ]
 
@@ -81,6 +86,7 @@ VERB_GROUPS: tuple[frozenset[str], ...] = tuple(
         "cancel stop abort void terminate revoke halt",
         "copy duplicate clone",
         "count total",
+        "undo reverse revert restore back",
     )
 )
 # Two-word verbs that mean another group's action than their first word's (``set up`` creates,
@@ -92,8 +98,48 @@ PHRASAL_VERBS: dict[tuple[str, str], str] = {
     ("tear", "down"): "delete",
     ("shut", "down"): "stop",
 }
+# Bumped whenever what IntentIndex.build derives changes, so that derived files of an older build
+# are not read (2: operations that undo another, ``unsnooze``).
+INTENT_VERSION = 2
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
+# An operation whose name starts with ``un`` + a verb (unsnooze, unarchiveWorkflow, unsubscribe)
+# undoes that verb's operation: the undo group's action. A reader also asks for it by removing or
+# cancelling the state the verb sets ("remove a workflow's schedule", "stop sharing"): a delete or
+# cancel query that names a word some operation undoes wants the undo group as well.
+_UNDO = 11
+UNDO_GROUP = 1 << _UNDO
+UNDOING_GROUPS = (1 << 4) | (1 << 8) | UNDO_GROUP  # the delete, cancel and undo groups
+_NOT_UNDOING = frozenset(
+    [
+        "under",
+        "understand",
+        "undergo",
+        "unicode",
+        "unify",
+        "unified",
+        "uniform",
+        "union",
+        "unique",
+        "unit",
+        "units",
+        "universal",
+        "unix",
+        "unknown",
+        "unless",
+        "unlike",
+        "unlikely",
+        "unlimited",
+        "unmarshal",
+        "unpack",
+        "unread",
+        "unreachable",
+        "unsafe",
+        "until",
+        "unused",
+        "unwrap",
+    ]
+)
 _VERBS = frozenset().union(*VERB_GROUPS)
 TOPIC_MAX_WORDS = 3  # a topic query names a page in at most this many words
 DESCRIPTION_MIN_TERMS = 3  # content words (coverage terms) that make a query a description
@@ -137,7 +183,23 @@ def heading_verbs(heading: str) -> int:
     for bit, group in enumerate(VERB_GROUPS):
         if (parts and parts[0] in group) or (bit == _BATCH and not group.isdisjoint(parts)):
             mask |= 1 << bit
+    if parts and undoes(parts[0]):
+        mask |= UNDO_GROUP
     return mask
+
+
+def _first_part(heading: str) -> str:
+    """The first word of an operation-name heading ("" for prose)."""
+    text = heading.strip()
+    if not text or " " in text:
+        return ""
+    parts = identifier_parts(text)
+    return parts[0] if parts else ""
+
+
+def undoes(word: str) -> bool:
+    """Whether an operation name's first word says it undoes another verb (``unsnooze``)."""
+    return len(word) >= 5 and word.startswith("un") and word.isalpha() and word not in _NOT_UNDOING
 
 
 def _name(text: str) -> str:
@@ -187,6 +249,7 @@ class IntentIndex:
     model: np.ndarray  # bool: a section of a data-model page
     lead: np.ndarray  # bool: the section that introduces its page
     topics: dict[str, np.ndarray]  # page name -> positions of the introductions of pages so named
+    undone: frozenset[str] = frozenset()  # index terms of the verbs that operations undo (snooz)
 
     @classmethod
     def build(
@@ -217,7 +280,24 @@ class IntentIndex:
             for name in page_names(filepaths[position], breadcrumbs[position]):
                 by_name.setdefault(name, []).append(position)
         topics = {name: np.asarray(rows, dtype=np.int64) for name, rows in by_name.items()}
-        return cls(verbs=verbs, model=model, lead=np.asarray(lead, dtype=bool), topics=topics)
+        undone = {first[2:] for h in headings if (first := _first_part(h)) and undoes(first)}
+        return cls(
+            verbs=verbs,
+            model=model,
+            lead=np.asarray(lead, dtype=bool),
+            topics=topics,
+            undone=frozenset(t for t in analyze_words(sorted(undone)) if t),
+        )
+
+    def wanted(self, verbs: int, terms: Sequence[str]) -> int:
+        """The verb groups of a query (``verbs``: :func:`query_verbs` of its lower-case ``terms``),
+        with the undo group when it removes or cancels a state that an operation undoes, and
+        without it when no operation undoes another."""
+        if not self.undone:
+            return verbs & ~UNDO_GROUP
+        if verbs & UNDOING_GROUPS and not self.undone.isdisjoint(analyze_words(terms)):
+            verbs |= UNDO_GROUP
+        return verbs
 
     def to_part(self) -> Part:
         """The attributes as named arrays, for the derived files (topics: their names, and the
@@ -229,7 +309,15 @@ class IntentIndex:
         positions = np.concatenate(rows).astype(np.int64) if rows else _NONE
         arrays = {"verbs": self.verbs, "model": self.model, "lead": self.lead}
         arrays |= {"topics.bounds": bounds, "topics.rows": positions}
-        return Part({**arrays, **arrays_from_strings("topics.names", names)})
+        arrays |= arrays_from_strings("topics.names", names) | arrays_from_strings(
+            "undone", sorted(self.undone)
+        )
+        return Part(arrays, {"version": INTENT_VERSION})
+
+    @staticmethod
+    def current(part: Part) -> bool:
+        """Whether a stored part was derived by this code (an older one is derived again on use)."""
+        return part.meta.get("version") == INTENT_VERSION
 
     @classmethod
     def from_part(cls, part: Part) -> IntentIndex:
@@ -238,7 +326,8 @@ class IntentIndex:
         bounds, positions = a["topics.bounds"].tolist(), a["topics.rows"]
         names = strings_from_arrays(a, "topics.names")
         topics = {name: positions[bounds[n] : bounds[n + 1]] for n, name in enumerate(names)}
-        return cls(verbs=a["verbs"], model=a["model"], lead=a["lead"], topics=topics)
+        undone = frozenset(strings_from_arrays(a, "undone"))
+        return cls(verbs=a["verbs"], model=a["model"], lead=a["lead"], topics=topics, undone=undone)
 
     def topic_rows(self, key: str | None) -> np.ndarray:
         """Positions of the introductions of the pages named ``key``."""

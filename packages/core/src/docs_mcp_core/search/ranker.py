@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from docs_mcp_core.search.intent import (
+    UNDO_GROUP,
     IntentIndex,
     describes,
     load_intent,
@@ -311,12 +312,14 @@ def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarr
     return lexical[np.argsort(-score[lexical], kind="stable")[:depth]]
 
 
-def coverage_factor(text: str, terms: Sequence[str]) -> float:
+def coverage_factor(text: str, terms: Sequence[str], undo: bool = False) -> float:
     """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``:
-    the square root of the share of ``terms`` found at the start of a word (smoothed: never 0)."""
+    the square root of the share of ``terms`` found at the start of a word (smoothed: never 0);
+    with ``undo`` (a query that wants an operation undone), a term also counts found after ``un``
+    (``snooze`` in ``unsnooze``)."""
     if not terms:
         return 1.0
-    found = sum(1 for term in terms if _starts_a_word(text, term))
+    found = sum(1 for t in terms if _starts_a_word(text, t) or (undo and _starts_a_word(text, "un" + t)))
     share = (found + COVERAGE_SMOOTHING) / (len(terms) + COVERAGE_SMOOTHING)
     return float(share**COVERAGE_EXPONENT)
 
@@ -460,7 +463,7 @@ class Ranker:
         match = legs.get("match")
         matched = match[0] if match is not None else rows[:0]
         intent = await self._intent_index() if len(rows) else None
-        wanted = query_verbs(query.terms)
+        wanted = intent.wanted(query_verbs(query.terms), query.terms) if intent is not None else 0
         if intent is not None and wanted:
             if weights.verb and len(matched):
                 top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
@@ -473,7 +476,8 @@ class Ranker:
         if len(terms) >= 2 and len(matched):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
             texts = await coverage_texts(self._reader, rows[top])
-            score[top] *= np.fromiter((coverage_factor(t, terms) for t in texts), np.float64, len(top))
+            factors = (coverage_factor(t, terms, bool(wanted & UNDO_GROUP)) for t in texts)
+            score[top] *= np.fromiter(factors, np.float64, len(top))
         heading = legs.get("heading")
         if heading is not None and catalog.file_codes is not None:
             sibling_boost(rows, score, heading, catalog.file_codes, weights.sibling)

@@ -37,6 +37,7 @@ from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.compounds import Compounds
 from docs_mcp_core.search.filters import filter_mask, where_clause
 from docs_mcp_core.search.heading_leg import HeadingLeg
+from docs_mcp_core.search.inverses import inverse_joins
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
 from docs_mcp_core.search.lexical_index import LexicalIndex, Scoring
 from docs_mcp_core.search.match_pruning import Posting
@@ -229,7 +230,8 @@ class Retrieval:
             terms = prefixes.expand(terms, mask, missing)
         if compounds is None:
             return terms, {}
-        return terms, compounds.alternatives(compounds.joins(query.lexical, mask), terms)
+        joins = compounds.joins(query.lexical, mask) + inverse_joins(query.terms, compounds.fields, mask)
+        return terms, compounds.alternatives(joins, terms)
 
     async def hint_matches(
         self, query: Query, prefilter: Prefilter, legs: Mapping[str, Leg], limit: int
