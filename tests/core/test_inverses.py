@@ -127,7 +127,9 @@ def first(engine: SearchEngine, query: str) -> str:
 
 def test_bringing_a_state_back_finds_the_operation_that_undoes_it(engine: SearchEngine) -> None:
     assert first(engine, "bring a snoozed notification back") == "go/notifications.md#notifications/unsnooze"
-    assert first(engine, "remove the snooze of a notification") == "go/notifications.md#notifications/unsnooze"
+    assert (
+        first(engine, "remove the snooze of a notification") == "go/notifications.md#notifications/unsnooze"
+    )
 
 
 def test_setting_the_state_or_deleting_still_finds_its_own_operation(engine: SearchEngine) -> None:
