@@ -59,6 +59,32 @@ A payment link of the account.
 | `url` | str | Where a customer pays with the payment link |
 """
 
+ONE_OPERATION = """# QRCodes
+
+## Overview
+
+### Available Operations
+
+* [get](#get) - Retrieve a QR code
+
+## get
+
+Retrieve a QR code for a short link.
+
+```{lang}
+client.qr_codes.get(url="https://example.com")
+```
+"""
+
+GUIDE = """# Webhooks
+
+Webhooks tell your server when a payment link is paid; see [signing](#signing) first.
+
+## Signing
+
+Every webhook carries a signature header.
+"""
+
 FILLER = "# {name}\n\nThe {name} object.\n\n## Fields\n\n| Field | Type |\n| --- | --- |\n| `id` | str |\n"
 
 
@@ -69,6 +95,8 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pages[f"{language}/.docs-mcp.json"] = language_manifest(language)
         pages[f"{language}/docs/sdks/paymentlinks/README.md"] = RESOURCE.format(lang=language)
         pages[f"{language}/docs/models/paymentlink.md"] = MODEL
+        pages[f"{language}/docs/sdks/qrcodes/README.md"] = ONE_OPERATION.format(lang=language)
+        pages[f"{language}/docs/guides/webhooks.md"] = GUIDE
         for n in range(22):
             name = f"Thing{n}"
             pages[f"{language}/docs/models/{name.lower()}.md"] = FILLER.format(name=name)
@@ -89,6 +117,18 @@ def test_a_topic_query_finds_the_overview_of_the_page_it_names_even_as_one_compo
 ) -> None:
     hits = engine.search("payment links", limit=5, filters={"language": "python"}).hits
     assert hits[0].chunk_id == "python/docs/sdks/paymentlinks/README.md#paymentlinks/overview"
+
+
+def test_a_topic_whose_overview_lists_one_operation_finds_that_operation(engine: SearchEngine) -> None:
+    hits = engine.search("QR codes", limit=5, filters={"language": "go"}).hits
+    assert hits[0].chunk_id == "go/docs/sdks/qrcodes/README.md#qrcodes/get"
+
+
+def test_a_link_in_a_guides_opening_sentence_leaves_the_opening_its_introduction(
+    engine: SearchEngine,
+) -> None:
+    hits = engine.search("webhooks", limit=5, filters={"language": "go"}).hits
+    assert hits[0].chunk_id == "go/docs/guides/webhooks.md#_preamble"
 
 
 def test_an_action_in_other_words_finds_the_operation_not_the_data_model(engine: SearchEngine) -> None:

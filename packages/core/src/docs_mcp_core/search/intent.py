@@ -99,8 +99,9 @@ PHRASAL_VERBS: dict[tuple[str, str], str] = {
     ("shut", "down"): "stop",
 }
 # Bumped whenever what IntentIndex.build derives changes, so that derived files of an older build
-# are not read (2: operations that undo another, ``unsnooze``).
-INTENT_VERSION = 2
+# are not read (2: operations that undo another, ``unsnooze``; 3: an introduction that links to one
+# section only introduces that section).
+INTENT_VERSION = 3
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
 # An operation whose name starts with ``un`` + a verb (unsnooze, unarchiveWorkflow, unsubscribe)
@@ -365,7 +366,37 @@ async def load_intent(catalog: RowCatalog, reader: RowReader) -> IntentIndex | N
         if code not in done and lead_text(heads[position], crumbs[position], text):
             lead[position] = True
             done.add(code)
+    await _follow_single_links(lead, heads, catalog.file_codes, reader)
     return IntentIndex.build(heads, crumbs, paths, catalog.file_codes, lead)
+
+
+# a list item that links to a section of the same page: ``* [get](#get) - Retrieve a QR code``
+_IN_PAGE_LINK = re.compile(r"^[ \t]*[*+-][ \t]+\[[^\]\n]*\]\(#([^)\s]+)\)", re.MULTILINE)
+
+
+async def _follow_single_links(
+    lead: np.ndarray, headings: Sequence[str], file_codes: np.ndarray, reader: RowReader
+) -> None:
+    """Move, in place, the introduction of every page whose introduction lists links to exactly
+    one section of the page (a resource overview listing its only operation) to that section."""
+    leads = np.flatnonzero(lead)
+    if not len(leads):
+        return
+    contents = await reader.markdown(leads)
+    codes = file_codes.tolist()
+    wanted = {codes[p] for p in leads.tolist()}
+    sections: dict[tuple[int, str], int] = {}
+    for position, heading in enumerate(headings):
+        if codes[position] in wanted and (slug := _name(heading)):
+            sections.setdefault((codes[position], slug), position)
+    for position, content in zip(leads.tolist(), contents, strict=True):
+        code = codes[position]
+        linked = {sections.get((code, _name(anchor))) for anchor in _IN_PAGE_LINK.findall(content or "")}
+        linked.discard(None)
+        linked.discard(position)
+        if len(linked) == 1:
+            lead[position] = False
+            lead[linked.pop()] = True
 
 
 def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:

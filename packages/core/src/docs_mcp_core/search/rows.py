@@ -65,6 +65,16 @@ class RowReader:
         )
         return {int(r["_rowid"]): r for r in rows.to_pylist()}
 
+    async def markdown(self, positions: np.ndarray) -> list[str]:
+        """The markdown ``content`` of the rows at ``positions``, taken from the table by row id
+        (the intent signals read the introductions' link lists from it, once per index)."""
+        if not len(positions):
+            return []
+        row_ids = [int(r) for r in self.catalog.row_ids[positions]]
+        rows = await self._atable.take_row_ids(row_ids).with_row_id().select(["content"]).to_arrow()
+        found = dict(zip(rows["_rowid"].to_pylist(), rows["content"].to_pylist(), strict=True))
+        return [found.get(r) or "" for r in row_ids]
+
     async def values(self, positions: np.ndarray, columns: Sequence[str]) -> list[list[Any]]:
         """Values of display ``columns`` at ``positions``, one list per column (``""`` for none)."""
         values = self.catalog.display_values(positions, columns)
