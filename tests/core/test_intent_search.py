@@ -103,6 +103,10 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pages[f"{language}/README.md"] = (
             f"# SDK\n\n## Source\n\nThe {repo} of this SDK holds its code and issues.\n"
         )
+    # a guide of no language about the same topic as the references' resource pages
+    pages["docs/guides/concepts/selling/paymentlinks.md"] = (
+        "# Paying\n\nHow customers pay, in any language.\n"
+    )
     return build_pages(tmp_path_factory, "intent", pages)
 
 
@@ -117,6 +121,11 @@ def test_a_topic_query_finds_the_overview_of_the_page_it_names_even_as_one_compo
 ) -> None:
     hits = engine.search("payment links", limit=5, filters={"language": "python"}).hits
     assert hits[0].chunk_id == "python/docs/sdks/paymentlinks/README.md#paymentlinks/overview"
+
+
+def test_a_topic_without_a_language_finds_the_page_of_no_language(engine: SearchEngine) -> None:
+    hits = engine.search("payment links", limit=5).hits
+    assert hits[0].chunk_id == "docs/guides/concepts/selling/paymentlinks.md#_preamble"
 
 
 def test_a_topic_whose_overview_lists_one_operation_finds_that_operation(engine: SearchEngine) -> None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +62,7 @@ __all__ = [
     "lead_text",
     "load_intent",
     "model_factors",
+    "neutral_introductions",
     "page_names",
     "query_verbs",
     "topic_boost",
@@ -407,6 +408,23 @@ def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:
 def model_factors(model: np.ndarray, weight: float) -> np.ndarray:
     """``1 - weight`` for sections of data-model pages, else 1 (for queries that name an action)."""
     return np.where(model, 1.0 - weight, 1.0)
+
+
+def neutral_introductions(
+    topic: np.ndarray, taxonomy: Mapping[str, tuple[np.ndarray, list[str]]], named: Collection[str]
+) -> np.ndarray:
+    """The introductions (catalog positions ``topic``) a topic query wants, given the taxonomy keys
+    its request filters on or names a value of (``named``): for every other key, when some of the
+    introductions carry a value for it and some carry none, those that carry none. A reader who
+    names a topic without a language wants the page about it that is not one language's (a guide),
+    not the reference of whichever language ranks first."""
+    for key, (codes, _) in taxonomy.items():
+        if len(topic) < 2 or key in named:
+            continue
+        valued = codes[topic] >= 0
+        if valued.any() and not valued.all():
+            topic = topic[~valued]
+    return topic
 
 
 def topic_boost(

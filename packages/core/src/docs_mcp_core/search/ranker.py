@@ -39,6 +39,7 @@ from docs_mcp_core.search.intent import (
     describes,
     load_intent,
     model_factors,
+    neutral_introductions,
     query_verbs,
     topic_boost,
     topic_key,
@@ -313,10 +314,9 @@ def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarr
 
 
 def coverage_factor(text: str, terms: Sequence[str], undo: bool = False) -> float:
-    """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``:
-    the square root of the share of ``terms`` found at the start of a word (smoothed: never 0);
-    with ``undo`` (a query that wants an operation undone), a term also counts found after ``un``
-    (``snooze`` in ``unsnooze``)."""
+    """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``: the
+    square root of the share of ``terms`` found at the start of a word (smoothed: never 0); with
+    ``undo`` (a query that wants an operation undone), also after ``un`` (``snooze`` in ``unsnooze``)."""
     if not terms:
         return 1.0
     found = sum(1 for t in terms if _starts_a_word(text, t) or (undo and _starts_a_word(text, "un" + t)))
@@ -483,6 +483,7 @@ class Ranker:
             sibling_boost(rows, score, heading, catalog.file_codes, weights.sibling)
         if intent is not None and weights.topic:
             topic = intent.topic_rows(topic_key(query.terms, list(cues.values())))
+            topic = neutral_introductions(topic, catalog.taxonomy, {*filters, *cues})
             topic_boost(rows, score, catalog.prior, topic, weights.topic)
         return order(rows, score, catalog.sort_rank, depth=catalog.depth)
 
