@@ -113,3 +113,22 @@ def test_a_description_is_three_words_of_the_readers_own_without_an_identifier()
     assert describes(["checkout", "report", "sale", "customer"], names_identifier=False)
     assert not describes(["payment", "link"], names_identifier=False)  # a topic, not a description
     assert not describes(["fields", "sale", "event"], names_identifier=True)  # names a type from code
+
+
+def test_a_topic_key_names_the_one_page_whose_name_starts_with_it() -> None:
+    intent = IntentIndex(
+        verbs=np.zeros(3, dtype=np.int32),
+        model=np.zeros(3, dtype=bool),
+        lead=np.ones(3, dtype=bool),
+        topics={
+            "ingestionpipelineconfiguration": np.array([0]),
+            "webhookendpoint": np.array([1]),
+            "webhookevent": np.array([2]),
+        },
+    )
+    assert intent.topic_rows("ingestionpipeline").tolist() == [0]
+    assert intent.topic_rows("webhookendpoint").tolist() == [1]
+    assert intent.topic_rows("webhook").tolist() == []  # two names start with it, and it is short
+    assert intent.topic_rows("webhookeve").tolist() == [2]
+    assert intent.topic_rows("ingest").tolist() == []  # shorter than TOPIC_PREFIX_MIN_CHARS
+    assert intent.topic_rows(None).tolist() == []

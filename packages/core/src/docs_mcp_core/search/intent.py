@@ -32,7 +32,9 @@ first default-ranked search needs them.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
@@ -52,6 +54,7 @@ __all__ = [
     "INTENT_VERSION",
     "LEAD_MIN_WORDS",
     "TOPIC_MAX_WORDS",
+    "TOPIC_PREFIX_MIN_CHARS",
     "UNDOING_GROUPS",
     "UNDO_GROUP",
     "VERB_GROUPS",
@@ -144,6 +147,7 @@ _NOT_UNDOING = frozenset(
 )
 _VERBS = frozenset().union(*VERB_GROUPS)
 TOPIC_MAX_WORDS = 3  # a topic query names a page in at most this many words
+TOPIC_PREFIX_MIN_CHARS = 8  # letters of a topic key that may name a page by the start of its name
 DESCRIPTION_MIN_TERMS = 3  # content words (coverage terms) that make a query a description
 LEAD_TEXT_CHARS = 2000  # of a section's text, looked at for words of its own
 LEAD_MIN_WORDS = 3  # words of its own (beyond its headings) that make a section a page's introduction
@@ -332,8 +336,23 @@ class IntentIndex:
         return cls(verbs=a["verbs"], model=a["model"], lead=a["lead"], topics=topics, undone=undone)
 
     def topic_rows(self, key: str | None) -> np.ndarray:
-        """Positions of the introductions of the pages named ``key``."""
-        return self.topics.get(key, _NONE) if key else _NONE
+        """Positions of the introductions of the pages named ``key``, or else of the pages of the
+        one name that starts with it (``ingestion pipelines`` names ``ingestionpipelineconfigurations``:
+        a reader names a resource by the start of its name), when the key has
+        :data:`TOPIC_PREFIX_MIN_CHARS` letters or more."""
+        if not key:
+            return _NONE
+        found = self.topics.get(key)
+        if found is not None or len(key) < TOPIC_PREFIX_MIN_CHARS:
+            return _NONE if found is None else found
+        names = self._names
+        at = bisect.bisect_left(names, key)
+        longer = list(itertools.takewhile(lambda n: n.startswith(key), names[at : at + 2]))
+        return self.topics[longer[0]] if len(longer) == 1 else _NONE
+
+    @functools.cached_property
+    def _names(self) -> list[str]:
+        return sorted(self.topics)
 
 
 _NONE = np.empty(0, dtype=np.int64)
