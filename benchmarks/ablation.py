@@ -53,12 +53,12 @@ def weights(**overrides: float) -> Iterator[None]:
 
 @contextmanager
 def no_coverage() -> Iterator[None]:
-    original = ranker_module.coverage_factor
+    original = ranker_module.coverage_factor  # pyright: ignore[reportPrivateImportUsage]
     ranker_module.coverage_factor = lambda text, terms, undo=False: 1.0  # type: ignore[assignment]
     try:
         yield
     finally:
-        ranker_module.coverage_factor = original
+        ranker_module.coverage_factor = original  # pyright: ignore[reportPrivateImportUsage]
 
 
 @contextmanager

@@ -6,14 +6,13 @@ import numpy as np
 import pytest
 
 from docs_mcp_core.search import Query
+from docs_mcp_core.search.coverage import coverage_factor, coverage_rows
 from docs_mcp_core.search.legs import EMPTY_LEG
 from docs_mcp_core.search.ranker import (
     RRF_K,
     Ranked,
     RankingWeights,
     continued,
-    coverage_factor,
-    coverage_rows,
     cue_factors,
     default_contributions,
     first_of_each_group,

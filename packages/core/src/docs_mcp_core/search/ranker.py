@@ -13,7 +13,7 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
 2. **Multipliers** (default ranking): the row's static prior (computed at build time,
    :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
-   (:func:`coverage_rows`, :func:`coverage_factor`); among the best rows of one page, the one whose
+   (:mod:`.coverage`); among the best rows of one page, the one whose
    heading path is nearest the question (:func:`.siblings.sibling_boost`).
 3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
    best first; ties by path depth (default ranking), then chunk id; byte-identical chunks give one
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from docs_mcp_core.search.coverage import COVERAGE_DEPTH, coverage_factor, coverage_rows, coverage_texts
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
     IntentIndex,
@@ -52,8 +53,6 @@ from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.siblings import sibling_boost
 
 __all__ = [
-    "COVERAGE_DEPTH",
-    "COVERAGE_TEXT_CHARS",
     "DEFAULT_CONTRIBUTIONS",
     "LANGUAGE_ALIASES",
     "RRF_K",
@@ -62,8 +61,6 @@ __all__ = [
     "Ranking",
     "RankingWeights",
     "continued",
-    "coverage_factor",
-    "coverage_rows",
     "cue_factors",
     "default_contributions",
     "first_of_each_group",
@@ -74,11 +71,6 @@ __all__ = [
 ]
 
 RRF_K = 60
-COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
-COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes first
-COVERAGE_EXPONENT = 0.5
-COVERAGE_SMOOTHING = 0.5
-_COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath")  # and the text (RowReader.text_column)
 
 # Other spellings of taxonomy values (programming languages), each with the values it may stand
 # for, most likely first. A word that is not itself a value of a key names the first of these
@@ -228,7 +220,7 @@ def summed(
     return rows, score
 
 
-# ── 2. multipliers: taxonomy cues and query-term coverage ────────────────────────────────────
+# ── 2. multipliers: taxonomy cues (query-term coverage: :mod:`.coverage`) ──────────────────────
 
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
 
@@ -304,45 +296,6 @@ def cue_factors(
         have = all_codes[rows]
         factor = np.where(have == code, factor * up, np.where(have >= 0, factor / up, factor))
     return factor
-
-
-def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarray, depth: int) -> np.ndarray:
-    """Indices (into ``rows``) of the ``depth`` best-scored rows that the match leg found: the rows
-    whose query-term coverage is measured (rows found by the vector leg alone keep their score)."""
-    lexical = np.flatnonzero(members(rows, match_positions))
-    return lexical[np.argsort(-score[lexical], kind="stable")[:depth]]
-
-
-def coverage_factor(text: str, terms: Sequence[str], undo: bool = False) -> float:
-    """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``: the
-    square root of the share of ``terms`` found at the start of a word (smoothed: never 0); with
-    ``undo`` (a query that wants an operation undone), also after ``un`` (``snooze`` in ``unsnooze``)."""
-    if not terms:
-        return 1.0
-    found = sum(1 for t in terms if _starts_a_word(text, t) or (undo and _starts_a_word(text, "un" + t)))
-    share = (found + COVERAGE_SMOOTHING) / (len(terms) + COVERAGE_SMOOTHING)
-    return float(share**COVERAGE_EXPONENT)
-
-
-def _starts_a_word(text: str, term: str) -> bool:
-    """Whether ``term`` occurs in ``text`` after a character that is not a letter or digit (or
-    at the start): ``tag`` is in ``tags`` and ``list_tags``, not in ``stage``."""
-    at = text.find(term)
-    while at >= 0:
-        if at == 0 or not text[at - 1].isalnum():
-            return True
-        at = text.find(term, at + 1)
-    return False
-
-
-async def coverage_texts(reader: RowReader, positions: np.ndarray) -> list[str]:
-    """Lower-cased heading, breadcrumb, path and start of the text of the rows at ``positions``
-    (what query-term coverage looks in)."""
-    head, crumbs, path, text = await reader.values(positions, (*_COVERAGE_COLUMNS, reader.text_column))
-    return [
-        f"{h} {c} {p} {t[:COVERAGE_TEXT_CHARS]}".lower()
-        for h, c, p, t in zip(head, crumbs, path, text, strict=True)
-    ]
 
 
 # ── 3. order ─────────────────────────────────────────────────────────────────────────────────

@@ -1,0 +1,70 @@
+"""Query-term coverage: how many of the question's words a chunk holds, among the best rows.
+
+The default ranking multiplies each of the :data:`COVERAGE_DEPTH` best-scored rows that the match
+leg found by :func:`coverage_factor`: the square root of the share of the query's coverage terms
+(:attr:`~docs_mcp_core.search.query.Query.coverage_terms`) found at the start of a word of the row's
+heading, breadcrumb, path and the start of its text (:func:`coverage_texts`), smoothed so that it
+is never 0. A chunk that answers the whole question outranks one that repeats one of its words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from docs_mcp_core.search.row_catalog import members
+from docs_mcp_core.search.rows import RowReader
+
+__all__ = [
+    "COVERAGE_DEPTH",
+    "COVERAGE_TEXT_CHARS",
+    "coverage_factor",
+    "coverage_rows",
+    "coverage_texts",
+]
+
+COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
+COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes first
+COVERAGE_EXPONENT = 0.5
+COVERAGE_SMOOTHING = 0.5
+_COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath")  # and the text (RowReader.text_column)
+
+
+def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarray, depth: int) -> np.ndarray:
+    """Indices (into ``rows``) of the ``depth`` best-scored rows that the match leg found: the rows
+    whose query-term coverage is measured (rows found by the vector leg alone keep their score)."""
+    lexical = np.flatnonzero(members(rows, match_positions))
+    return lexical[np.argsort(-score[lexical], kind="stable")[:depth]]
+
+
+def coverage_factor(text: str, terms: Sequence[str], undo: bool = False) -> float:
+    """Multiplier of a chunk whose lower-cased heading, breadcrumb, path and text are ``text``: the
+    square root of the share of ``terms`` found at the start of a word (smoothed: never 0); with
+    ``undo`` (a query that wants an operation undone), also after ``un`` (``snooze`` in ``unsnooze``)."""
+    if not terms:
+        return 1.0
+    found = sum(1 for t in terms if _starts_a_word(text, t) or (undo and _starts_a_word(text, "un" + t)))
+    share = (found + COVERAGE_SMOOTHING) / (len(terms) + COVERAGE_SMOOTHING)
+    return float(share**COVERAGE_EXPONENT)
+
+
+def _starts_a_word(text: str, term: str) -> bool:
+    """Whether ``term`` occurs in ``text`` after a character that is not a letter or digit (or
+    at the start): ``tag`` is in ``tags`` and ``list_tags``, not in ``stage``."""
+    at = text.find(term)
+    while at >= 0:
+        if at == 0 or not text[at - 1].isalnum():
+            return True
+        at = text.find(term, at + 1)
+    return False
+
+
+async def coverage_texts(reader: RowReader, positions: np.ndarray) -> list[str]:
+    """Lower-cased heading, breadcrumb, path and start of the text of the rows at ``positions``
+    (what query-term coverage looks in)."""
+    head, crumbs, path, text = await reader.values(positions, (*_COVERAGE_COLUMNS, reader.text_column))
+    return [
+        f"{h} {c} {p} {t[:COVERAGE_TEXT_CHARS]}".lower()
+        for h, c, p, t in zip(head, crumbs, path, text, strict=True)
+    ]
