@@ -132,6 +132,7 @@ VARIANTS = (
     Variant("- compounds", after_open=_no_compounds),
     Variant("- contrasts", contrasts=False),
     Variant("- inverse operations", inverses=False),
+    Variant("- contrast neighbours", weights={"neighbour": 0.0}),
     Variant("original recipe", options={"ranking": "original"}),
 )
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from docs_mcp_core.search.intent import is_action_word
 from docs_mcp_core.search.row_catalog import members
 from docs_mcp_core.search.rows import RowReader
 
@@ -22,6 +23,7 @@ __all__ = [
     "coverage_factor",
     "coverage_rows",
     "coverage_texts",
+    "neighbour_factors",
 ]
 
 COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
@@ -68,3 +70,32 @@ async def coverage_texts(reader: RowReader, positions: np.ndarray) -> list[str]:
         f"{h} {c} {p} {t[:COVERAGE_TEXT_CHARS]}".lower()
         for h, c, p, t in zip(head, crumbs, path, text, strict=True)
     ]
+
+
+CONTRAST_INSIDE_CHARS = 6  # letters of a contrast word also looked for inside a compound name
+
+
+async def neighbour_factors(
+    reader: RowReader, positions: np.ndarray, contrast_terms: Sequence[str], weight: float
+) -> np.ndarray:
+    """``1 / (1 + weight)`` for the rows at ``positions`` whose heading, breadcrumb or path names a
+    word of the contrast the query draws (``rename a folder, not a tag``: ``tags``; ``list the
+    partners, not the pending applications``: ``partnerapplications``), else 1: the reader named
+    that neighbour to rule it out. The words of the verb table are left to it: an action the
+    reader rules out (``not a bulk update``, ``instead of updating each one``) is what the
+    operation wanted is often named after (``updateMany``)."""
+    factors = np.ones(len(positions), dtype=np.float64)
+    contrast_terms = [t for t in contrast_terms if not is_action_word(t)]
+    if not contrast_terms or not len(positions):
+        return factors
+    head, crumbs, path = await reader.values(positions, _COVERAGE_COLUMNS)
+    for i, names in enumerate(f"{h} {c} {p}".lower() for h, c, p in zip(head, crumbs, path, strict=True)):
+        if any(_names(names, t) for t in contrast_terms):
+            factors[i] = 1.0 / (1.0 + weight)
+    return factors
+
+
+def _names(names: str, term: str) -> bool:
+    """Whether ``term`` starts a word of ``names``, or, when it is long, stands inside one (a
+    compound folder name: ``application`` in ``partnerapplications``)."""
+    return _starts_a_word(names, term) or (len(term) >= CONTRAST_INSIDE_CHARS and term in names)

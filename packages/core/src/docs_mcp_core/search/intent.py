@@ -62,6 +62,7 @@ __all__ = [
     "describes",
     "first_sections",
     "heading_verbs",
+    "is_action_word",
     "lead_text",
     "load_intent",
     "model_factors",
@@ -170,6 +171,11 @@ def query_verbs(terms: Sequence[str]) -> int:
                 mask |= 1 << (_COUNT if term == "many" and previous == "how" else bit)
         previous = words[i]
     return mask
+
+
+def is_action_word(term: str) -> bool:
+    """Whether a coverage term (``updat`` for updating) is a word of :data:`VERB_GROUPS`."""
+    return term in _VERBS or (len(term) >= 4 and any(word.startswith(term) for word in _VERBS))
 
 
 def describes(coverage_terms: Sequence[str], names_identifier: bool) -> bool:

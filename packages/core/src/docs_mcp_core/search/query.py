@@ -38,6 +38,7 @@ scores and must stay exactly as LanceDB has them.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -75,6 +76,24 @@ _CONTRAST_RE = re.compile(
     r"(?:[,;(]\s*(?:but\s+)?not|\s+-+\s*not|\brather\s+than|\binstead\s+of)\b(?!\s+(?:just|only)\b)[^,;.)]*",
     re.IGNORECASE,
 )
+
+
+_CONTRAST_MARKERS = frozenset({"not", "rather", "than", "instead"})
+
+
+def _cut_words(words: Iterable[str]) -> list[str]:
+    """``words`` as coverage terms: no stop words, none of one or two characters, common English
+    endings cut, each once."""
+    found: dict[str, None] = {}
+    for word in words:
+        if len(word) <= 2 or word in STOP_WORDS:
+            continue
+        for ending in COVERAGE_ENDINGS:
+            if word.endswith(ending) and len(word) - len(ending) >= 3:
+                word = word[: -len(ending)]
+                break
+        found.setdefault(word, None)
+    return list(found)
 
 
 def drop_contrasts(text: str) -> str:
@@ -192,13 +211,14 @@ class Query:
         """The terms query-term coverage counts: no stop words, none of one or two characters, common
         English endings cut (``tags`` and ``tag`` are one word: a term matches the start of a word
         of the chunk's lower-cased text)."""
-        found: dict[str, None] = {}
-        for word in self.terms:
-            if len(word) <= 2 or word in STOP_WORDS:
-                continue
-            for ending in COVERAGE_ENDINGS:
-                if word.endswith(ending) and len(word) - len(ending) >= 3:
-                    word = word[: -len(ending)]
-                    break
-            found.setdefault(word, None)
-        return list(found)
+        return _cut_words(self.terms)
+
+    @cached_property
+    def contrast_terms(self) -> list[str]:
+        """The words of the contrasts the query draws (:func:`drop_contrasts`), as coverage terms,
+        without those the rest of the query says: they name the neighbour that is not wanted."""
+        if self.focus == self.text:
+            return []
+        kept = set(self.coverage_terms)
+        dropped = _cut_words(dict.fromkeys(_WORD_RE.findall(self.text.lower())))
+        return [t for t in dropped if t not in kept and t not in _CONTRAST_MARKERS]

@@ -33,7 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from docs_mcp_core.search.coverage import COVERAGE_DEPTH, coverage_factor, coverage_rows, coverage_texts
+from docs_mcp_core.search.coverage import (
+    COVERAGE_DEPTH,
+    coverage_factor,
+    coverage_rows,
+    coverage_texts,
+    neighbour_factors,
+)
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
     IntentIndex,
@@ -111,6 +117,7 @@ class RankingWeights:
     described_model: float = 0.3  # data-model damping for a description without a table verb
     sibling: float = 0.05
     option: float = 0.5  # the block whose id names the query's option with its command
+    neighbour: float = 0.5  # damping of the rows a contrast names (``..., not the applications``)
 
 
 @dataclass(frozen=True)
@@ -431,6 +438,11 @@ class Ranker:
             texts = await coverage_texts(self._reader, rows[top])
             factors = (coverage_factor(t, terms, bool(wanted & UNDO_GROUP)) for t in texts)
             score[top] *= np.fromiter(factors, np.float64, len(top))
+        if query.contrast_terms and weights.neighbour and len(matched):
+            top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
+            score[top] *= await neighbour_factors(
+                self._reader, rows[top], query.contrast_terms, weights.neighbour
+            )
         heading = legs.get("heading")
         if heading is not None and catalog.file_codes is not None:
             sibling_boost(rows, score, heading, catalog.file_codes, weights.sibling)
