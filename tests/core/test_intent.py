@@ -23,7 +23,7 @@ def bit(word: str) -> int:
 
 def test_query_words_name_the_group_of_their_action() -> None:
     assert query_verbs(["remove", "a", "webhook"]) == bit("delete")
-    assert query_verbs(["fetch", "one", "invoice"]) == bit("get")
+    assert query_verbs(["fetch", "the", "invoice"]) == bit("get")
     assert query_verbs(["invoices", "overview"]) == 0
 
 
@@ -132,3 +132,24 @@ def test_a_topic_key_names_the_one_page_whose_name_starts_with_it() -> None:
     assert intent.topic_rows("webhookeve").tolist() == [2]
     assert intent.topic_rows("ingest").tolist() == []  # shorter than TOPIC_PREFIX_MIN_CHARS
     assert intent.topic_rows(None).tolist() == []
+
+
+def test_one_thing_is_the_single_form_and_in_one_call_the_batch_form() -> None:
+    from docs_mcp_core.search.intent import SINGLE
+
+    assert query_verbs(["delete", "a", "single", "short", "link"]) == bit("delete") | SINGLE
+    assert query_verbs(["get", "one", "workflow"]) == bit("get") | SINGLE
+    assert query_verbs(["fire", "several", "events", "in", "a", "single", "request"]) == bit("fire") | bit(
+        "bulk"
+    )
+    assert query_verbs(["mark", "them", "paid", "in", "one", "request"]) == bit("bulk")
+    assert query_verbs(["a", "single", "tag"]) == 0  # no action: nothing to prefer
+
+
+def test_a_query_about_one_thing_damps_the_batch_operations() -> None:
+    from docs_mcp_core.search.intent import SINGLE, verb_factors
+
+    verbs = np.array([heading_verbs("delete"), heading_verbs("deleteMany"), heading_verbs("list")])
+    single = verb_factors(verbs, bit("delete") | SINGLE, 0.3).tolist()
+    assert single == [1.3, 1.0, 1.0]
+    assert verb_factors(verbs, bit("delete"), 0.3).tolist() == [1.3, 1.3, 1.0]

@@ -53,6 +53,7 @@ __all__ = [
     "DESCRIPTION_MIN_TERMS",
     "INTENT_VERSION",
     "LEAD_MIN_WORDS",
+    "SINGLE",
     "TOPIC_MAX_WORDS",
     "TOPIC_PREFIX_MIN_CHARS",
     "UNDOING_GROUPS",
@@ -109,6 +110,11 @@ PHRASAL_VERBS: dict[tuple[str, str], str] = {
 INTENT_VERSION = 3
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
+# "a single link", "one workflow": the operation on one thing, not its batch form; "in one call",
+# "in a single request" ask for the batch form
+SINGLE = 1 << 12
+_SINGLE_WORDS = frozenset({"single", "one", "individual"})
+_AT_ONCE = frozenset({"in", "with"})
 # An operation whose name starts with ``un`` + a verb (unsnooze, unarchiveWorkflow, unsubscribe)
 # undoes that verb's operation: the undo group's action. A reader also asks for it by removing or
 # cancelling the state the verb sets ("remove a workflow's schedule", "stop sharing"): a delete or
@@ -161,6 +167,7 @@ def query_verbs(terms: Sequence[str]) -> int:
     """Bit mask of the :data:`VERB_GROUPS` the query's lower-case ``terms`` name ("how many" counts)."""
     mask = 0
     previous = ""
+    single = False
     words = list(terms)
     for i, term in enumerate(words):
         phrasal = PHRASAL_VERBS.get((term, words[i + 1])) if i + 1 < len(words) else None
@@ -169,8 +176,14 @@ def query_verbs(terms: Sequence[str]) -> int:
         for bit, group in enumerate(VERB_GROUPS):
             if term in group:
                 mask |= 1 << (_COUNT if term == "many" and previous == "how" else bit)
+        if term in _SINGLE_WORDS:
+            before = words[i - 2 : i]  # "in one call", "in a single request": many at once
+            if previous in _AT_ONCE or (previous == "a" and before[:1] and before[0] in _AT_ONCE):
+                mask |= 1 << _BATCH
+            else:
+                single = True
         previous = words[i]
-    return mask
+    return mask | SINGLE if single and mask else mask
 
 
 def is_action_word(term: str) -> bool:
@@ -426,8 +439,13 @@ async def _follow_single_links(
 
 
 def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:
-    """``1 + weight`` for rows whose operation name says an action of the ``wanted`` groups, else 1."""
-    return np.where((verbs & wanted) != 0, 1.0 + weight, 1.0)
+    """``1 + weight`` for rows whose operation name says an action of the ``wanted`` groups, else 1;
+    for a query about one thing (:data:`SINGLE`, no batch word), a batch operation's factor is
+    divided by ``1 + weight``."""
+    factors = np.where((verbs & wanted) != 0, 1.0 + weight, 1.0)
+    if wanted & SINGLE and not wanted & (1 << _BATCH):
+        factors = np.where((verbs & (1 << _BATCH)) != 0, factors / (1.0 + weight), factors)
+    return factors
 
 
 def model_factors(model: np.ndarray, weight: float) -> np.ndarray:
