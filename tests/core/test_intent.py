@@ -23,6 +23,7 @@ def bit(word: str) -> int:
 
 def test_query_words_name_the_group_of_their_action() -> None:
     assert query_verbs(["remove", "a", "webhook"]) == bit("delete")
+    assert query_verbs(["disconnect", "the", "credentials"]) == bit("delete")
     assert query_verbs(["fetch", "the", "invoice"]) == bit("get")
     assert query_verbs(["invoices", "overview"]) == 0
 

@@ -85,7 +85,7 @@ VERB_GROUPS: tuple[frozenset[str], ...] = tuple(
         "list all every browse enumerate",
         "create add new make register sign insert",
         "update change edit modify rename set patch",
-        "delete remove erase destroy drop purge",
+        "delete remove erase destroy drop purge disconnect detach",
         "batch bulk many multiple several once",
         "search find query lookup filter",
         "trigger start run launch kick execute fire invoke",
