@@ -410,6 +410,7 @@ async def load_intent(catalog: RowCatalog, reader: RowReader) -> IntentIndex | N
 
 
 # a list item that links to a section of the same page: ``* [get](#get) - Retrieve a QR code``
+_MARKDOWN_BATCH = 4096
 _IN_PAGE_LINK = re.compile(r"^[ \t]*[*+-][ \t]+\[[^\]\n]*\]\(#([^)\s]+)\)", re.MULTILINE)
 
 
@@ -421,21 +422,21 @@ async def _follow_single_links(
     leads = np.flatnonzero(lead)
     if not len(leads):
         return
-    contents = await reader.markdown(leads)
     codes = file_codes.tolist()
-    wanted = {codes[p] for p in leads.tolist()}
     sections: dict[tuple[int, str], int] = {}
     for position, heading in enumerate(headings):
-        if codes[position] in wanted and (slug := _name(heading)):
+        if slug := _name(heading):
             sections.setdefault((codes[position], slug), position)
-    for position, content in zip(leads.tolist(), contents, strict=True):
-        code = codes[position]
-        linked = {sections.get((code, _name(anchor))) for anchor in _IN_PAGE_LINK.findall(content or "")}
-        linked.discard(None)
-        linked.discard(position)
-        if len(linked) == 1:
-            lead[position] = False
-            lead[linked.pop()] = True
+    for start in range(0, len(leads), _MARKDOWN_BATCH):  # the markdown of a few thousand rows at a time
+        batch = leads[start : start + _MARKDOWN_BATCH].tolist()
+        for position, content in zip(batch, await reader.markdown(np.asarray(batch)), strict=True):
+            anchors = _IN_PAGE_LINK.findall(content)
+            linked = {sections.get((codes[position], _name(anchor))) for anchor in anchors}
+            linked.discard(None)
+            linked.discard(position)
+            if len(linked) == 1:
+                lead[position] = False
+                lead[linked.pop()] = True
 
 
 def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:
