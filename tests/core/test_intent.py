@@ -154,3 +154,11 @@ def test_a_query_about_one_thing_damps_the_batch_operations() -> None:
     single = verb_factors(verbs, bit("delete") | SINGLE, 0.3).tolist()
     assert single == [1.3, 1.0, 1.0]
     assert verb_factors(verbs, bit("delete"), 0.3).tolist() == [1.3, 1.3, 1.0]
+
+
+def test_the_single_mark_is_no_group_of_the_verb_table() -> None:
+    from docs_mcp_core.search.intent import SINGLE, UNDO_GROUP
+
+    every_group = sum(1 << bit for bit in range(len(VERB_GROUPS)))
+    assert not SINGLE & every_group
+    assert UNDO_GROUP & every_group  # the undo group is a group of the table

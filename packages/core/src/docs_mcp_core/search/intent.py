@@ -112,7 +112,7 @@ _BATCH = 5  # the batch group's words may stand anywhere in an operation name (c
 _COUNT = 10
 # "a single link", "one workflow": the operation on one thing, not its batch form; "in one call",
 # "in a single request" ask for the batch form
-SINGLE = 1 << 12
+SINGLE = 1 << len(VERB_GROUPS)  # above every group's bit
 _SINGLE_WORDS = frozenset({"single", "one", "individual"})
 _AT_ONCE = frozenset({"in", "with"})
 # An operation whose name starts with ``un`` + a verb (unsnooze, unarchiveWorkflow, unsubscribe)
