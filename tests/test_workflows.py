@@ -185,6 +185,8 @@ def test_shell_commands_split_like_a_shell() -> None:
         ("uv biuld --all-packages", "not a uv command"),
         ("uv run --frozen pytest tests/nowhere", "does not collect"),
         ("uv run --frozen ruff chek .", "neither a path nor a subcommand"),
+        ("uv run --frozen python -m compileal -q packages", "does not run in the project environment"),
+        ("uv run --frozen python -m compileall --quiet packages", "has no option --quiet"),
         ("uv run --frozen scripts/missing.py", "no such file"),
         ("uv run --frozen scripts/bump_version.py --chek", "no option --chek"),
     ],

@@ -317,6 +317,14 @@ class CommandChecker:
             self._check_cli_arguments(args, get_help((sys.executable, str(script))), where, target)
         elif target == "pytest":
             self._check_pytest(args, where)
+        elif target == "python" and args[:1] == ["-m"] and len(args) > 1:
+            # python -m MODULE [args]: the module runs in the project environment, with its own flags
+            help_ = get_help((str(BIN_DIR / "python"), "-m", args[1]))
+            if not help_.ok:
+                self._problem(where, f"`python -m {args[1]}` does not run in the project environment")
+                return
+            options, _ = split_arguments(args[2:], help_)
+            self._check_flags(options, help_, where, f"python -m {args[1]}")
         else:
             program = BIN_DIR / target
             if not program.exists():
