@@ -7,7 +7,9 @@ corpus: the build follows links to folders, so nothing is copied), then:
 1. builds it with ``docs-mcp build`` in a child process: wall time, CPU time (user + system of the
    build and its chunking workers: less sensitive to other load on the machine than wall time),
    peak RSS of the largest process (``wait4``) and peak PSS of the process tree (``/proc`` polled
-   every 20 ms), index size (whole output folder and ``.lancedb``);
+   every 20 ms), index size (whole output folder and ``.lancedb``); with ``--steps``, each step
+   the build prints with its wall and CPU time, the RSS sampled in it and how much it raised the
+   peak RSS (where the peak is), and the busiest threads' CPU;
 2. runs the dev queries (``sdk-docs-dev-cases.json``) over stdio against ``docs-mcp-server`` with
    raw JSON-RPC lines: one warm-up round, then ``--passes`` timed rounds; search p50/p95 (nearest
    rank), the share of cases whose expected chunk (rewritten to ``copy-0/<id>``: the copies are
@@ -29,6 +31,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -74,6 +77,113 @@ class Figures:
     server_rss_mb: float = 0.0
     server_peak_mb: float = 0.0
     ann: dict[str, Any] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    thread_cpu: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Step:
+    """One step of the build's log: when it started, how long it ran, what the build did in it."""
+
+    name: str
+    start_s: float
+    seconds: float = 0.0
+    cpu_s: float = 0.0  # the build process's CPU, all its threads (not the chunking workers)
+    rss_mib: float = 0.0  # the build process's largest RSS sampled during the step
+    hwm_gain_mib: float = 0.0  # how much its peak RSS (VmHWM) rose during the step
+
+
+class StepLog:
+    """The build's steps as its log prints them (``[  1.6s] message``), with what the build
+    process used in each: sampled at every poll, so a step shorter than a poll may be missed, but
+    the rise of the peak RSS (``VmHWM``, kept by the kernel) is never."""
+
+    STEP_RE = re.compile(r"^\[\s*([0-9.]+)s\] (.*)$")
+    PROGRESS_RE = re.compile(r": [0-9,]+/[0-9,]+$")  # "chunking: 64/4087": progress, not a step
+
+    def __init__(self, log: Path, pid: int) -> None:
+        self.log, self.pid = log, pid
+        self.offset = 0
+        self.pending = ""
+        self.steps: list[Step] = [Step("start", 0.0)]
+        self.hwm = 0.0
+        self.cpu = 0.0
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.threads: dict[int, tuple[str, float]] = {}  # thread id -> (name, CPU seconds)
+
+    def poll(self) -> None:
+        try:
+            with open(self.log, encoding="utf-8", errors="replace") as fh:
+                fh.seek(self.offset)
+                text = fh.read()
+                self.offset = fh.tell()
+        except OSError:
+            text = ""
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        rss, hwm, cpu = self._usage()
+        for line in lines:
+            found = self.STEP_RE.match(line)
+            if found and not self.PROGRESS_RE.search(found.group(2)):
+                self.steps.append(Step(found.group(2), float(found.group(1))))
+        step = self.steps[-1]
+        if cpu:
+            step.cpu_s += max(0.0, cpu - self.cpu)
+            self.cpu = cpu
+        step.rss_mib = max(step.rss_mib, rss)
+        self._thread_usage()
+        if hwm > self.hwm:
+            step.hwm_gain_mib += hwm - self.hwm
+            self.hwm = hwm
+
+    def _usage(self) -> tuple[float, float, float]:
+        """RSS and peak RSS (MiB) and CPU seconds of the build process (zeros once it has ended)."""
+        rss = hwm = cpu = 0.0
+        try:
+            with open(f"/proc/{self.pid}/status", encoding="ascii") as fh:
+                for line in fh:
+                    key, _, value = line.partition(":")
+                    if key == "VmRSS":
+                        rss = int(value.split()[0]) / 1024
+                    elif key == "VmHWM":
+                        hwm = int(value.split()[0]) / 1024
+            with open(f"/proc/{self.pid}/stat", encoding="ascii") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            cpu = (int(fields[11]) + int(fields[12])) / self.tick  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+        return rss, hwm, cpu
+
+    def _thread_usage(self) -> None:
+        """Each thread's CPU so far (a thread's last sample counts once it has ended)."""
+        try:
+            tids = os.listdir(f"/proc/{self.pid}/task")
+        except OSError:
+            return
+        for tid in tids:
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/stat", encoding="utf-8", errors="replace") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+            fields = stat.rsplit(")", 1)[1].split()
+            self.threads[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / self.tick)
+
+    def thread_cpu(self) -> dict[str, float]:
+        """CPU seconds of the busiest threads (``name/thread id``; Python's own threads all carry
+        the program's name), then the rest by name."""
+        ranked = sorted(self.threads.items(), key=lambda item: -item[1][1])
+        totals = {f"{name}/{tid}": seconds for tid, (name, seconds) in ranked[:6]}
+        for _tid, (name, seconds) in ranked[6:]:
+            key = f"other {name}"
+            totals[key] = totals.get(key, 0.0) + seconds
+        return totals
+
+    def finish(self, wall_s: float) -> list[Step]:
+        for step, following in zip(self.steps, [*self.steps[1:], None], strict=True):
+            step.seconds = (following.start_s if following is not None else wall_s) - step.start_s
+        return self.steps
 
 
 def bin_command(name: str) -> list[str]:
@@ -136,6 +246,7 @@ def run_build(
         started = time.perf_counter()
         proc = subprocess.Popen(command, stdout=out_fh, stderr=err, env=env)
         peak_tree = 0
+        steps = StepLog(log, proc.pid)
         deadline = started + timeout_s if timeout_s > 0 else math.inf
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -147,8 +258,12 @@ def run_build(
                     f"docs-mcp build ran for more than {timeout_s:.0f} s; stopped (raise --build-timeout)"
                 )
             peak_tree = max(peak_tree, tree_pss_kib(proc.pid))
+            steps.poll()
             time.sleep(POLL_SECONDS)
         figures.build_wall_s = time.perf_counter() - started
+        steps.poll()
+        figures.steps = steps.finish(figures.build_wall_s)
+        figures.thread_cpu = steps.thread_cpu()
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.stderr.write(log.read_text(encoding="utf-8")[-4000:])
@@ -284,6 +399,17 @@ def verdict(value: float, target: float) -> str:
     return "ok" if value <= target else "MISSED"
 
 
+def report_steps(figures: Figures) -> None:
+    """Where the build's time and memory went, step by step (``--steps``)."""
+    print(f"{figures.copies}x build, step by step (the build process; CPU without the chunking workers):")
+    print(f"  {'start s':>8} {'wall s':>7} {'CPU s':>6} {'RSS MiB':>8} {'peak +MiB':>9}  step")
+    for step in figures.steps:
+        print(f"  {step.start_s:>8.1f} {step.seconds:>7.1f} {step.cpu_s:>6.1f} {step.rss_mib:>8.0f} "
+              f"{step.hwm_gain_mib:>9.0f}  {step.name[:80]}")  # fmt: skip
+    shown = [f"{name} {seconds:.1f}" for name, seconds in figures.thread_cpu.items() if seconds >= 0.1]
+    print("  CPU s by thread: " + ", ".join(shown))
+
+
 def report(results: list[Figures], provider: str) -> None:
     print()
     print(f"{'copies':>6} {'files':>7} {'chunks':>8} {'build s':>8} {'cpu s':>7} {'RSS MiB':>8} {'PSS MiB':>8} "
@@ -345,6 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-search", action="store_true", help="build only")
     parser.add_argument(
+        "--steps",
+        action="store_true",
+        help="print each build's steps with their wall and CPU time, RSS and rise of the peak RSS",
+    )
+    parser.add_argument(
         "--build-timeout",
         type=float,
         default=3600.0,
@@ -385,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{n}x: built {figures.chunks:,} chunks in {figures.build_wall_s:.1f} s "
                   f"(cpu {figures.build_cpu_s:.1f} s, peak RSS {figures.build_rss_mib:.0f} MiB), "
                   f"index {figures.index_mb:.1f} MB", flush=True)  # fmt: skip
+            if args.steps:
+                report_steps(figures)
             if not args.no_search:
                 run_search(out, cases, args.passes, figures)
                 print(f"{n}x: search p50 {figures.search_p50_ms:.1f} ms, p95 {figures.search_p95_ms:.1f} ms, "
