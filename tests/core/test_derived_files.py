@@ -3,6 +3,7 @@ way they can be unusable falls back to deriving from the table with the same ans
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -15,13 +16,19 @@ from docs_mcp_core.build import BuildOptions, EmbeddingOptions, build_index
 from docs_mcp_core.index.derived_files import (
     FORMAT_VERSION,
     MAGIC,
+    DerivedWriter,
     Part,
+    arrays_from_arrow,
     arrays_from_strings,
     read_derived,
     strings_from_arrays,
     write_derived,
 )
+from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.metadata import read_metadata
 from docs_mcp_core.search import SearchEngine
+from docs_mcp_core.search.derived import Budgets, Wanted, default_match_boosts, derive_from_table
+from docs_mcp_core.search.lexical_index import LANCEDB_SCORING
 
 QUERIES = [
     ("retry configuration", None),
@@ -225,3 +232,96 @@ def test_arrays_round_trip_through_a_derived_file(tmp_path: Path) -> None:
     assert np.array_equal(read.arrays["floats"], part.arrays["floats"])
     assert not read.arrays["ints"].flags.writeable
     assert strings_from_arrays(read.arrays, "s") == values
+
+
+def test_a_derived_file_written_part_by_part_is_the_same_in_any_order(tmp_path: Path) -> None:
+    (tmp_path / "t.lance" / "_versions").mkdir(parents=True)
+    (tmp_path / "t.lance" / "_versions" / "1.manifest").write_bytes(b"manifest")
+    written: list[bytes] = []
+    for order in (["a", "b", "c"], ["c", "b", "a"]):
+        parts = {
+            "b": Part({"z": np.arange(3, dtype=np.int8), "a": np.linspace(0, 1, 5)}, {"k": [1, 2]}),
+            "a": Part(arrays_from_strings("s", ["x", "yé"]), {"n": 1}),
+            "c": Part(meta={"only": "meta"}),
+        }
+        writer = DerivedWriter(tmp_path, "t")
+        for name in order:
+            writer.add(name, parts[name])
+            parts[name].meta["later"] = 1  # a change after add is not written
+        assert writer.scratch_path.exists()
+        writer.finish(rows=5)
+        assert not writer.scratch_path.exists()
+        written.append(_derived_bytes(tmp_path))
+    assert written[0] == written[1]
+    files, why = read_derived(tmp_path, "t")
+    assert why == "ok" and files is not None
+    assert [files.parts[name].meta for name in "abc"] == [{"n": 1}, {"k": [1, 2]}, {"only": "meta"}]
+    assert np.array_equal(files.parts["b"].arrays["a"], np.linspace(0, 1, 5))
+    assert strings_from_arrays(files.parts["a"].arrays, "s") == ["x", "yé"]
+    header_length = int.from_bytes(written[0][12:16], "little")
+    header = json.loads(written[0][16 : 16 + header_length])
+    start = -(-(16 + header_length) // 64) * 64
+    arrays = [entry for name in sorted(header["parts"]) for entry in header["parts"][name]["arrays"].values()]
+    assert all(entry["offset"] % 64 == 0 for entry in arrays)
+    digest = hashlib.sha256()
+    for entry in arrays:  # the header's digest is of the arrays, in the file's order
+        at = start + entry["offset"]
+        digest.update(written[0][at : at + entry["nbytes"]])
+    assert header["sha256"] == digest.hexdigest()
+
+
+def test_a_derived_writer_given_up_leaves_no_scratch_file(tmp_path: Path) -> None:
+    writer = DerivedWriter(tmp_path, "t")
+    writer.add("p", Part({"x": np.zeros(4)}))
+    with pytest.raises(ValueError, match="already written"):
+        writer.add("p", Part({"x": np.zeros(4)}))
+    with pytest.raises(TypeError, match="Python objects"):
+        writer.add("q", Part({"x": np.array([object()])}))
+    writer.discard()
+    assert list(tmp_path.iterdir()) == []
+
+
+def _derived_bytes(folder: Path) -> bytes:
+    return (folder / "t.derived").read_bytes()
+
+
+@pytest.mark.parametrize("index", ["built_index", "examples_hash_index"])
+def test_the_parts_a_build_writes_one_by_one_are_those_the_engine_derives_from_the_table(
+    index: str, request: pytest.FixtureRequest
+) -> None:
+    folder: Path = request.getfixturevalue(index)
+    metadata = read_metadata(folder)
+    table = import_lancedb().connect(str(folder / ".lancedb")).open_table("chunks")
+    columns = frozenset(table.schema.names)
+    wanted = Wanted(
+        True,
+        default_match_boosts(),
+        LANCEDB_SCORING,
+        in_memory=True,
+        spelling=True,
+        vectors="vector" in columns,
+    )
+    budgets = Budgets(1 << 30, 1 << 30, 1 << 30)
+    engine = derive_from_table(table, metadata, wanted, budgets, columns)
+    files, why = read_derived(folder / ".lancedb", "chunks")
+    assert why == "ok" and files is not None
+    assert engine.catalog.display is not None and engine.content is not None
+    assert engine.lexical is not None and engine.spelling is not None
+    expected = {
+        "catalog": engine.catalog.to_part().arrays,
+        "display": arrays_from_arrow("display", engine.catalog.display),
+        "content": engine.content.to_part().arrays,
+        f"lexical.{LANCEDB_SCORING.name}": engine.lexical.to_part().arrays,
+        "spelling": engine.spelling.to_part().arrays,
+    }
+    if engine.vectors is not None:
+        expected["vectors"] = engine.vectors.to_part().arrays
+    assert ("vectors" in expected) == (index == "examples_hash_index")
+    for name, arrays in expected.items():
+        assert arrays is not None
+        stored = files.parts[name].arrays
+        assert sorted(stored) == sorted(arrays), name
+        for key, array in arrays.items():
+            assert np.array_equal(stored[key], np.ascontiguousarray(array).reshape(stored[key].shape)), (
+                f"{name}.{key}"
+            )

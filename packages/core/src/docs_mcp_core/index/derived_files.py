@@ -25,12 +25,13 @@ derived files existed. The original's LanceDB ignores both files (it only reads 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import mmap
 import os
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ __all__ = [
     "DERIVED_SUFFIX",
     "FORMAT_VERSION",
     "DerivedFiles",
+    "DerivedWriter",
     "Part",
     "arrays_from_arrow",
     "arrays_from_strings",
@@ -117,56 +119,124 @@ def write_derived(
 ) -> list[Path]:
     """Write ``<folder>/<table>.derived`` and its binding to the table ``<folder>/<table>.lance``
     (or to the table whose version ``manifests`` are given); returns both paths."""
-    header_parts: dict[str, Any] = {}
-    layout: list[np.ndarray] = []
-    offset = 0
-    for name in sorted(parts):
-        part = parts[name]
-        entries: dict[str, Any] = {}
+    writer = DerivedWriter(folder, table)
+    try:
+        for name, part in parts.items():
+            writer.add(name, part)
+        return writer.finish(rows, manifests=manifests)
+    finally:
+        writer.discard()
+
+
+class DerivedWriter:
+    """Writes a derived file one part at a time, so that a part can be freed as soon as it is
+    written and a build holds one part, not all of them.
+
+    :meth:`add` appends a part's arrays to a scratch file beside the derived file (in the order
+    they come); :meth:`finish` writes the derived file itself in its layout (parts by name, each
+    part's arrays by name, the header first), copying the arrays from the scratch file, which it
+    then deletes. The bytes are those :func:`write_derived` writes of the same parts, in any order
+    of :meth:`add`.
+    """
+
+    COPY_BYTES = 8 * 1024 * 1024  # read from the scratch file this much at a time
+
+    def __init__(self, folder: Path, table: str) -> None:
+        self.folder, self.table = folder, table
+        self.scratch_path = folder / f"{table}{DERIVED_SUFFIX}.parts"
+        self._scratch = open(self.scratch_path, "w+b")  # noqa: SIM115 - closed by finish()/discard()
+        self._parts: dict[
+            str, tuple[dict[str, Any], dict[str, tuple[np.dtype[Any], list[int], int, int]]]
+        ] = {}
+        self._end = 0  # bytes in the scratch file
+
+    def add(self, name: str, part: Part) -> None:
+        """Write ``part``'s arrays to the scratch file; its ``meta`` is encoded as it is now."""
+        if name in self._parts:
+            raise ValueError(f"derived part {name} was already written")
+        arrays: dict[str, tuple[np.dtype[Any], list[int], int, int]] = {}
         for key in sorted(part.arrays):
             array = np.ascontiguousarray(part.arrays[key])
             if array.dtype.hasobject:
                 raise TypeError(f"derived array {name}.{key} holds Python objects")
-            offset = -(-offset // ALIGN) * ALIGN
-            entries[key] = {
-                "dtype": array.dtype.str,
-                "shape": list(array.shape),
-                "offset": offset,
-                "nbytes": int(array.nbytes),
-            }
-            layout.append(array)
-            offset += array.nbytes
-        header_parts[name] = {"meta": part.meta, "arrays": entries}
-    digest = hashlib.sha256()
-    for array in layout:
-        digest.update(array.data.cast("B"))
-    header = {"rows": rows, "size": offset, "sha256": digest.hexdigest(), "parts": header_parts}
-    encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
-    start = -(-(_PREFIX.size + len(encoded)) // ALIGN) * ALIGN
-    path = folder / f"{table}{DERIVED_SUFFIX}"
-    with open(path, "wb") as fh:
-        fh.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(encoded)) + encoded)
-        fh.write(b"\0" * (start - _PREFIX.size - len(encoded)))
-        position = 0
-        for array in layout:
-            pad = -position % ALIGN
-            fh.write(b"\0" * pad)
-            fh.write(array.data.cast("B"))
-            position += pad + array.nbytes
-        fh.flush()
-        os.fsync(fh.fileno())
-    identity = (
-        manifests_identity(manifests) if manifests is not None else table_identity(folder / f"{table}.lance")
-    )
-    binding: dict[str, Any] = {"format": FORMAT_VERSION, "sha256": header["sha256"], "table": identity}
-    if manifests is None:  # a local table: its data files, which a reader checks are all there
-        binding["data"] = _data_files(folder / f"{table}.lance")
-    bound = folder / f"{table}{BINDING_SUFFIX}"
-    with open(bound, "w", encoding="utf-8") as fh:
-        json.dump(binding, fh, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return [path, bound]
+            self._scratch.write(array.data.cast("B"))
+            arrays[key] = (array.dtype, list(array.shape), self._end, int(array.nbytes))
+            self._end += array.nbytes
+        self._parts[name] = (copy.deepcopy(part.meta), arrays)
+
+    def finish(self, rows: int, *, manifests: Mapping[str, bytes] | None = None) -> list[Path]:
+        """Write ``<folder>/<table>.derived`` from the parts added and its binding to the table
+        ``<folder>/<table>.lance`` (or to the table whose version ``manifests`` are given); delete
+        the scratch file; returns both paths."""
+        header_parts: dict[str, Any] = {}
+        layout: list[tuple[int, int]] = []  # (scratch offset, bytes), in the file's order
+        offset = 0
+        for name in sorted(self._parts):
+            meta, arrays = self._parts[name]
+            entries: dict[str, Any] = {}
+            for key, (dtype, shape, at, nbytes) in arrays.items():  # already by name
+                offset = -(-offset // ALIGN) * ALIGN
+                entries[key] = {"dtype": dtype.str, "shape": shape, "offset": offset, "nbytes": nbytes}
+                layout.append((at, nbytes))
+                offset += nbytes
+            header_parts[name] = {"meta": meta, "arrays": entries}
+        self._scratch.flush()
+        # the header (first) holds the digest of the arrays (after it): written with a stand-in of
+        # the same length, the arrays copied and hashed, then the header written again
+        header = {"rows": rows, "size": offset, "sha256": "0" * 64, "parts": header_parts}
+        encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+        start = -(-(_PREFIX.size + len(encoded)) // ALIGN) * ALIGN
+        folder, table = self.folder, self.table
+        path = folder / f"{table}{DERIVED_SUFFIX}"
+        digest = hashlib.sha256()
+        with open(path, "wb") as fh:
+            fh.write(b"\0" * start)
+            position = 0
+            for at, nbytes in layout:
+                pad = -position % ALIGN
+                fh.write(b"\0" * pad)
+                for block in self._read(at, nbytes):
+                    digest.update(block)
+                    fh.write(block)
+                position += pad + nbytes
+            header["sha256"] = digest.hexdigest()
+            final = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+            assert len(final) == len(encoded)
+            fh.seek(0)
+            fh.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(final)) + final)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.discard()
+        identity = (
+            manifests_identity(manifests)
+            if manifests is not None
+            else table_identity(folder / f"{table}.lance")
+        )
+        binding: dict[str, Any] = {"format": FORMAT_VERSION, "sha256": header["sha256"], "table": identity}
+        if manifests is None:  # a local table: its data files, which a reader checks are all there
+            binding["data"] = _data_files(folder / f"{table}.lance")
+        bound = folder / f"{table}{BINDING_SUFFIX}"
+        with open(bound, "w", encoding="utf-8") as fh:
+            json.dump(binding, fh, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return [path, bound]
+
+    def _read(self, at: int, nbytes: int) -> Iterator[bytes]:
+        """The scratch file's ``nbytes`` bytes from ``at``, a block at a time."""
+        self._scratch.seek(at)
+        while nbytes > 0:
+            block = self._scratch.read(min(nbytes, self.COPY_BYTES))
+            if not block:
+                raise OSError(f"{self.scratch_path} is shorter than what was written to it")
+            nbytes -= len(block)
+            yield block
+
+    def discard(self) -> None:
+        """Close and delete the scratch file (idempotent)."""
+        if not self._scratch.closed:
+            self._scratch.close()
+        self.scratch_path.unlink(missing_ok=True)
 
 
 def read_derived(folder: Path, table: str) -> tuple[DerivedFiles | None, str]:
