@@ -4,7 +4,7 @@ The texts (:class:`~docs_mcp_core.search.heading_leg.HeadingTexts`) are collecte
 stream past; their embedding, with the shipped local model, starts as soon as chunking ends and
 runs while the table is written and indexed, whose work leaves a core idle much of the time. The
 vectors are needed only when the derived files are written (:mod:`docs_mcp_core.search.derived`),
-and there last, after the parts that do not need them.
+after the small parts: the largest parts are made once the model and its buffers are freed.
 
 A rebuild reuses the previous index's vectors (:meth:`HeadingStep.reuse`): its texts come from its
 chunks and its vectors from its derived files, and each batch of texts that the previous build

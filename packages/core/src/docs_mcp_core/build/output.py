@@ -273,7 +273,8 @@ class Output:
     ) -> None:
         """Derive what a server derives from the table at start and write it beside the table, so
         it is swapped in or published with it (:mod:`docs_mcp_core.index.derived_files`), with the
-        heading-path vectors of the texts ``headings`` gives (asked for last)."""
+        heading-path vectors of the texts ``headings`` gives (asked for once the parts that need
+        little memory are written: the largest are made after the embedding's model is freed)."""
         from docs_mcp_core.memory import release_free_heap
         from docs_mcp_core.search.derived import write_derived_files  # the search engine's own parts
 

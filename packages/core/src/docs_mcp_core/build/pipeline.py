@@ -123,7 +123,8 @@ class _Build:
                 finally:
                     spill.discard()
                 # 5. Check the new table, write beside it what a server derives from it at start
-                # (the heading vectors last: their embedding runs meanwhile), then publish: swap
+                # (the small parts while the heading texts' embedding runs, the large ones once its
+                # model is freed, each part written as it is made), then publish: swap
                 # the folder's files in, or upload chunks.json and then metadata.json.
                 output.verify(stream.chunks, self.rep)
                 vocabulary = None if headings is None else functools.partial(headings.vocabulary, self.rep)

@@ -8,11 +8,12 @@ Deriving them costs seconds on a large corpus (the LanceDB import alone over a s
 the table nor LanceDB for most searches. :func:`assemble` gives the engine its parts either way,
 part by part: from the derived files when they hold the part, else from the table, as every index
 built before derived files existed is served. The derived files the build writes are the very
-structures the engine would derive (:func:`derive_all`), so both paths answer identically.
+structures the engine would derive (:func:`derive_into`), so both paths answer identically.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,11 +23,11 @@ import numpy as np
 
 from docs_mcp_core.index.derived_files import (
     DerivedFiles,
+    DerivedWriter,
     Part,
     arrays_from_arrow,
     arrow_from_arrays,
     read_derived,
-    write_derived,
 )
 from docs_mcp_core.index.table import (
     DEDUP_COLUMN,
@@ -35,6 +36,7 @@ from docs_mcp_core.index.table import (
     SPELLING_COLUMN,
     vector_index_type,
 )
+from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.search.content_store import ContentStore
 from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
@@ -254,15 +256,20 @@ def heading_vectors_of(table: Any, catalog: RowCatalog, vocabulary: HeadingVocab
     return HeadingVectors.assemble(vocabulary, filepaths, breadcrumbs)
 
 
-def derive_all(
+def derive_into(
+    writer: DerivedWriter,
     table: Any,
     metadata: IndexMetadata,
     budgets: Budgets,
     headings: Callable[[], HeadingVocabulary] | None = None,
-) -> dict[str, Part]:
-    """The parts a build writes: those the default ranking's engine derives at open, and the
-    heading-path vectors of the build's embedded texts, which ``headings`` gives: it is called
-    last, so a build's embedding runs while the other parts are derived."""
+) -> int:
+    """Derive the parts a build writes and hand each to ``writer`` as soon as it is made, freed
+    before the next one is made (a build holds the catalog and the part being made, not every
+    part); returns the number of rows. The parts are those the default ranking's engine derives
+    at open (:func:`derive_from_table`), and the heading-path vectors of the build's embedded
+    texts, which ``headings`` gives, waiting for the embedding: the small parts are made while it
+    runs, the two largest (the lexical index and the content store, each about twice its size
+    while it is made) once it is done and its model and buffers are freed."""
     columns = frozenset(table.schema.names)
     wanted = Wanted(
         True,
@@ -272,35 +279,91 @@ def derive_all(
         spelling=True,
         vectors="vector" in columns,
     )
-    parts = derive_from_table(table, metadata, wanted, budgets, columns)
-    rows = len(parts.catalog)
-    out: dict[str, Part] = {
-        "table": Part(meta={"columns": sorted(columns), "rows": rows, "ann_index": parts.ann_index}),
-        "catalog": parts.catalog.to_part(),
+    taxonomy_keys = list(metadata.taxonomy)
+    catalog = RowCatalog.load(
+        table,
+        taxonomy_keys,
+        PRIOR_COLUMN,
+        DEDUP_COLUMN,
+        display_columns=display_columns(columns, taxonomy_keys),
+        display_budget=budgets.display,
+        collapse_keys=list(collapse_keys(metadata.taxonomy)),
+    )
+    facts: dict[str, Any] = {
+        "columns": sorted(columns),
+        "rows": len(catalog),
+        "ann_index": vector_index_type(table) if wanted.vectors else None,
     }
-    display = parts.catalog.display
+    writer.add("catalog", catalog.to_part())
+    _add_small_parts(writer, table, catalog, metadata, wanted, budgets, facts)
+    release_free_heap()
+    vocabulary = headings() if headings is not None else None
+    _add_large_parts(writer, table, catalog, wanted, budgets, facts, vocabulary)
+    writer.add("table", Part(meta=facts))
+    return len(catalog)
+
+
+def _add_small_parts(
+    writer: DerivedWriter,
+    table: Any,
+    catalog: RowCatalog,
+    metadata: IndexMetadata,
+    wanted: Wanted,
+    budgets: Budgets,
+    facts: dict[str, Any],
+) -> None:
+    """The intent attributes (which read the display columns while the catalog holds them), the
+    display columns (then let go) and the spelling index."""
+    columns, rows = frozenset(facts["columns"]), len(catalog)
+    intent = _intent_of(table, catalog, metadata, columns)
+    if intent is not None:
+        writer.add("intent", intent.to_part())
+    del intent
+    display, catalog.display = catalog.display, None
     stored = arrays_from_arrow("display", display) if display is not None else None
     if display is not None and stored is not None:
-        out["display"] = Part(stored, {"scan_bytes": int(display.nbytes) + ROWID_BYTES * rows})
+        writer.add("display", Part(stored, {"scan_bytes": int(display.nbytes) + ROWID_BYTES * rows}))
     elif display is None:  # more than the budget (or no display column): a smaller one needs no look
-        out["table"].meta["display_over"] = budgets.display
-    if parts.content is not None:
-        out["content"] = parts.content.to_part()
-        out["content"].meta["scan_bytes"] = parts.content.nbytes + ROWID_BYTES * rows
+        facts["display_over"] = budgets.display
+    del display, stored
+    spelling = _spelling_from_table(table, catalog, wanted, columns)
+    if spelling is not None:
+        writer.add("spelling", spelling.to_part())
+
+
+def _add_large_parts(
+    writer: DerivedWriter,
+    table: Any,
+    catalog: RowCatalog,
+    wanted: Wanted,
+    budgets: Budgets,
+    facts: dict[str, Any],
+    vocabulary: HeadingVocabulary | None,
+) -> None:
+    """The lexical index (made beside the heading vectors of ``vocabulary``), then the content
+    store and the vectors."""
+    columns, rows = frozenset(facts["columns"]), len(catalog)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="docs-mcp-derive") as pool:
+        lexical = pool.submit(_lexical_from_table, table, catalog, wanted, columns)
+        if vocabulary is not None:
+            writer.add("headings", heading_vectors_of(table, catalog, vocabulary).to_part())
+        del vocabulary
+        made = lexical.result()
+    if made is not None:
+        writer.add(f"lexical.{LANCEDB_SCORING.name}", made.to_part())
+    del made, lexical
+    release_free_heap()
+    content = ContentStore.load(table, catalog.row_ids, budgets.content)
+    if content is not None:
+        scan_bytes = content.nbytes + ROWID_BYTES * rows
+        writer.add("content", Part(content.to_part().arrays, {"scan_bytes": scan_bytes}))
     else:
-        out["table"].meta["content_over"] = budgets.content
-    if parts.lexical is not None:
-        out[f"lexical.{LANCEDB_SCORING.name}"] = parts.lexical.to_part()
-    if parts.spelling is not None:
-        out["spelling"] = parts.spelling.to_part()
-    if parts.vectors is not None:
-        out["vectors"] = parts.vectors.to_part()
-    intent = _intent_of(table, parts.catalog, metadata, columns)
-    if intent is not None:
-        out["intent"] = intent.to_part()
-    if headings is not None:
-        out["headings"] = heading_vectors_of(table, parts.catalog, headings()).to_part()
-    return out
+        facts["content_over"] = budgets.content
+    del content
+    if wanted.vectors:
+        vectors = VectorMatrix.load(table, catalog.row_ids, budgets.vectors)
+        if vectors is not None:
+            writer.add("vectors", vectors.to_part())
 
 
 def _intent_of(
@@ -309,7 +372,6 @@ def _intent_of(
     """The intent attributes the default ranking's first search derives (:func:`load_intent`),
     computed on a loop of their own (the build may be running inside another)."""
     import asyncio
-    import concurrent.futures
 
     from docs_mcp_core.index.lancedb_async import async_table
 
@@ -332,15 +394,19 @@ def write_derived_files(
     """Derive the engine's parts from the table at ``table_uri`` and write them into ``folder``
     (the table's own folder, or a scratch folder with the table's version ``manifests`` when the
     table is in an object store), with the heading-path vectors of the texts ``headings`` gives
-    (asked for last); returns the files written."""
+    (asked for once the small parts are written: :func:`derive_into`); returns the files written."""
     from docs_mcp_core.index.lancedb_import import import_lancedb
 
     table_name = metadata.index.table or "chunks"
     db = import_lancedb().connect(
         table_uri, read_consistency_interval=None, storage_options=dict(storage_options or {})
     )
-    parts = derive_all(db.open_table(table_name), metadata, _build_budgets(), headings)
-    return write_derived(folder, table_name, parts, int(parts["table"].meta["rows"]), manifests=manifests)
+    writer = DerivedWriter(folder, table_name)
+    try:
+        rows = derive_into(writer, db.open_table(table_name), metadata, _build_budgets(), headings)
+        return writer.finish(rows, manifests=manifests)
+    finally:
+        writer.discard()
 
 
 def _build_budgets() -> Budgets:
