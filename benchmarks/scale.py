@@ -461,7 +461,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--passes", type=int, default=3, help="timed rounds over the dev queries (default 3)")
     parser.add_argument(
-        "--embedding-provider", default="none", help="none (default) or hash: vectors and ANN"
+        "--embedding-provider",
+        choices=("default", "none", "hash"),
+        default="default",
+        help="default: the build's own default (heading vectors); none: lexical only; "
+        "hash: vectors and an ANN index, and the vector leg measured",
     )
     parser.add_argument(
         "--embedding-dimensions", type=int, default=256, help="hash vector size (default 256)"
@@ -494,13 +498,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     cases = first_copy_cases(json.loads(args.cases.read_text(encoding="utf-8")))
     extra: list[str] = []
-    if args.embedding_provider != "none":
-        extra = [
-            "--embedding-provider",
-            args.embedding_provider,
-            "--embedding-dimensions",
-            str(args.embedding_dimensions),
-        ]
+    if args.embedding_provider == "none":
+        extra = ["--embedding-provider", "none"]
+    elif args.embedding_provider == "hash":
+        extra = ["--embedding-provider", "hash", "--embedding-dimensions", str(args.embedding_dimensions)]
 
     results: list[Figures] = []
     work_dir: Path | None = args.work_dir
@@ -522,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
                 run_search(out, cases, args.passes, figures)
                 print(f"{n}x: search p50 {figures.search_p50_ms:.1f} ms, p95 {figures.search_p95_ms:.1f} ms, "
                       f"server RSS {figures.server_rss_mb:.0f} MB", flush=True)  # fmt: skip
-                if args.embedding_provider != "none":
+                if args.embedding_provider == "hash":
                     measure_vector_leg(out, cases, figures)
             results.append(figures)
             if scratch_ctx is not None:
