@@ -32,10 +32,8 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +45,9 @@ import numpy as np
 from docs_mcp_core.embedding import to_embedding_input
 from docs_mcp_core.embedding.local import LocalEmbeddingProvider, resolve_local_model
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from heading_vectors import build as timed_build
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("DOCS_MCP_SHARED_DIR", REPO_ROOT.parent / "shared"))
 DEFAULT_DOCS = SHARED / "corpora" / "sdk-docs"
@@ -56,16 +57,9 @@ UNFUSED = ["SkipLayerNormFusion", "BiasGeluFusion"]  # what would fuse a candida
 
 def build(docs_dir: Path, out: Path, mode: str) -> tuple[float, float]:
     """One fresh ``docs-mcp build``: (wall seconds, CPU seconds of the build and its workers)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(
-        ["docs-mcp", "build", "--docs-dir", str(docs_dir), "--out", str(out), "--embedding-provider", mode],
-        check=True,
-        capture_output=True,
-    )
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    cpu: list[float] = []
+    wall = timed_build(docs_dir, out, mode, cpu)
+    return wall, cpu[0]
 
 
 def session(path: Path, disabled: list[str]) -> Any:

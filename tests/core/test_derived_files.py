@@ -27,7 +27,7 @@ from docs_mcp_core.index.derived_files import (
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.metadata import read_metadata
 from docs_mcp_core.search import SearchEngine
-from docs_mcp_core.search.derived import Budgets, Wanted, default_match_boosts, derive_from_table
+from docs_mcp_core.search.derived import Budgets, build_wanted, derive_from_table
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING
 
 QUERIES = [
@@ -293,14 +293,7 @@ def test_the_parts_a_build_writes_one_by_one_are_those_the_engine_derives_from_t
     metadata = read_metadata(folder)
     table = import_lancedb().connect(str(folder / ".lancedb")).open_table("chunks")
     columns = frozenset(table.schema.names)
-    wanted = Wanted(
-        True,
-        default_match_boosts(),
-        LANCEDB_SCORING,
-        in_memory=True,
-        spelling=True,
-        vectors="vector" in columns,
-    )
+    wanted = build_wanted(columns)
     budgets = Budgets(1 << 30, 1 << 30, 1 << 30)
     engine = derive_from_table(table, metadata, wanted, budgets, columns)
     files, why = read_derived(folder / ".lancedb", "chunks")

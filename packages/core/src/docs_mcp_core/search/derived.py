@@ -48,7 +48,15 @@ from docs_mcp_core.search.rows import RowReader, display_columns
 from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
 from docs_mcp_core.search.vector_matrix import VectorMatrix
 
-__all__ = ["Budgets", "EngineParts", "Wanted", "assemble", "default_match_boosts", "write_derived_files"]
+__all__ = [
+    "Budgets",
+    "EngineParts",
+    "Wanted",
+    "assemble",
+    "build_wanted",
+    "default_match_boosts",
+    "write_derived_files",
+]
 
 ROWID_BYTES = 8  # a scan's _rowid column, counted by the budgets as when the engine scans
 
@@ -100,16 +108,7 @@ def derive_from_table(
     table: Any, metadata: IndexMetadata, wanted: Wanted, budgets: Budgets, columns: frozenset[str]
 ) -> EngineParts:
     """Every part, read and built from the table (the engine's start without derived files)."""
-    taxonomy_keys, collapse = list(metadata.taxonomy), list(collapse_keys(metadata.taxonomy))
-    catalog = RowCatalog.load(
-        table,
-        taxonomy_keys,
-        PRIOR_COLUMN,
-        DEDUP_COLUMN,
-        display_columns=display_columns(columns, taxonomy_keys),
-        display_budget=budgets.display,
-        collapse_keys=collapse,
-    )
+    catalog = _load_catalog(table, metadata, columns, budgets)
     content = ContentStore.load(table, catalog.row_ids, budgets.content)
     return EngineParts(
         columns,
@@ -256,6 +255,35 @@ def heading_vectors_of(table: Any, catalog: RowCatalog, vocabulary: HeadingVocab
     return HeadingVectors.assemble(vocabulary, filepaths, breadcrumbs)
 
 
+def build_wanted(columns: frozenset[str]) -> Wanted:
+    """What a build derives for a table of ``columns``: every part the default ranking's engine
+    opens, in memory, the vectors when the table has them."""
+    return Wanted(
+        True,
+        default_match_boosts(),
+        LANCEDB_SCORING,
+        in_memory=True,
+        spelling=True,
+        vectors="vector" in columns,
+    )
+
+
+def _load_catalog(
+    table: Any, metadata: IndexMetadata, columns: frozenset[str], budgets: Budgets
+) -> RowCatalog:
+    """The row catalog of ``table``, with its display columns when they fit ``budgets``."""
+    taxonomy_keys = list(metadata.taxonomy)
+    return RowCatalog.load(
+        table,
+        taxonomy_keys,
+        PRIOR_COLUMN,
+        DEDUP_COLUMN,
+        display_columns=display_columns(columns, taxonomy_keys),
+        display_budget=budgets.display,
+        collapse_keys=list(collapse_keys(metadata.taxonomy)),
+    )
+
+
 def derive_into(
     writer: DerivedWriter,
     table: Any,
@@ -271,24 +299,8 @@ def derive_into(
     runs, the two largest (the lexical index and the content store, each about twice its size
     while it is made) once it is done and its model and buffers are freed."""
     columns = frozenset(table.schema.names)
-    wanted = Wanted(
-        True,
-        default_match_boosts(),
-        LANCEDB_SCORING,
-        in_memory=True,
-        spelling=True,
-        vectors="vector" in columns,
-    )
-    taxonomy_keys = list(metadata.taxonomy)
-    catalog = RowCatalog.load(
-        table,
-        taxonomy_keys,
-        PRIOR_COLUMN,
-        DEDUP_COLUMN,
-        display_columns=display_columns(columns, taxonomy_keys),
-        display_budget=budgets.display,
-        collapse_keys=list(collapse_keys(metadata.taxonomy)),
-    )
+    wanted = build_wanted(columns)
+    catalog = _load_catalog(table, metadata, columns, budgets)
     facts: dict[str, Any] = {
         "columns": sorted(columns),
         "rows": len(catalog),

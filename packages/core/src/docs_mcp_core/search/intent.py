@@ -10,13 +10,19 @@ shape every API reference and guide shares, none against a particular corpus:
   ``README``/``index``), its title, or the title's last dotted part, compared as one lower-case word
   without a plural ``s`` (so a folder ``environmentvariables`` names "environment variables").
   Such a section is multiplied by ``1 + weight`` with its static prior undone: an overview is often
-  a list of links to its operations, which the link-list prior damps.
+  a list of links to its operations, which the link-list prior damps. An introduction that only
+  lists a link to one section of its page (a resource with one operation) introduces that section;
+  a key of :data:`TOPIC_PREFIX_MIN_CHARS` letters that names no page names the one page whose name
+  starts with it; and when the request leaves a taxonomy key open, the introductions that carry no
+  value for it are preferred (:func:`neutral_introductions`: the guide, not one language's page).
 * **Action → operation.** Generated references name an operation's section by the operation
   (``create``, ``createBulk``, ``delete_by_transaction_id``), verb first. When the query says an
   action in any of the common words for it (:data:`VERB_GROUPS`: remove ↔ delete, fetch ↔ get ↔
   retrieve, many ↔ bulk ↔ batch...), the best rows whose own heading is such a name and starts with
   a verb of the same group (or, for the batch group, holds one anywhere) are multiplied by
-  ``1 + weight``. A heading with a space is prose, not an operation name, and is left alone.
+  ``1 + weight``. A heading with a space is prose, not an operation name, and is left alone. An
+  operation named ``un`` + a verb undoes it (the undo group, :func:`undoes`); a query about one
+  thing (:data:`SINGLE`) divides the batch operations' factor instead.
 * **Action → not a data model.** A page whose every section carries one of the corpus's generic
   headings ("Fields", "Supported Types", "Values"), none of them an operation verb, documents a data
   type. An action query wants the operation, not the type its nouns name: such sections are
@@ -104,6 +110,13 @@ PHRASAL_VERBS: dict[tuple[str, str], str] = {
     ("tear", "down"): "delete",
     ("shut", "down"): "stop",
 }
+
+
+def _group_bit(word: str) -> int:
+    """The bit of the :data:`VERB_GROUPS` group that holds ``word``."""
+    return next(1 << bit for bit, group in enumerate(VERB_GROUPS) if word in group)
+
+
 # Bumped whenever what IntentIndex.build derives changes, so that derived files of an older build
 # are not read (2: operations that undo another, ``unsnooze``; 3: an introduction that links to one
 # section only introduces that section).
@@ -119,9 +132,8 @@ _AT_ONCE = frozenset({"in", "with"})
 # undoes that verb's operation: the undo group's action. A reader also asks for it by removing or
 # cancelling the state the verb sets ("remove a workflow's schedule", "stop sharing"): a delete or
 # cancel query that names a word some operation undoes wants the undo group as well.
-_UNDO = 11
-UNDO_GROUP = 1 << _UNDO
-UNDOING_GROUPS = (1 << 4) | (1 << 8) | UNDO_GROUP  # the delete, cancel and undo groups
+UNDO_GROUP = _group_bit("undo")
+UNDOING_GROUPS = _group_bit("delete") | _group_bit("cancel") | UNDO_GROUP
 _NOT_UNDOING = frozenset(
     [
         "under",
