@@ -133,6 +133,7 @@ VARIANTS = (
     Variant("- contrasts", contrasts=False),
     Variant("- inverse operations", inverses=False),
     Variant("- contrast neighbours", weights={"neighbour": 0.0}),
+    Variant("- environment variables", weights={"variable": 0.0}),
     Variant("original recipe", options={"ranking": "original"}),
 )
 

@@ -9,6 +9,8 @@ is never 0. A chunk that answers the whole question outranks one that repeats on
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,10 +22,12 @@ from docs_mcp_core.search.rows import RowReader
 __all__ = [
     "COVERAGE_DEPTH",
     "COVERAGE_TEXT_CHARS",
+    "asks_for_variable",
     "coverage_factor",
     "coverage_rows",
     "coverage_texts",
     "neighbour_factors",
+    "variable_factors",
 ]
 
 COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
@@ -99,3 +103,30 @@ def _names(names: str, term: str) -> bool:
     """Whether ``term`` starts a word of ``names``, or, when it is long, stands inside one (a
     compound folder name: ``application`` in ``partnerapplications``)."""
     return _starts_a_word(names, term) or (len(term) >= CONTRAST_INSIDE_CHARS and term in names)
+
+
+# An environment variable's name as references write it: capitals, digits and underscores, one at least
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+# one variable: "the environment variables uv reads" asks for the page that lists them
+_ENV_WORDS = (("environment", "variable"), ("env", "var"))
+
+
+def asks_for_variable(terms: Sequence[str]) -> bool:
+    """Whether a query's lower-case ``terms`` ask for one environment variable (``environment
+    variable for the cache directory``, ``env var to skip syncing``)."""
+    pairs = set(itertools.pairwise(terms))
+    return any(pair in pairs for pair in _ENV_WORDS) or "envvar" in terms
+
+
+async def variable_factors(reader: RowReader, positions: np.ndarray, weight: float) -> np.ndarray:
+    """``1 + weight`` for the rows at ``positions`` whose own heading is an environment variable's
+    name (``UV_CACHE_DIR``), else 1: a reader who asks for the variable wants its definition, not
+    the option or the guide that the rest of the question names as well."""
+    factors = np.ones(len(positions), dtype=np.float64)
+    if not len(positions):
+        return factors
+    (heads,) = await reader.values(positions, ("heading",))
+    for i, heading in enumerate(heads):
+        if _ENV_NAME.fullmatch(heading.strip().strip("`")):
+            factors[i] = 1.0 + weight
+    return factors

@@ -35,10 +35,12 @@ import numpy as np
 
 from docs_mcp_core.search.coverage import (
     COVERAGE_DEPTH,
+    asks_for_variable,
     coverage_factor,
     coverage_rows,
     coverage_texts,
     neighbour_factors,
+    variable_factors,
 )
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
@@ -117,6 +119,7 @@ class RankingWeights:
     described_model: float = 0.3  # data-model damping for a description without a table verb
     sibling: float = 0.05
     option: float = 0.5  # the block whose id names the query's option with its command
+    variable: float = 0.5  # rows headed by an environment variable's name, for a query asking for one
     neighbour: float = 0.5  # damping of the rows a contrast names (``..., not the applications``)
 
 
@@ -438,6 +441,9 @@ class Ranker:
             texts = await coverage_texts(self._reader, rows[top])
             factors = (coverage_factor(t, terms, bool(wanted & UNDO_GROUP)) for t in texts)
             score[top] *= np.fromiter(factors, np.float64, len(top))
+        if weights.variable and len(matched) and asks_for_variable(query.terms):
+            top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
+            score[top] *= await variable_factors(self._reader, rows[top], weights.variable)
         if query.contrast_terms and weights.neighbour and len(matched):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
             score[top] *= await neighbour_factors(
