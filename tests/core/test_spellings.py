@@ -138,6 +138,11 @@ def test_a_headings_one_word_id_is_stored_as_an_anchor_of_one_word() -> None:
             ["tool.uv.pip.strict", "tool.uv.pip", "uv.pip.strict", "pip.strict", "uv.pip", "strict"],
         ),
         ("build a package", []),  # the word in prose
+        # a query that is a key of one word in a configuration file
+        ("managed in uv.toml", ["managed"]),
+        ("`index` in pyproject.toml", ["index"]),
+        ("set the cache directory in uv.toml", []),  # a word of prose before "in"
+        ("managed in main.py", []),  # not a configuration file
     ],
 )
 def test_key_and_flag_shaped_query_words_ask_for_anchors(query: str, anchors: list[str]) -> None:

@@ -74,6 +74,7 @@ _ONE_WORD_RE = re.compile(r"[a-z][a-z0-9]*")  # a key of one word, after its [ta
 # that one word, which no key-shaped word of the query asks for otherwise
 _DOTTED_KEY_RE = re.compile(r"(?:[a-z][a-z0-9]+(?:[-_][a-z0-9]+)*\.)+[a-z][a-z0-9]+")
 # the last part of a file's name, not of a key (uv.toml, package.json, requirements.txt)
+_CONFIG_SUFFIXES = frozenset({"toml", "json", "yaml", "yml", "cfg", "conf", "ini"})
 _FILE_SUFFIXES = frozenset(
     {
         "cfg",
@@ -292,7 +293,17 @@ def query_anchors(text: str) -> list[str]:
         following = words[end + 1].rstrip(".?!") if end + 1 < len(words) else ""
         if word.startswith("[") and _ONE_WORD_RE.fullmatch(following):  # [tool.uv] package
             found.update(dict.fromkeys(key_tails([*parts, following])))
+    # a query that is a key of one word in a named file ("managed in uv.toml"); a word of prose
+    # before "in" ("set the cache directory in uv.toml") names no key
+    if len(words) >= 3 and _ONE_WORD_RE.fullmatch(words[0]) and words[1] == "in" and _names_a_file(words[2]):
+        found.update(dict.fromkeys(key_tails([words[0]])))
     return sorted(found, key=lambda s: (-s.count("."), s))
+
+
+def _names_a_file(word: str) -> bool:
+    """Whether a query word is a file's name with a configuration file's suffix (``uv.toml``)."""
+    stem, _, suffix = word.rstrip(".?!").rpartition(".")
+    return bool(stem) and suffix in _CONFIG_SUFFIXES
 
 
 def query_option_names(text: str) -> list[str]:
