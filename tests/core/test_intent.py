@@ -24,6 +24,7 @@ def bit(word: str) -> int:
 def test_query_words_name_the_group_of_their_action() -> None:
     assert query_verbs(["remove", "a", "webhook"]) == bit("delete")
     assert query_verbs(["disconnect", "the", "credentials"]) == bit("delete")
+    assert query_verbs(["check", "whether", "a", "route", "exists"]) == bit("has")
     assert query_verbs(["fetch", "the", "invoice"]) == bit("get")
     assert query_verbs(["invoices", "overview"]) == 0
 
@@ -44,6 +45,7 @@ def test_an_operation_heading_names_its_verb_first_in_any_naming_convention() ->
     assert heading_verbs("deleteByTransactionId") == bit("delete")
     assert heading_verbs("delete_by_transaction_id") == bit("delete")
     assert heading_verbs("retrieve") == bit("get")
+    assert heading_verbs("hasRoute") == bit("has")
 
 
 def test_batch_words_count_anywhere_in_an_operation_name() -> None:

@@ -99,6 +99,7 @@ VERB_GROUPS: tuple[frozenset[str], ...] = tuple(
         "copy duplicate clone",
         "count total",
         "undo reverse revert restore back",
+        "has exists whether",
     )
 )
 # Two-word verbs that mean another group's action than their first word's (``set up`` creates,
