@@ -5,6 +5,11 @@ leg found by :func:`coverage_factor`: the square root of the share of the query'
 (:attr:`~docs_mcp_core.search.query.Query.coverage_terms`) found at the start of a word of the row's
 heading, breadcrumb, path and the start of its text (:func:`coverage_texts`), smoothed so that it
 is never 0. A chunk that answers the whole question outranks one that repeats one of its words.
+
+Two more multipliers read the names of the same best rows against the query's words: the rows a
+contrast names (:func:`neighbour_factors`: ``..., not the pending applications``) are damped, and
+for a query that asks for one environment variable the rows headed by a variable's name are
+raised (:func:`variable_factors`).
 """
 
 from __future__ import annotations
