@@ -201,6 +201,12 @@ def anchor_slug(text: str) -> str:
     return ".".join(words) if 2 <= len(words) <= MAX_ANCHOR_WORDS else ""
 
 
+def is_constant_name(text: str) -> bool:
+    """Whether ``text`` is an upper-case constant's or environment variable's name (``UV_NO_CACHE``,
+    ``MAX_RETRIES``): capitals, digits and underscores, one underscore at least."""
+    return _CONSTANT_RE.fullmatch(text) is not None
+
+
 def _key_heading(heading: str) -> str:
     """The name a heading consists of, when it is one key- or flag-shaped word (``cache-dir``,
     ``[`cache-dir`](#cache-dir) {: #cache-dir }``, ``--frozen``, ``tool.cache_dir``), else "".
@@ -211,7 +217,7 @@ def _key_heading(heading: str) -> str:
     text = _ATTR_LIST_RE.sub("", heading).replace("`", "").strip()
     if text.startswith("[") and "](" in text:
         text = text[1 : text.index("](")]
-    if _CONSTANT_RE.fullmatch(text):
+    if is_constant_name(text):
         return ""
     return text if len(text.split()) == 1 and re.search(r"[-_.]", text.strip("-")) else ""
 

@@ -15,7 +15,6 @@ raised (:func:`variable_factors`).
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,6 +22,7 @@ import numpy as np
 from docs_mcp_core.search.intent import is_action_word
 from docs_mcp_core.search.row_catalog import members
 from docs_mcp_core.search.rows import RowReader
+from docs_mcp_core.spellings import is_constant_name
 
 __all__ = [
     "COVERAGE_DEPTH",
@@ -110,8 +110,6 @@ def _names(names: str, term: str) -> bool:
     return _starts_a_word(names, term) or (len(term) >= CONTRAST_INSIDE_CHARS and term in names)
 
 
-# An environment variable's name as references write it: capitals, digits and underscores, one at least
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 # one variable: "the environment variables uv reads" asks for the page that lists them
 _ENV_WORDS = (("environment", "variable"), ("env", "var"))
 
@@ -132,6 +130,6 @@ async def variable_factors(reader: RowReader, positions: np.ndarray, weight: flo
         return factors
     (heads,) = await reader.values(positions, ("heading",))
     for i, heading in enumerate(heads):
-        if _ENV_NAME.fullmatch(heading.strip().strip("`")):
+        if is_constant_name(heading.strip().strip("`")):
             factors[i] = 1.0 + weight
     return factors

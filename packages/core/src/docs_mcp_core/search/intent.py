@@ -213,10 +213,9 @@ def describes(coverage_terms: Sequence[str], names_identifier: bool) -> bool:
 @functools.lru_cache(maxsize=1 << 14)
 def heading_verbs(heading: str) -> int:
     """Bit mask of the :data:`VERB_GROUPS` an operation-name ``heading`` starts with (0 for prose)."""
-    text = heading.strip()
-    if not text or " " in text:
+    parts = _operation_parts(heading)
+    if not parts:
         return 0
-    parts = identifier_parts(text)
     mask = 0
     for bit, group in enumerate(VERB_GROUPS):
         if (parts and parts[0] in group) or (bit == _BATCH and not group.isdisjoint(parts)):
@@ -226,13 +225,10 @@ def heading_verbs(heading: str) -> int:
     return mask
 
 
-def _first_part(heading: str) -> str:
-    """The first word of an operation-name heading ("" for prose)."""
+def _operation_parts(heading: str) -> list[str]:
+    """The words of an operation-name heading (``createMany`` → ``create``, ``many``; none for prose)."""
     text = heading.strip()
-    if not text or " " in text:
-        return ""
-    parts = identifier_parts(text)
-    return parts[0] if parts else ""
+    return identifier_parts(text) if text and " " not in text else []
 
 
 def undoes(word: str) -> bool:
@@ -318,7 +314,8 @@ class IntentIndex:
             for name in page_names(filepaths[position], breadcrumbs[position]):
                 by_name.setdefault(name, []).append(position)
         topics = {name: np.asarray(rows, dtype=np.int64) for name, rows in by_name.items()}
-        undone = {first[2:] for h in headings if (first := _first_part(h)) and undoes(first)}
+        # the verbs the operations of the undo group undo (unsnooze: snooze), from those rows only
+        undone = {_operation_parts(headings[i])[0][2:] for i in np.flatnonzero(verbs & UNDO_GROUP).tolist()}
         return cls(
             verbs=verbs,
             model=model,
