@@ -98,4 +98,6 @@ def test_the_contrast_terms_are_the_words_only_the_ruled_out_clause_says() -> No
         "application",
     ]
     assert Query.parse("rename a folder rather than a tag").contrast_terms == ["tag"]
+    # the narrower neighbour ``not just`` rules out, without the marker's words
+    assert Query.parse("all entries of a conversation, not just the messages").contrast_terms == ["messag"]
     assert Query.parse("rename a folder").contrast_terms == []

@@ -124,6 +124,9 @@ def test_a_query_names_an_identifier_when_it_writes_one_from_code() -> None:
             "create a link for a partner (plain create)",
         ),
         ("list partners; not the applications, with pagination", "list partners, with pagination"),
+        # ``not just`` rules out the narrower neighbour (the operation that returns only messages)
+        ("all entries including tool calls, not just the messages", "all entries including tool calls"),
+        ("delete an entire dataset, not only one record", "delete an entire dataset"),
         ("python retries -- not go", "python retries"),
     ],
 )
@@ -140,7 +143,8 @@ def test_a_contrast_with_what_is_not_wanted_is_left_out_of_what_the_legs_search(
     "text",
     [
         "why is my hook not called",  # a negation that describes the problem
-        "all entries including tool calls, not just the messages",  # asks for more
+        "return the body, not just the status but also the headers",  # asks for more
+        "the warnings, not only the errors as well",
         "not only errors, also warnings",
         ", not a thing",  # nothing would be left
         "-- not go",

@@ -72,13 +72,16 @@ _CASED_WORD_RE = re.compile(r"[A-Za-z0-9]+(?:#|\+\+)?")  # C# and C++ are words
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _ANY_WORD_RE = re.compile(r"[^\W_]+")  # letters and digits of any script, as the analyzer splits words
 # A contrast the reader draws with what they do not want: from its marker to the end of its clause.
+# ``, not just the messages`` rules out the narrower neighbour; ``not just X but also Y`` adds to
+# what is wanted and stays.
 _CONTRAST_RE = re.compile(
-    r"(?:[,;(]\s*(?:but\s+)?not|\s+-+\s*not|\brather\s+than|\binstead\s+of)\b(?!\s+(?:just|only)\b)[^,;.)]*",
+    r"(?:[,;(]\s*(?:but\s+)?not|\s+-+\s*not|\brather\s+than|\binstead\s+of)\b"
+    r"(?!\s+(?:just|only)\b[^,;.)]*\b(?:but|also|as\s+well)\b)[^,;.)]*",
     re.IGNORECASE,
 )
 
 
-_CONTRAST_MARKERS = frozenset({"not", "rather", "than", "instead"})
+_CONTRAST_MARKERS = frozenset({"not", "rather", "than", "instead", "just", "only"})
 
 
 def _cut_words(words: Iterable[str]) -> list[str]:
@@ -99,8 +102,8 @@ def _cut_words(words: Iterable[str]) -> list[str]:
 def drop_contrasts(text: str) -> str:
     """``text`` without the contrasts it draws with what is not wanted (``, not a tag``, ``rather
     than cancel it``, ``instead of listing links``), each cut from its marker to the end of its
-    clause; ``text`` itself when nothing would be left. ``not just`` and ``not only`` ask for more,
-    not for less, and stay."""
+    clause; ``text`` itself when nothing would be left. ``, not just the messages`` rules out the
+    narrower neighbour and goes too; ``not just X but also Y`` asks for more and stays."""
     focus = _CONTRAST_RE.sub("", text).strip()
     return focus if _ANY_WORD_RE.search(focus) else text
 
