@@ -181,6 +181,19 @@ def test_two_builds_of_the_same_corpus_write_the_same_derived_file(
     } <= set(files.parts)
 
 
+def test_intent_attributes_of_an_earlier_version_are_derived_again_with_one_note(
+    built_index: Path, reference: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an index built before the intent attributes last changed: the engine derives them at start
+    import docs_mcp_core.search.intent as intent
+
+    monkeypatch.setattr(intent, "INTENT_VERSION", intent.INTENT_VERSION + 1)
+    notes: list[str] = []
+    source, answers = _answers(built_index, notes)
+    assert (source, answers) == ("derived files", reference)
+    assert len(notes) == 1 and "earlier one" in notes[0] and "rebuild" in notes[0]
+
+
 def test_the_intent_attributes_come_from_the_derived_files_as_the_first_search_derives_them(
     built_index: Path, tmp_path: Path
 ) -> None:

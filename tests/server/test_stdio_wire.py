@@ -6,8 +6,11 @@ import json
 import os
 import select
 import threading
+from typing import Any, cast
 
+from docs_mcp_server.handshake import EarlyHandshake
 from docs_mcp_server.stdio import StdioWire
+from tests.support.protocol import INITIALIZE
 
 PIPE_BOUND = 30.0
 
@@ -33,6 +36,45 @@ def test_a_message_larger_than_the_pipe_arrives_whole_while_the_client_reads_slo
         assert bytes(received) == message.encode("utf-8") + b"\n"
     finally:
         os.close(stdin_write)  # end of input: the wire's reader stops
+        wire.restore()
+        for fd in (stdin_read, stdout_read, stdout_write):
+            os.close(fd)
+
+
+class _HeldSearch:
+    """Early tools whose search is held until the test lets it go (so the wire is caught mid-call)."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def answer(self, message: Any) -> dict[str, Any] | None:
+        if message.get("method") != "tools/call":
+            return None
+        self.started.set()
+        assert self.release.wait(PIPE_BOUND)
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [], "isError": False}}
+
+
+def test_the_sdk_waits_for_a_search_being_answered_early() -> None:
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    held = _HeldSearch()
+    early = EarlyHandshake("docs-mcp", "1.0")
+    wire = StdioWire(early, stdin_fd=stdin_read, stdout_fd=stdout_write, early_tools=cast(Any, held))
+    wire.start()
+    try:
+        assert wire.wait_early_calls(0)  # nothing being answered yet
+        os.write(stdin_write, (json.dumps(INITIALIZE) + "\n").encode())
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_docs"}}
+        os.write(stdin_write, (json.dumps(call) + "\n").encode())
+        assert held.started.wait(PIPE_BOUND)
+        assert not wire.wait_early_calls(0.01)  # the SDK would import now, beside the search
+        held.release.set()
+        assert wire.wait_early_calls(PIPE_BOUND)
+    finally:
+        held.release.set()
+        os.close(stdin_write)
         wire.restore()
         for fd in (stdin_read, stdout_read, stdout_write):
             os.close(fd)

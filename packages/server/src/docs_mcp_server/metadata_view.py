@@ -34,6 +34,9 @@ class MetadataView:
     prompts: tuple[PromptDefinition, ...] = ()
     stats: dict[str, Any] = field(default_factory=dict)
     embedding_provider: str | None = None
+    local_models: tuple[tuple[str, str], ...] = ()
+    """The shipped models a search embeds its query with, as ``(leg, model)``: ``("vector", m)``
+    for chunk vectors built by the ``local`` provider, ``("headings", m)`` for heading vectors."""
     index_path: str = ".lancedb"
     index_table: str = "chunks"
 
@@ -64,6 +67,11 @@ class MetadataView:
             if isinstance(entry.get("title"), str) and entry["title"].strip()
         }
         instructions = metadata.mcpServerInstructions
+        local_models: list[tuple[str, str]] = []
+        if metadata.embedding is not None and metadata.embedding.provider.strip().lower() == "local":
+            local_models.append(("vector", metadata.embedding.model))
+        if metadata.heading_vectors is not None:
+            local_models.append(("headings", metadata.heading_vectors.model))
         return cls(
             corpus_description=metadata.corpus_description,
             taxonomy=taxonomy,
@@ -73,6 +81,7 @@ class MetadataView:
             prompts=tuple(metadata.prompts or ()),
             stats=metadata.stats.model_dump(mode="json"),
             embedding_provider=metadata.embedding.provider.strip().lower() if metadata.embedding else None,
+            local_models=tuple(local_models),
             index_path=metadata.index.path.strip() or ".lancedb",
             index_table=metadata.index.table.strip() or "chunks",
         )

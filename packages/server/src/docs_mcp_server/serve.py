@@ -10,10 +10,12 @@ follow the command's convention: one ``error:`` line, exit 2 for usage and 1 for
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import logging
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from docs_mcp_server.command_line import (
     EXIT_BOOT_FAILED,
@@ -66,6 +68,7 @@ def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
             return fail(_listen_failure(args, exc), EXIT_BOOT_FAILED)
         engine = options.open_engine()
         engine.start_warm_up()
+        _preload_models(options, metadata)
         responder = respond_early(
             listening, options, metadata, engine, max_connections=limits.max_connections
         )
@@ -107,11 +110,45 @@ def _answer_early(
     wire = StdioWire(EarlyHandshake(build.name, build.version, metadata.instructions), early_tools=early)
     wire.start()
     engine.start_warm_up()
+    _preload_models(options, metadata)
     early.prepare()
     # the index opens before the MCP SDK imports, which would take half of the interpreter's time
     # meanwhile; until the SDK runs, the tool list and searches are answered early
     engine.wait_warm(OPEN_BEFORE_SDK_SECONDS)
+    wire.wait_early_calls(OPEN_BEFORE_SDK_SECONDS)
     return wire, engine
+
+
+def _preload_models(options: ServerOptions, metadata: MetadataView) -> None:
+    """Start loading the shipped models that searches embed queries with, beside the engine's
+    opening (which would load them only once the index is open, after importing its code)."""
+    models = models_to_preload(metadata, options.ranking)
+    if models:
+        threading.Thread(
+            target=_load_models, args=(models,), name="docs-mcp-model-preload", daemon=True
+        ).start()
+
+
+def models_to_preload(metadata: MetadataView, ranking: str | None) -> list[str]:
+    """The shipped models a search of this index embeds its query with: the ``local`` chunk
+    vectors' model, and the heading vectors' model under the default ranking (the one that has
+    the heading-path leg)."""
+    wanted = [
+        model for leg, model in metadata.local_models if leg == "vector" or ranking in (None, "default")
+    ]
+    return list(dict.fromkeys(wanted))
+
+
+_preloaded: list[Any] = []  # the models loaded at boot, kept for the server's life (searches use them)
+
+
+def _load_models(models: Sequence[str]) -> None:
+    from docs_mcp_core.embedding.local_model import load_model, resolve_local_model
+    from docs_mcp_core.errors import EmbeddingError
+
+    for model in models:
+        with contextlib.suppress(EmbeddingError):  # the first search that needs it reports it
+            _preloaded.append(load_model(resolve_local_model(model)))
 
 
 def _run_stdio(app: DocsMcpApp, wire: StdioWire) -> int:

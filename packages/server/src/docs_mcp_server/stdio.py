@@ -106,6 +106,7 @@ class StdioWire:
         self._in_flight: set[tuple[str, Any]] = set()
         self._idle = threading.Event()
         self._idle.set()
+        self._early_calls = 0  # tool calls being answered early, on the reader thread
         self._saved: dict[int, int] = {}
         self._reader: threading.Thread | None = None
         self._in: IO[bytes] | None = None
@@ -265,7 +266,22 @@ class StdioWire:
         """:meth:`_consider_tool` while the SDK is not running yet (after an early opening answer)."""
         if self._early_tools is None or not self.early_answered or self._sdk_running:
             return False
-        return self._consider_tool(raw)
+        with self._room:
+            self._early_calls += 1
+        try:
+            return self._consider_tool(raw)
+        finally:
+            with self._room:
+                self._early_calls -= 1
+                self._room.notify_all()
+
+    def wait_early_calls(self, timeout: float) -> bool:
+        """Block while a tool call is being answered early (or ``timeout``); True when none is.
+
+        The server imports the MCP SDK only after this, so that the import (pure Python, half a
+        second of the interpreter's lock) does not slow the first search down."""
+        with self._room:
+            return self._room.wait_for(lambda: self._early_calls == 0, timeout)
 
     def _consider_tool(self, raw: bytes) -> bool:
         """Answer a tool request early when :class:`EarlyTools` can; True when the SDK must not see

@@ -30,15 +30,20 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from docs_mcp_core.embedding.local_model import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_MODELS,
+    LoadedModel,
+    LocalModel,
+    load_model,
+    resolve_local_model,
+)
 from docs_mcp_core.embedding.provider import EmbedProgress, compute_config_fingerprint
 from docs_mcp_core.errors import EmbeddingError
-from docs_mcp_core.memory import release_free_heap
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -54,71 +59,8 @@ __all__ = [
 ]
 
 
-class LocalModel:
-    """One shipped model: where its files are and what it produces."""
-
-    def __init__(
-        self,
-        name: str,
-        folder: str,
-        onnx_file: str,
-        onnx_sha256: str,
-        dimensions: int,
-        max_tokens: int,
-        aliases: Sequence[str] = (),
-    ) -> None:
-        self.name = name
-        self.folder = folder
-        self.onnx_file = onnx_file
-        self.onnx_sha256 = onnx_sha256
-        self.dimensions = dimensions
-        self.max_tokens = max_tokens
-        self.aliases = tuple(aliases)
-
-    def directory(self) -> Path:
-        """The installed folder holding the model files."""
-        return Path(str(resources.files("docs_mcp_core").joinpath("models", self.folder)))
-
-    @property
-    def onnx_path(self) -> Path:
-        return self.directory() / self.onnx_file
-
-    @property
-    def tokenizer_path(self) -> Path:
-        return self.directory() / "tokenizer.json"
-
-
-DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
-
-LOCAL_MODELS: dict[str, LocalModel] = {
-    DEFAULT_LOCAL_MODEL: LocalModel(
-        name=DEFAULT_LOCAL_MODEL,
-        folder="all-MiniLM-L6-v2",
-        onnx_file="model_int8.onnx",
-        # Pinned: a different file gives different vectors, so it must change the cache fingerprint.
-        onnx_sha256="6cab9cf1765bf7e6c09b5ddabe4e8062876c1e8e9dfea100eb82e1ea7a840d47",
-        dimensions=384,
-        max_tokens=256,
-        aliases=("sentence-transformers/all-MiniLM-L6-v2", "all-minilm-l6-v2"),
-    ),
-}
-
 _PROGRESS_EVERY = 64  # inputs between two progress reports of one call
 _RECENT_QUERIES = 256  # single-text results remembered (a query paged through is embedded once)
-
-
-def resolve_local_model(model: str | None) -> LocalModel:
-    """The shipped model called ``model`` (default: all-MiniLM-L6-v2); aliases are case-insensitive."""
-    if model is None or not model.strip():
-        return LOCAL_MODELS[DEFAULT_LOCAL_MODEL]
-    wanted = model.strip().casefold()
-    for candidate in LOCAL_MODELS.values():
-        if wanted == candidate.name.casefold() or wanted in (a.casefold() for a in candidate.aliases):
-            return candidate
-    raise EmbeddingError(
-        f"local embedding model '{model}' is not shipped with docs-mcp-core. "
-        f"Available: {', '.join(LOCAL_MODELS)} (omit --embedding-model to use the default)"
-    )
 
 
 def available_cores() -> int:
@@ -166,6 +108,7 @@ class LocalEmbeddingProvider:
         self._lock = threading.Lock()
         self._session: onnxruntime.InferenceSession | None = None
         self._tokenizer: tokenizers.Tokenizer | None = None
+        self._held: LoadedModel | None = None  # keeps the process's one copy of the model loaded
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
     # -- provider protocol ---------------------------------------------------------------------
@@ -354,63 +297,14 @@ class LocalEmbeddingProvider:
 
     def _load(self) -> tuple[onnxruntime.InferenceSession, tokenizers.Tokenizer]:
         session, tokenizer = self._session, self._tokenizer
-        if session is not None and tokenizer is not None:
-            return session, tokenizer
-        with self._lock:
-            if self._session is None or self._tokenizer is None:
-                self._tokenizer = self._load_tokenizer()
-                self._session = self._load_session()
-            return self._session, self._tokenizer
-
-    def _load_tokenizer(self) -> tokenizers.Tokenizer:
-        path = self.spec.tokenizer_path
-        if not path.is_file():
-            raise EmbeddingError(self._missing(path))
-        try:  # imported with the model: an engine that never embeds a query does not load it
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise EmbeddingError(
-                f"the local embedding provider needs the 'tokenizers' package ({exc}); reinstall docs-mcp-core"
-            ) from exc
-        try:
-            tokenizer = Tokenizer.from_file(str(path))
-        except Exception as exc:
-            raise EmbeddingError(f"cannot read the local model's tokenizer {path}: {exc}") from exc
-        # The file carries fixed 128-token padding and truncation; sentence-transformers truncates
-        # at 256, and inputs run one at a time need no padding at all.
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(self.max_tokens)
-        return tokenizer
-
-    def _load_session(self) -> onnxruntime.InferenceSession:
-        path = self.spec.onnx_path
-        if not path.is_file():
-            raise EmbeddingError(self._missing(path))
-        try:  # imported with the model: ONNX Runtime takes a quarter of a second to import
-            import onnxruntime as ort
-        except ImportError as exc:
-            raise EmbeddingError(
-                f"the local embedding provider needs the 'onnxruntime' package ({exc}); reinstall docs-mcp-core"
-            ) from exc
-        options = ort.SessionOptions()
-        # One thread per call: the cores are used by running several inputs at once (embed_array),
-        # which wastes none of the time intra-op threads spend synchronising on small matrices.
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.log_severity_level = 3
-        try:
-            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise EmbeddingError(f"cannot load the local embedding model {path}: {exc}") from exc
-        release_free_heap()
-        return session
-
-    def _missing(self, path: Path) -> str:
-        return (
-            f"the local embedding model file {path} is missing; the docs-mcp-core installation is "
-            "incomplete (reinstall it, e.g. `pip install --force-reinstall docs-mcp-core`)"
-        )
+        if session is None or tokenizer is None:
+            with self._lock:
+                if self._held is None:
+                    self._held = load_model(self.spec)
+                self._session, self._tokenizer = self._held.session, self._held.tokenizer
+            session, tokenizer = self._session, self._tokenizer
+            assert session is not None and tokenizer is not None
+        return session, tokenizer
 
 
 def _token_ids(tokenizer: tokenizers.Tokenizer, texts: Sequence[str]) -> list[list[int]]:

@@ -229,6 +229,12 @@ def assemble(
                 "the derived files of this index hold no usable heading-path vectors: searching "
                 "without them; rebuild it with docs-mcp build to search with them"
             )
+        if chosen.default and parts.intent is None and parts.catalog.file_codes is not None:
+            on_note(
+                "the derived files of this index hold no ranking attributes of this version (it was "
+                "built by an earlier one): the engine derives them at start; rebuild it with docs-mcp "
+                "build to start faster"
+            )
         return parts
     if table_folder is not None:
         if why == "missing":
