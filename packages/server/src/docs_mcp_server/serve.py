@@ -67,8 +67,7 @@ def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
         except OSError as exc:
             return fail(_listen_failure(args, exc), EXIT_BOOT_FAILED)
         engine = options.open_engine()
-        engine.start_warm_up()
-        _preload_models(options, metadata)
+        engine.start_warm_up()  # no model preload: over HTTP nothing is answered before the SDK runs
         responder = respond_early(
             listening, options, metadata, engine, max_connections=limits.max_connections
         )
@@ -121,7 +120,11 @@ def _answer_early(
 
 def _preload_models(options: ServerOptions, metadata: MetadataView) -> None:
     """Start loading the shipped models that searches embed queries with, beside the engine's
-    opening (which would load them only once the index is open, after importing its code)."""
+    opening (which would load them only once the index is open, after importing its code).
+
+    Only over stdio, where the first search is answered before the MCP SDK is imported: over HTTP
+    every request waits for the SDK, which imports after the model anyway, and loading it beside
+    the index would only delay ``/healthz``'s ``ready``."""
     models = models_to_preload(metadata, options.ranking)
     if models:
         threading.Thread(
