@@ -13,7 +13,8 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
 2. **Multipliers** (default ranking): the row's static prior (computed at build time,
    :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
-   (:mod:`.coverage`); among the best rows of one page, the one whose
+   (:mod:`.coverage`); for a query that names an action, the operations on the page its object
+   names (:mod:`.objects`); among the best rows of one page, the one whose
    heading path is nearest the question (:func:`.siblings.sibling_boost`).
 3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
    best first; ties by path depth (default ranking), then chunk id; byte-identical chunks give one
@@ -55,6 +56,7 @@ from docs_mcp_core.search.intent import (
     verb_factors,
 )
 from docs_mcp_core.search.legs import Leg
+from docs_mcp_core.search.objects import object_factors, object_names
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
@@ -121,6 +123,7 @@ class RankingWeights:
     option: float = 0.5  # the block whose id names the query's option with its command
     variable: float = 0.5  # rows headed by an environment variable's name, for a query asking for one
     neighbour: float = 0.5  # damping of the rows a contrast names (``..., not the applications``)
+    object: float = 0.3  # rows of the page the action's object names (``delete a library``)
 
 
 @dataclass(frozen=True)
@@ -441,6 +444,11 @@ class Ranker:
             texts = await coverage_texts(self._reader, rows[top])
             factors = (coverage_factor(t, terms, bool(wanted & UNDO_GROUP)) for t in texts)
             score[top] *= np.fromiter(factors, np.float64, len(top))
+        if wanted and weights.object and len(matched):
+            names = object_names(query.focus)
+            if names:
+                top = coverage_rows(rows, score, rows, COVERAGE_DEPTH)
+                score[top] *= await object_factors(self._reader, rows[top], names, weights.object)
         if weights.variable and len(matched) and asks_for_variable(query.terms):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
             score[top] *= await variable_factors(self._reader, rows[top], weights.variable)
