@@ -25,6 +25,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from docs_mcp_core.index.private_copies import process_exists
+
 SNAPSHOT_DIRNAME = ".docs-mcp-serving"
 METADATA_FILENAME = "metadata.json"
 DEFAULT_TABLE_PATH = ".lancedb"
@@ -99,20 +101,10 @@ def remove_stale_snapshots(index_dir: Path) -> None:
         if host != _HOST or not pid_text.isdigit() or not rest.isdigit():
             continue  # another host's (a shared folder) or not ours at all
         pid = int(pid_text)
-        if pid != os.getpid() and not _process_exists(pid):
+        if pid != os.getpid() and not process_exists(pid):
             shutil.rmtree(entry.path, ignore_errors=True)
     with contextlib.suppress(OSError):
         root.rmdir()
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists but belongs to someone else
-        return True
-    return True
 
 
 def _link_generation(index_dir: Path, target: Path) -> None:

@@ -73,9 +73,10 @@ class StoreCopies:
             )
             self.keep_files = False
         import shutil
-        import tempfile
 
-        self._cache_ready = Path(tempfile.mkdtemp(prefix="docs-mcp-index-"))
+        from docs_mcp_core.index.private_copies import make_private_folder
+
+        self._cache_ready = make_private_folder()
         weakref.finalize(self, shutil.rmtree, str(self._cache_ready), True)
         return self._cache_ready
 

@@ -149,11 +149,11 @@ def _open_copy(uri: str, storage: Any) -> OpenedIndex:
     from a folder, as the server reads its copy (:mod:`docs_mcp_core.index.replica`)."""
     import atexit
     import shutil
-    import tempfile
 
+    from docs_mcp_core.index.private_copies import make_private_folder
     from docs_mcp_core.index.replica import fetch_generation
 
-    cache = Path(tempfile.mkdtemp(prefix="docs-mcp-index-"))
+    cache = make_private_folder()
     atexit.register(shutil.rmtree, str(cache), True)
     fetched = fetch_generation(storage, cache)
     assert fetched is not None  # no known version tag: always fetched

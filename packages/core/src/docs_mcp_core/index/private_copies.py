@@ -1,0 +1,72 @@
+"""Temporary folders a process copies an index into, named after the process that made them.
+
+A server that reads its index from object storage without a cache folder of its own, and
+``docs-mcp`` commands given an index URI, copy the published generation into a private temporary
+folder and remove it when they exit. A process that is killed (``kill -9``, the OOM killer, a
+container runtime's grace period running out) cannot, and its copy (the whole index) would stay in
+the temporary directory for ever. So each folder is named ``docs-mcp-index-<host>-<pid>-<random>``
+and :func:`make_private_folder` first removes the folders of processes of this host that no longer
+run: the next process started cleans up after the one that was killed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = ["HOST", "PREFIX", "make_private_folder", "process_exists", "remove_dead_copies"]
+
+PREFIX = "docs-mcp-index-"
+HOST = socket.gethostname().replace(os.sep, "_").replace("-", "_") or "localhost"
+_UID = os.getuid() if hasattr(os, "getuid") else 0
+
+
+def make_private_folder(root: Path | None = None) -> Path:
+    """A new empty folder for this process's copy (in ``root``, default the temporary directory),
+    after removing the copies that dead processes of this host left there."""
+    parent = Path(root) if root is not None else Path(tempfile.gettempdir())
+    remove_dead_copies(parent)
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{HOST}-{os.getpid()}-", dir=parent))
+
+
+def remove_dead_copies(root: Path) -> list[Path]:
+    """Remove the folders in ``root`` that this module made for processes of this host that no
+    longer run; the folders removed. Other hosts' folders (a shared temporary directory), other
+    users', symbolic links and anything not named as this module names its folders are left alone."""
+    removed: list[Path] = []
+    own = f"{PREFIX}{HOST}-"
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(own):
+            continue
+        pid_text, _, rest = entry.name[len(own) :].partition("-")
+        if not pid_text.isdigit() or not rest or int(pid_text) == os.getpid():
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != _UID or process_exists(int(pid_text)):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        if not os.path.lexists(entry.path):
+            removed.append(Path(entry.path))
+    return removed
+
+
+def process_exists(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists but belongs to someone else
+        return True
+    return True
