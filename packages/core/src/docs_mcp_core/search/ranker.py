@@ -14,7 +14,8 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
    :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
    (:mod:`.coverage`); for a query that names an action, the operations on the page its object
-   names (:mod:`.objects`); among the best rows of one page, the one whose
+   names (:mod:`.objects`); a section's later part when its first part ranks too (:mod:`.parts`);
+   among the best rows of one page, the one whose
    heading path is nearest the question (:func:`.siblings.sibling_boost`).
 3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
    best first; ties by path depth (default ranking), then chunk id; byte-identical chunks give one
@@ -57,6 +58,7 @@ from docs_mcp_core.search.intent import (
 )
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.objects import object_factors, object_names
+from docs_mcp_core.search.parts import PART_DEPTH, part_factors
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
@@ -124,6 +126,7 @@ class RankingWeights:
     variable: float = 0.5  # rows headed by an environment variable's name, for a query asking for one
     neighbour: float = 0.5  # damping of the rows a contrast names (``..., not the applications``)
     object: float = 0.3  # rows of the page the action's object names (``delete a library``)
+    later_part: float = 0.2  # damping of a section's later part when its first part ranks too
 
 
 @dataclass(frozen=True)
@@ -457,6 +460,12 @@ class Ranker:
             score[top] *= await neighbour_factors(
                 self._reader, rows[top], query.contrast_terms, weights.neighbour
             )
+        if weights.later_part and catalog.chunk_ids and len(rows):
+            top = np.argsort(-score, kind="stable")[:PART_DEPTH]
+            option = legs.get("option")
+            keep = members(rows[top], option[0]) if option is not None else np.zeros(len(top), bool)
+            ids = [catalog.chunk_ids[p] for p in rows[top].tolist()]
+            score[top] *= part_factors(ids, keep, weights.later_part)
         heading = legs.get("heading")
         if heading is not None and catalog.file_codes is not None:
             sibling_boost(rows, score, heading, catalog.file_codes, weights.sibling)
