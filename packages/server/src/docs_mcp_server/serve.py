@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import gc
 import logging
 import threading
 from collections.abc import Sequence
@@ -81,6 +82,7 @@ def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
         app = DocsMcpApp(options, metadata, engine=engine)
     except OptionsError as exc:
         return fail(str(exc), EXIT_USAGE)
+    collect_from_now_on()
     try:
         if args.transport == "http":
             return _run_http(app, args, words, limits, responder)
@@ -88,6 +90,16 @@ def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
         return _run_stdio(app, wire)
     finally:
         app.close()
+
+
+def collect_from_now_on() -> None:
+    """Turn the cyclic garbage collector back on when start-up turned it off (``docs-mcp-server``
+    starts with it off, :func:`docs_mcp_server.cli.run`), with what was made until now moved out of
+    its reach for good (:func:`gc.freeze`): the modules, the index and the app live as long as the
+    process, and a collection need not walk them again."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _answer_early(
