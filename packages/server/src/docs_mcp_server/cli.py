@@ -72,8 +72,8 @@ def run() -> NoReturn:
     flushed and the process exits directly with ``main``'s status.
     """
     # Start-up imports and builds many long-lived objects and few cycles: the cyclic collector
-    # would only walk them again and again (8 % of the time to the first answer). serve() turns it
-    # back on once the server is up, with what was made until then frozen out of its reach.
+    # would only walk them again and again (8 % of the time to the first answer). serve() collects
+    # once and turns it back on when the server is up, with what start-up made frozen out of its reach.
     gc.disable()
     try:
         code = main()

@@ -94,10 +94,13 @@ def serve(args: argparse.Namespace, words: Sequence[str]) -> int:
 
 def collect_from_now_on() -> None:
     """Turn the cyclic garbage collector back on when start-up turned it off (``docs-mcp-server``
-    starts with it off, :func:`docs_mcp_server.cli.run`), with what was made until now moved out of
-    its reach for good (:func:`gc.freeze`): the modules, the index and the app live as long as the
-    process, and a collection need not walk them again."""
+    starts with it off, :func:`docs_mcp_server.cli.run`). One collection frees the cycles start-up
+    left (about a megabyte; 40 ms on a 2-core machine, after a stdio client's first searches were
+    answered early), and what remains is moved out of the collector's reach for good
+    (:func:`gc.freeze`): the modules, the index and the app live as long as the process, and a
+    collection need not walk them again."""
     if not gc.isenabled():
+        gc.collect()
         gc.freeze()
         gc.enable()
 
