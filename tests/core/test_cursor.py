@@ -185,3 +185,5 @@ def test_default_secret_is_derived_from_the_index_identity() -> None:
     assert a == default_cursor_secret(b'{"metadata_version": "1.1.0", "a": 1}')
     assert a != default_cursor_secret(b'{"metadata_version": "1.1.0", "a": 2}')
     assert len(a) == 32
+    # the derivation every version uses: replicas of two versions accept each other's cursors
+    assert a == hashlib.sha256(b'docs-mcp cursor v1\0{"metadata_version": "1.1.0", "a": 1}').digest()
