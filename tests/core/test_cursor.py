@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import inspect
 import json
 import sys
@@ -99,8 +100,6 @@ def test_forged_offset_keeps_the_signature_but_is_rejected() -> None:
 
 
 def test_unkeyed_signature_of_the_original_is_rejected() -> None:
-    import hashlib
-
     payload = json.dumps({"query": QUERY, "filters": sorted(FILTERS.items())}, separators=(",", ":"))
     sig = base64.urlsafe_b64encode(hashlib.sha1(payload.encode()).digest()).rstrip(b"=").decode()
     with pytest.raises(SearchError, match=r"^Invalid cursor"):
