@@ -10,8 +10,12 @@ halves under ``evals/``); ``docs/ranking.md`` keeps the table.
 Signals switched off here: the spelling leg, the path field, the phrase leg, the vector leg (when
 the index has vectors), taxonomy cues, static priors, query-term coverage, the byte-identical
 collapse, the intent signals (topic introduction, action verbs, data-model damping for action
-queries and for descriptions, short forms), compounds, contrasts, inverse operations, the sibling-section choice and the option leg. The identifier-aware heading and text fields are build-time columns and cannot be
-switched off without another index; the ``original`` row shows the recipe without any signal.
+queries and for descriptions, short forms), compounds, contrasts, narrower neighbours (``, not
+just X``), inverse operations, contrast neighbours, one environment variable, the object of the
+action, parts of a split section, the sibling-section choice and the option leg. The
+identifier-aware heading and text fields are build-time columns and cannot be switched off without
+another index; the ``original`` row shows the recipe without any signal. ``--only LABEL`` (repeatable,
+a row's label without its ``- ``) runs the default and those rows alone.
 """
 
 from __future__ import annotations
@@ -72,6 +76,17 @@ def no_contrasts() -> Iterator[None]:
 
 
 @contextmanager
+def no_narrower() -> Iterator[None]:
+    """``, not just X`` clauses stay in the query, as before narrower neighbours were read."""
+    original = query_module._CONTRAST_RE  # pyright: ignore[reportPrivateUsage]
+    query_module._CONTRAST_RE = query_module.contrast_pattern(narrower=False)  # pyright: ignore[reportPrivateUsage]
+    try:
+        yield
+    finally:
+        query_module._CONTRAST_RE = original  # pyright: ignore[reportPrivateUsage]
+
+
+@contextmanager
 def no_inverses() -> Iterator[None]:
     joins, wanted = retrieval_module.inverse_joins, IntentIndex.wanted  # pyright: ignore[reportPrivateImportUsage]
     retrieval_module.inverse_joins = lambda words, fields, mask: []  # type: ignore[assignment]
@@ -108,6 +123,7 @@ class Variant:
     after_open: Callable[[SearchEngine], None] | None = None
     coverage: bool = True
     contrasts: bool = True
+    narrower: bool = True
     inverses: bool = True
     needs_vectors: bool = False
 
@@ -134,6 +150,9 @@ VARIANTS = (
     Variant("- inverse operations", inverses=False),
     Variant("- contrast neighbours", weights={"neighbour": 0.0}),
     Variant("- environment variables", weights={"variable": 0.0}),
+    Variant("- narrower neighbours", narrower=False),
+    Variant("- object of the action", weights={"object": 0.0}),
+    Variant("- parts of a split section", weights={"later_part": 0.0}),
     Variant("original recipe", options={"ranking": "original"}),
 )
 
@@ -149,6 +168,8 @@ def run_variant(index_dir: Path, variant: Variant, case_sets: list[list[EvalCase
                 stack.enter_context(no_coverage())
             if not variant.contrasts:
                 stack.enter_context(no_contrasts())
+            if not variant.narrower:
+                stack.enter_context(no_narrower())
             if not variant.inverses:
                 stack.enter_context(no_inverses())
             return [[run_case(engine, c) for c in cases] for cases in case_sets]
@@ -160,14 +181,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Leave-one-out ablation of the default ranking.")
     parser.add_argument("--index-dir", type=Path, required=True, help="folder written by docs-mcp build")
     parser.add_argument("--cases", type=Path, action="append", required=True, help="case file (repeatable)")
+    parser.add_argument(
+        "--only", action="append", default=[], help="run the default and this row alone (repeatable)"
+    )
     args = parser.parse_args(argv)
+    only = {f"- {label}" for label in args.only}
+    unknown = only - {variant.label for variant in VARIANTS}
+    if unknown:
+        parser.error(f"no such row: {', '.join(sorted(unknown))}")
     case_sets = [load_cases(path) for path in args.cases]
     probe = SearchEngine.open(args.index_dir, options=SearchOptions())
     has_vectors = probe.metadata.embedding is not None
     probe.close()
     rows: dict[str, list[list]] = {}
     for variant in VARIANTS:
-        if variant.needs_vectors and not has_vectors:
+        if (variant.needs_vectors and not has_vectors) or (only and variant.label not in {"default", *only}):
             continue
         rows[variant.label] = run_variant(args.index_dir, variant, case_sets)
     for path, index in zip(args.cases, range(len(case_sets)), strict=True):

@@ -8,7 +8,7 @@ import pytest
 
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.search.analyzer import LANCEDB_0_26_STOP_WORDS, analyze, analyze_positions
-from docs_mcp_core.search.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, STOP_WORDS, Query
+from docs_mcp_core.search.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, STOP_WORDS, Query, contrast_pattern
 
 
 @pytest.mark.parametrize("text", [None, "", "   ", "\n\t"])
@@ -152,6 +152,16 @@ def test_a_contrast_with_what_is_not_wanted_is_left_out_of_what_the_legs_search(
 )
 def test_negations_that_are_no_contrast_stay(text: str) -> None:
     assert Query.parse(text).focus == text
+
+
+def test_the_ablation_s_pattern_without_narrower_neighbours_keeps_not_just_clauses() -> None:
+    """``contrast_pattern(narrower=False)`` is how contrasts were read before narrower neighbours
+    (``benchmarks/ablation.py`` switches them off with it); every other contrast still goes."""
+    before = contrast_pattern(narrower=False)
+    text = "all entries including tool calls, not just the messages"
+    assert before.sub("", text) == text
+    assert before.sub("", "rename a folder, not a tag") == "rename a folder"
+    assert contrast_pattern().sub("", text) == "all entries including tool calls"
 
 
 def test_the_original_ranking_reads_the_whole_query() -> None:

@@ -54,6 +54,7 @@ __all__ = [
     "STOP_WORDS",
     "Query",
     "check_query",
+    "contrast_pattern",
     "drop_contrasts",
 ]
 
@@ -72,13 +73,21 @@ _CASED_WORD_RE = re.compile(r"[A-Za-z0-9]+(?:#|\+\+)?")  # C# and C++ are words
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _ANY_WORD_RE = re.compile(r"[^\W_]+")  # letters and digits of any script, as the analyzer splits words
 # A contrast the reader draws with what they do not want: from its marker to the end of its clause.
-# ``, not just the messages`` rules out the narrower neighbour; ``not just X but also Y`` adds to
-# what is wanted and stays.
-_CONTRAST_RE = re.compile(
-    r"(?:[,;(]\s*(?:but\s+)?not|\s+-+\s*not|\brather\s+than|\binstead\s+of)\b"
-    r"(?!\s+(?:just|only)\b[^,;.)]*\b(?:but|also|as\s+well)\b)[^,;.)]*",
-    re.IGNORECASE,
-)
+_CONTRAST_MARKERS_RE = r"[,;(]\s*(?:but\s+)?not|\s+-+\s*not|\brather\s+than|\binstead\s+of"
+# ``, not just the messages`` rules out the narrower neighbour and goes; ``not just X but also Y``
+# adds to what is wanted and stays.
+_NARROWER_GOES = r"(?!\s+(?:just|only)\b[^,;.)]*\b(?:but|also|as\s+well)\b)"
+_NOT_JUST_STAYS = r"(?!\s+(?:just|only)\b)"
+
+
+def contrast_pattern(*, narrower: bool = True) -> re.Pattern[str]:
+    """The contrasts :func:`drop_contrasts` cuts; with ``narrower=False`` every ``not just X``
+    clause stays (how contrasts were read before narrower neighbours: for the ablation)."""
+    stays = _NARROWER_GOES if narrower else _NOT_JUST_STAYS
+    return re.compile(rf"(?:{_CONTRAST_MARKERS_RE})\b{stays}[^,;.)]*", re.IGNORECASE)
+
+
+_CONTRAST_RE = contrast_pattern()
 
 
 _CONTRAST_MARKERS = frozenset({"not", "rather", "than", "instead", "just", "only"})
@@ -104,7 +113,7 @@ def drop_contrasts(text: str) -> str:
     than cancel it``, ``instead of listing links``), each cut from its marker to the end of its
     clause; ``text`` itself when nothing would be left. ``, not just the messages`` rules out the
     narrower neighbour and goes too; ``not just X but also Y`` asks for more and stays."""
-    focus = _CONTRAST_RE.sub("", text).strip()
+    focus = _CONTRAST_RE.sub("", text).strip()  # read at call time: the ablation swaps it
     return focus if _ANY_WORD_RE.search(focus) else text
 
 
