@@ -21,6 +21,7 @@ from docs_mcp_core.index.derived_files import (
     arrays_from_arrow,
     arrays_from_strings,
     read_derived,
+    stored_strings,
     strings_from_arrays,
     write_derived,
 )
@@ -245,6 +246,21 @@ def test_arrays_round_trip_through_a_derived_file(tmp_path: Path) -> None:
     assert np.array_equal(read.arrays["floats"], part.arrays["floats"])
     assert not read.arrays["ints"].flags.writeable
     assert strings_from_arrays(read.arrays, "s") == values
+
+
+def test_stored_strings_are_decoded_as_they_are_read() -> None:
+    values = ["docs/a.md#_preamble", "ünïcödé/ß.md#h", "", "z" * 300]
+    stored = stored_strings(arrays_from_strings("ids", values), "ids")
+    assert len(stored) == 4 and bool(stored)
+    assert [stored[i] for i in range(4)] == values
+    assert stored[-1] == values[-1] and stored[-4] == values[0]
+    assert stored[1:3] == values[1:3] and stored[::-1] == values[::-1]
+    assert list(stored) == values and stored == values and stored != values[:3]
+    assert values.index("") == 2 and "" in stored
+    for outside in (4, -5):
+        with pytest.raises(IndexError):
+            stored[outside]
+    assert not stored_strings(arrays_from_strings("none", []), "none")
 
 
 def test_a_derived_file_written_part_by_part_is_the_same_in_any_order(tmp_path: Path) -> None:

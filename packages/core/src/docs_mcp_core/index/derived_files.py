@@ -31,10 +31,10 @@ import json
 import mmap
 import os
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -45,11 +45,13 @@ __all__ = [
     "DerivedFiles",
     "DerivedWriter",
     "Part",
+    "StoredStrings",
     "arrays_from_arrow",
     "arrays_from_strings",
     "arrow_from_arrays",
     "manifests_identity",
     "read_derived",
+    "stored_strings",
     "strings_from_arrays",
     "table_identity",
     "write_derived",
@@ -294,7 +296,7 @@ def _view(mapped: mmap.mmap, start: int, entry: Mapping[str, Any]) -> np.ndarray
     return array.reshape(shape)
 
 
-def arrays_from_strings(prefix: str, values: list[str]) -> dict[str, np.ndarray]:
+def arrays_from_strings(prefix: str, values: Sequence[str]) -> dict[str, np.ndarray]:
     """``values`` as two arrays: ``<prefix>.offsets`` (int64, one more than values) and
     ``<prefix>.data`` (their UTF-8 bytes end to end)."""
     encoded = [v.encode("utf-8") for v in values]
@@ -332,6 +334,54 @@ def arrays_from_arrow(prefix: str, table: Any) -> dict[str, np.ndarray] | None:
                 arrays[f"{prefix}.{index}.{number}"] = np.frombuffer(buffer, dtype=np.uint8)
         arrays[f"{prefix}.{index}.length"] = np.array([len(array), array.null_count], dtype=np.int64)
     return arrays
+
+
+class StoredStrings(Sequence[str]):
+    """The strings :func:`arrays_from_strings` stored, decoded one at a time as they are read.
+
+    A catalog maps a chunk id per row and a path per file; decoding them all when an index opens
+    (110k ids and 41k paths at ten copies of sdk-docs: 20 ms with the path lookup) would be work
+    before the first answer that a search, which reads the ids of a few dozen rows, never needs.
+    Iterating decodes everything at once.
+    """
+
+    __slots__ = ("_data", "_offsets")
+
+    def __init__(self, offsets: np.ndarray, data: np.ndarray) -> None:
+        self._offsets = offsets
+        self._data = data
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        size = len(self)
+        position = index + size if index < 0 else index
+        if not 0 <= position < size:
+            raise IndexError(f"string {index} of {size}")
+        start, end = int(self._offsets[position]), int(self._offsets[position + 1])
+        return self._data[start:end].tobytes().decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(strings_from_arrays({"s.offsets": self._offsets, "s.data": self._data}, "s"))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StoredStrings | list | tuple):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence, compared by value
+
+
+def stored_strings(arrays: Mapping[str, np.ndarray], prefix: str) -> StoredStrings:
+    """The strings :func:`arrays_from_strings` stored under ``prefix``, decoded as they are read."""
+    return StoredStrings(arrays[f"{prefix}.offsets"], arrays[f"{prefix}.data"])
 
 
 def arrow_from_arrays(arrays: Mapping[str, np.ndarray], prefix: str) -> Any:

@@ -464,7 +464,7 @@ class Ranker:
             top = np.argsort(-score, kind="stable")[:PART_DEPTH]
             option = legs.get("option")
             keep = members(rows[top], option[0]) if option is not None else np.zeros(len(top), bool)
-            ids = [catalog.chunk_ids[p] for p in rows[top].tolist()]
+            ids = [catalog.chunk_ids[int(p)] for p in rows[top].tolist()]
             score[top] *= part_factors(ids, keep, weights.later_part)
         heading = legs.get("heading")
         if heading is not None and catalog.file_codes is not None:

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 from pyarrow._compute import TakeOptions, call_function
 
-from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
+from docs_mcp_core.index.derived_files import Part, arrays_from_strings, stored_strings, strings_from_arrays
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.ordering import sort_key
 
@@ -53,10 +53,10 @@ class RowCatalog:
     dedup_group: np.ndarray | None  # int64: rows with equal text share a group
     taxonomy: dict[str, tuple[np.ndarray, list[str]]]  # key -> (codes, values); -1 = no value
     display: pa.Table | None = None  # display columns in catalog order, when they fit the budget
-    chunk_ids: list[str] = field(default_factory=list)
+    chunk_ids: Sequence[str] = field(default_factory=list)  # decoded as read when from derived files
     chunk_index: np.ndarray | None = None  # int64 position of each chunk in its file
     file_codes: np.ndarray | None = None  # int32: rows of the same file share a code
-    filepaths: list[str] = field(default_factory=list)  # file path of each code
+    filepaths: Sequence[str] = field(default_factory=list)  # file path of each code
     _collapse_groups: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
     _by_chunk_id: dict[str, int] = field(default_factory=dict)
     _by_filepath: dict[str, int] = field(default_factory=dict)
@@ -64,10 +64,9 @@ class RowCatalog:
     _file_start: np.ndarray | None = None  # int64: where each file code's positions begin
 
     def __post_init__(self) -> None:
-        """Index the rows by file, in chunk order (by chunk id on the first lookup)."""
+        """Index the rows by file, in chunk order (by chunk id and by path on the first lookup)."""
         if self.file_codes is None or self.chunk_index is None:
             return
-        self._by_filepath = {path: code for code, path in enumerate(self.filepaths)}
         if self._file_order is None or self._file_start is None:  # else read from derived files
             self._file_order = np.lexsort((self.chunk_index, self.file_codes)).astype(np.int64)
             counts = np.bincount(self.file_codes, minlength=len(self.filepaths))
@@ -116,10 +115,10 @@ class RowCatalog:
             a.get("dedup_group"),
             taxonomy,
             display,
-            strings_from_arrays(a, "chunk_ids"),
+            stored_strings(a, "chunk_ids"),
             a.get("chunk_index"),
             a.get("file_codes"),
-            strings_from_arrays(a, "filepaths"),
+            stored_strings(a, "filepaths"),
             _file_order=a.get("file_order"),
             _file_start=a.get("file_start"),
         )
@@ -271,13 +270,15 @@ class RowCatalog:
         if position is None or self.chunk_index is None:
             return None
         siblings = {
-            int(self.chunk_index[p]): (int(self.row_ids[p]), self.chunk_ids[p])
+            int(self.chunk_index[p]): (int(self.row_ids[p]), self.chunk_ids[int(p)])
             for p in self.file_positions(position).tolist()
         }
         return siblings, int(self.chunk_index[position])
 
     def positions_of_file(self, filepath: str) -> np.ndarray | None:
         """Positions of every chunk of ``filepath``, in chunk order (None when no row has that path)."""
+        if not self._by_filepath and self.filepaths:  # built once, when first needed (not by searches)
+            self._by_filepath = {path: code for code, path in enumerate(self.filepaths)}
         code = self._by_filepath.get(filepath)
         if code is None or self._file_order is None or self._file_start is None:
             return None
