@@ -157,7 +157,7 @@ def models_to_preload(metadata: MetadataView, ranking: str | None) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-_preloaded: list[Any] = []  # the models loaded at boot, kept for the server's life (searches use them)
+_preloaded: dict[str, Any] = {}  # the models loaded at boot, by name, kept for the server's life
 
 
 def _load_models(models: Sequence[str]) -> None:
@@ -166,7 +166,7 @@ def _load_models(models: Sequence[str]) -> None:
 
     for model in models:
         with contextlib.suppress(EmbeddingError):  # the first search that needs it reports it
-            _preloaded.append(load_model(resolve_local_model(model)))
+            _preloaded[model] = load_model(resolve_local_model(model))
 
 
 def _run_stdio(app: DocsMcpApp, wire: StdioWire) -> int:
