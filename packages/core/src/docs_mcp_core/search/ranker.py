@@ -14,7 +14,8 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
    :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
    (:mod:`.coverage`); for a query that names an action, the operations on the page its object
-   names (:mod:`.objects`); a section's later part when its first part ranks too (:mod:`.parts`);
+   names (:mod:`.objects`); a section's later part when its first part ranks too (:mod:`.parts`),
+   and a subsection when the operation it sits under ranks too (:mod:`.subsections`);
    among the best rows of one page, the one whose
    heading path is nearest the question (:func:`.siblings.sibling_boost`).
 3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
@@ -63,6 +64,7 @@ from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.siblings import sibling_boost
+from docs_mcp_core.search.subsections import SUBSECTION_DEPTH, subsection_factors
 
 __all__ = [
     "DEFAULT_CONTRIBUTIONS",
@@ -127,6 +129,7 @@ class RankingWeights:
     neighbour: float = 0.5  # damping of the rows a contrast names (``..., not the applications``)
     object: float = 0.3  # rows of the page the action's object names (``delete a library``)
     later_part: float = 0.2  # damping of a section's later part when its first part ranks too
+    subsection: float = 0.2  # damping of an operation's subsection when the operation ranks too
 
 
 @dataclass(frozen=True)
@@ -466,6 +469,10 @@ class Ranker:
             keep = members(rows[top], option[0]) if option is not None else np.zeros(len(top), bool)
             ids = [catalog.chunk_ids[int(p)] for p in rows[top].tolist()]
             score[top] *= part_factors(ids, keep, weights.later_part)
+        if weights.subsection and catalog.chunk_ids and len(rows):
+            top = np.argsort(-score, kind="stable")[:SUBSECTION_DEPTH]
+            ids = [catalog.chunk_ids[int(p)] for p in rows[top].tolist()]
+            score[top] *= await subsection_factors(self._reader, rows[top], ids, weights.subsection)
         heading = legs.get("heading")
         if heading is not None and catalog.file_codes is not None:
             sibling_boost(rows, score, heading, catalog.file_codes, weights.sibling)
