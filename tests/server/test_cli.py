@@ -238,6 +238,26 @@ def test_start_up_imports_stay_lean() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_the_app_imports_jsonschema_only_for_custom_tools(built_index: Path) -> None:
+    """Building the app imports the MCP SDK, but jsonschema (a tenth of that time) only when custom
+    tools need their schemas checked (a plainly valid search needs no validator either)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from docs_mcp_server.app import DocsMcpApp\n"
+        "from docs_mcp_server.boot import load_index_metadata\n"
+        "from docs_mcp_server.options import ServerOptions\n"
+        f"options = ServerOptions(index_dir={str(built_index)!r})\n"
+        "app = DocsMcpApp(options, load_index_metadata(options.index_dir))\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
 def test_stdio_answers_requests_sent_before_end_of_input(built_index: Path) -> None:
     """A client that writes its requests and closes stdin at once still gets every answer."""
     server = ServerProcess(["--index-dir", str(built_index), "--log-level", "warning"])

@@ -12,15 +12,13 @@ import inspect
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, unquote, urlsplit
 
 import anyio
 import mcp.types as types
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
@@ -40,6 +38,8 @@ from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.options import TOKEN_ENCODINGS, BuildInfo, CustomTool, ServerOptions
 
 if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
     from docs_mcp_core.search import Query, SearchEngine
 from docs_mcp_server.schemas import (
     example_chunk_id,
@@ -86,15 +86,7 @@ class DocsMcpApp:
         self._get_doc_args = ToolArguments(
             self.get_doc_tool, get_doc_schema(example_chunk_id(options.index_dir), encoding), filters=()
         )
-        self._custom: dict[str, tuple[CustomTool, Draft202012Validator]] = {}
-        for tool in options.custom_tools:
-            try:
-                Draft202012Validator.check_schema(dict(tool.input_schema))
-            except SchemaError as exc:
-                raise OptionsError(
-                    f"Custom tool '{tool.name}' has an invalid inputSchema: {exc.message}"
-                ) from exc
-            self._custom[tool.name] = (tool, Draft202012Validator(dict(tool.input_schema)))
+        self._custom = _checked_custom_tools(options.custom_tools)
         available = vector_search_available(metadata, options.query_embedding_api_key)
         self.tools: list[types.Tool] = [
             types.Tool(
@@ -376,3 +368,23 @@ def create_app(index_dir: str | Path, **options: Any) -> DocsMcpApp:
 def create_server(index_dir: str | Path, **options: Any) -> Server[Any]:
     """An MCP ``Server`` for the index in ``index_dir`` (see :func:`create_app` for the options)."""
     return create_app(index_dir, **options).server
+
+
+def _checked_custom_tools(tools: Sequence[CustomTool]) -> dict[str, tuple[CustomTool, Draft202012Validator]]:
+    """Each custom tool with a validator of its input schema (jsonschema, a tenth of the MCP SDK's
+    import time, is imported only for them); an invalid schema is an :class:`OptionsError`."""
+    if not tools:
+        return {}
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    checked: dict[str, tuple[CustomTool, Draft202012Validator]] = {}
+    for tool in tools:
+        try:
+            Draft202012Validator.check_schema(dict(tool.input_schema))
+        except SchemaError as exc:
+            raise OptionsError(
+                f"Custom tool '{tool.name}' has an invalid inputSchema: {exc.message}"
+            ) from exc
+        checked[tool.name] = (tool, Draft202012Validator(dict(tool.input_schema)))
+    return checked
