@@ -16,7 +16,7 @@ import gc
 import logging
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from docs_mcp_server.command_line import (
     EXIT_BOOT_FAILED,
@@ -29,6 +29,7 @@ from docs_mcp_server.command_line import (
 )
 
 if TYPE_CHECKING:
+    from docs_mcp_core.embedding.local_model import LoadedModel
     from docs_mcp_server.app import DocsMcpApp
     from docs_mcp_server.engine import LazyEngine
     from docs_mcp_server.http_early import EarlyResponder
@@ -157,7 +158,7 @@ def models_to_preload(metadata: MetadataView, ranking: str | None) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-_preloaded: dict[str, Any] = {}  # the models loaded at boot, by name, kept for the server's life
+_preloaded: dict[str, LoadedModel] = {}  # the models loaded at boot, by name, kept for the server's life
 
 
 def _load_models(models: Sequence[str]) -> None:
