@@ -8,9 +8,10 @@ the snippet take what they need from it, so the whole request agrees on what the
   a tag``, ``delete a batch job rather than cancel it``: :func:`drop_contrasts`) when the ranking
   is the default one, else ``text``. The vector legs embed it; everything below is read from it.
 * ``lexical``: what the full-text legs search: ``focus`` with NUL characters as spaces.
-* ``match``: what the match leg searches: ``lexical`` followed by the parts of its compound
-  identifiers (``createMany`` → ``create many``) when the ranking searches the identifier-aware
-  columns (see :mod:`docs_mcp_core.ranking`), else ``lexical`` itself.
+* ``match``: what the match leg searches: ``lexical`` without the quantifier of ``how many`` and
+  ``how much``, followed by the parts of its compound identifiers (``createMany`` → ``create many``)
+  when the ranking searches the identifier-aware columns (see :mod:`docs_mcp_core.ranking`), else
+  ``lexical`` itself.
 * ``expanded``: whether the match leg also searches identifiers by their parts, on both sides: the
   query's in ``match`` and the chunks' in the identifier-aware columns (so ``retry`` finds
   ``RetryConfig``).
@@ -90,6 +91,10 @@ def contrast_pattern(*, narrower: bool = True) -> re.Pattern[str]:
 _CONTRAST_RE = contrast_pattern()
 
 
+# ``how many`` and ``how much`` ask for a count: the quantifier is no word of what is asked about
+# (in references ``many`` names the batch operations, ``createMany``), so the match leg and coverage
+# leave it out; the verb table still reads ``how many`` as a count (:func:`.intent.query_verbs`).
+_HOW_MANY_RE = re.compile(r"\b(how\s+)(?:many|much)\b", re.IGNORECASE)
 _CONTRAST_MARKERS = frozenset({"not", "rather", "than", "instead", "just", "only"})
 
 
@@ -167,7 +172,7 @@ class Query:
             text=text,
             focus=focus,
             lexical=lexical,
-            match=expand_identifiers(lexical) if expand else lexical,
+            match=expand_identifiers(_HOW_MANY_RE.sub(r"\1", lexical)) if expand else lexical,
             words=tuple(_CASED_WORD_RE.findall(focus)),
             terms=tuple(dict.fromkeys(_WORD_RE.findall(focus.lower()))),
             analyzer_stop_words=analyzer_stop_words,
@@ -223,7 +228,8 @@ class Query:
         """The terms query-term coverage counts: no stop words, none of one or two characters, common
         English endings cut (``tags`` and ``tag`` are one word: a term matches the start of a word
         of the chunk's lower-cased text)."""
-        return _cut_words(self.terms)
+        words = _WORD_RE.findall(_HOW_MANY_RE.sub(r"\1", self.focus.lower()))  # no ``many`` of ``how many``
+        return _cut_words(dict.fromkeys(words))
 
     @cached_property
     def contrast_terms(self) -> list[str]:
