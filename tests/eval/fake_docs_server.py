@@ -16,6 +16,7 @@ Flags that let tests provoke each harness path:
 --require-env NAME     exit 4 unless environment variable NAME is set (repeatable)
 --ballast-mb N         hold N MiB of touched memory, so peak RSS is visibly above N
 --crash-after N        after answering N searches, print a message to stderr and die on the next one
+--first-search-ms N    take N ms over the first search (an index that loads when first searched)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import base64
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +153,8 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
     answered = [0]
 
     def search(arguments: dict[str, Any]) -> CallToolResult:
+        if answered[0] == 0 and args.first_search_ms:
+            time.sleep(args.first_search_ms / 1000)  # the work a cold index does, not synchronisation
         if args.crash_after is not None and answered[0] >= args.crash_after:
             print("fake-docs-server: segmentation fault (simulated)", file=sys.stderr, flush=True)
             os._exit(7)
@@ -235,6 +239,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--require-env", action="append", default=[])
     parser.add_argument("--ballast-mb", type=int, default=0)
     parser.add_argument("--crash-after", type=int)
+    parser.add_argument("--first-search-ms", type=int, default=0)
     args = parser.parse_args(argv)
     args.variant = "default"
     return args

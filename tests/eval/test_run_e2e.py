@@ -110,6 +110,8 @@ def test_stats_latencies_and_memory(json_run: tuple[dict[str, Any], Path, str]) 
     # A Python process with the MCP SDK imported is well above 10 MB resident.
     assert 10 < summary["peakRssMb"] == stats["peakRssMb"] < 2000
     assert (stats["returnedHits"], stats["leakedHits"]) == (14, 0)
+    assert 0 < summary["startupMs"] == round_metric(stats["startupMs"]) < 60_000
+    assert summary["startupMs"] < summary["firstSearchMs"] == round_metric(stats["firstSearchMs"]) < 60_000
     assert data["metadata"]["serverName"] == "fake-docs-server"
     assert data["metadata"]["deterministic"] is True
 
@@ -165,6 +167,16 @@ def test_out_file_matches_stdout(json_run: tuple[dict[str, Any], Path, str]) -> 
     assert json.loads(out.read_text(encoding="utf-8")) == data
     assert f"wrote eval result to {out}" in err
     assert "deltaMarkdown" not in data
+
+
+def test_the_first_search_after_the_spawn_is_timed(run_cli: CliRunner) -> None:
+    # a server whose index loads on the first search: the wait shows after the handshake
+    result = run_cli(run_args("--format", "json", server=fake_server_command("--first-search-ms", "400")))
+    assert result.code == 0, result.err
+    summary = json.loads(result.out)["summary"]
+    assert summary["firstSearchMs"] - summary["startupMs"] >= 400
+    report = run_cli(run_args(server=fake_server_command()))
+    assert "| Spawn to Handshake (ms) |" in report.out and "| Spawn to First Search (ms) |" in report.out
 
 
 def test_markdown_report_with_leaks_and_memory_ballast(run_cli: CliRunner) -> None:

@@ -144,6 +144,8 @@ def summarize(cases: Sequence[RankedCase], stats: EvalStats) -> EvalSummary:
         tokens_read_total=float(sum(c.tokens_read or 0 for c in cases)),
         get_doc_cut_rate=round_metric(get_doc_cut_rate(cases)),
         section_whole_rate=None if (rate := section_whole_rate(cases)) is None else round_metric(rate),
+        startup_ms=round_metric(stats.startup_ms),
+        first_search_ms=round_metric(stats.first_search_ms),
     )
 
 

@@ -62,6 +62,8 @@ def _summary_lines(result: EvalResult, *, measured: bool) -> list[str]:
         f"| Get Doc p50 (ms) | {to_fixed(s.get_doc_p50_ms, LATENCY_DECIMALS)} |",
         f"| Build Time (ms) | {to_fixed(s.build_time_ms, 0)} |",
         f"| Peak RSS (MB) | {to_fixed(s.peak_rss_mb, LATENCY_DECIMALS)} |",
+        f"| Spawn to Handshake (ms) | {to_fixed(s.startup_ms, 0)} |",
+        f"| Spawn to First Search (ms) | {to_fixed(s.first_search_ms, 0)} |",
     ]
     if measured:
         lines += [

@@ -144,6 +144,11 @@ class EvalSummary:
     """Share of ``get_doc`` answers cut to the budget (0 without one)."""
     section_whole_rate: float | None = None
     """With ``scope: "section"``: share of found cases whose section came whole in one call."""
+    startup_ms: float = 0.0
+    """From spawning the server to the end of the MCP handshake."""
+    first_search_ms: float = 0.0
+    """From spawning the server to its first search answer (what an agent that spawns a server
+    per session waits for its first question)."""
 
     def to_json(self) -> dict[str, float]:
         data = {
@@ -160,6 +165,8 @@ class EvalSummary:
             "tokensToRightDocP50": self.tokens_to_right_doc_p50,
             "tokensReadTotal": self.tokens_read_total,
             "getDocCutRate": self.get_doc_cut_rate,
+            "startupMs": self.startup_ms,
+            "firstSearchMs": self.first_search_ms,
         }
         if self.section_whole_rate is not None:
             data["sectionWholeRate"] = self.section_whole_rate
@@ -190,6 +197,8 @@ class EvalSummary:
             tokens_read_total=num("tokensReadTotal"),
             get_doc_cut_rate=num("getDocCutRate"),
             section_whole_rate=num("sectionWholeRate") if "sectionWholeRate" in data else None,
+            startup_ms=num("startupMs"),
+            first_search_ms=num("firstSearchMs"),
         )
 
 
@@ -223,6 +232,8 @@ class EvalStats:
     peak_rss_mb: float = 0.0
     returned_hits: int = 0
     leaked_hits: int = 0
+    startup_ms: float = 0.0
+    first_search_ms: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -230,6 +241,8 @@ class EvalStats:
             "getDocLatenciesMs": list(self.get_doc_latencies_ms),
             "buildTimeMs": self.build_time_ms,
             "peakRssMb": self.peak_rss_mb,
+            "startupMs": self.startup_ms,
+            "firstSearchMs": self.first_search_ms,
             "returnedHits": self.returned_hits,
             "leakedHits": self.leaked_hits,
         }

@@ -22,6 +22,7 @@ import logging
 import math
 import shlex
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -152,6 +153,7 @@ async def _drive_server(
     )
     before = child_pids()
     connected = False
+    spawned = time.perf_counter()
     # The deadline bounds spawning + handshake only; it is lifted once the client is connected.
     with anyio.CancelScope(deadline=anyio.current_time() + config.startup_timeout_s) as startup:
         try:
@@ -159,7 +161,7 @@ async def _drive_server(
                 connected = True
                 startup.deadline = math.inf
                 return await _evaluate(
-                    client, config, cases, build_ms, errlog, progress, find_new_child(before)
+                    client, config, cases, build_ms, errlog, progress, find_new_child(before), spawned
                 )
         except Exception as exc:
             if connected:
@@ -179,9 +181,11 @@ async def _evaluate(
     errlog: TextIO,
     progress: ProgressCallback | None,
     server_pid: int | None,
+    spawned: float,
 ) -> EvalResult:
+    """``spawned``: ``time.perf_counter()`` just before the client spawned the server."""
     search_tool, get_doc_tool = tool_names(config.tool_prefix)
-    stats = EvalStats(build_time_ms=build_ms)
+    stats = EvalStats(build_time_ms=build_ms, startup_ms=(time.perf_counter() - spawned) * 1000)
     ranked: list[RankedCase] = []
     sampler = RssSampler(server_pid)
     sampler.start()
@@ -196,6 +200,8 @@ async def _evaluate(
                 progress(index + 1, len(cases), mrr_at_k(ranked))
     finally:
         stats.peak_rss_mb = round_metric(sampler.stop())
+    if session.first_search_answered_at is not None:
+        stats.first_search_ms = (session.first_search_answered_at - spawned) * 1000
     result = build_result(ranked, stats)
     info = client.server_info
     result.metadata.update(

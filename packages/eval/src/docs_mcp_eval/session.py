@@ -90,6 +90,12 @@ class Session:
         self._config = config
         self._errlog = errlog
         self.support = ToolSupport()
+        self.first_search_answered_at: float | None = None
+        """``time.perf_counter()`` when the server first answered a search (warm-up included)."""
+
+    def _searched(self) -> None:
+        if self.first_search_answered_at is None:
+            self.first_search_answered_at = time.perf_counter()
 
     async def _call(self, name: str, arguments: dict[str, Any], what: str) -> tuple[CallToolResult, float]:
         started = time.perf_counter()
@@ -153,6 +159,7 @@ class Session:
                 await self._client.call_tool(search_tool, arguments)
             except Exception:  # noqa: BLE001 - warm-up is best-effort; real calls report failures
                 continue
+            self._searched()
 
     async def execute_case(
         self, search_tool: str, get_doc_tool: str, case: EvalCase, index: int, stats: EvalStats
@@ -175,6 +182,7 @@ class Session:
             if self._config.max_tokens is not None and self.support.search_max_tokens:
                 arguments["max_tokens"] = self._config.max_tokens
             result, elapsed = await self._call(search_tool, arguments, what)
+            self._searched()
             tokens += count_tokens(_text_content(result))
             stats.search_latencies_ms.append(elapsed)
             if result.is_error:
