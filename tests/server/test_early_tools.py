@@ -51,3 +51,50 @@ def test_the_tool_list_and_a_search_sent_right_after_initialize_are_answered_ear
     logs = "\n".join(server.stderr_lines)
     assert logs.count(EARLY_LOG) == 2  # the first tool list and search
     assert "differs from the MCP SDK" not in logs
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _modern(request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` as a 2026-era client sends it: its protocol, name and capabilities in ``_meta``."""
+    return {**request, "params": {**request.get("params", {}), "_meta": MODERN_META}}
+
+
+def test_a_2026_era_client_gets_its_first_tool_list_and_search_early_as_the_sdk_answers_them(
+    built_index: Path,
+) -> None:
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "debug"])
+    try:
+        server.send(_modern({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}))
+        assert server.receive(timeout=60)["id"] == 1
+        server.send(_modern({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        server.send(_modern(_search(3, query="retry configuration", limit=3)))
+        early_list, early_search = server.receive(timeout=60), server.receive(timeout=60)
+        server.send(_modern({"jsonrpc": "2.0", "id": 4, "method": "resources/list"}))  # the SDK's
+        assert server.receive(timeout=60)["id"] == 4
+        server.send(_modern({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}))
+        server.send(_modern(_search(6, query="retry configuration", limit=3)))
+        late_list, late_search = server.receive(timeout=60), server.receive(timeout=60)
+        progress = _search(7, query="retry configuration", limit=3)  # a progress token: the SDK's
+        progress["params"]["_meta"] = {**MODERN_META, "progressToken": "p"}
+        server.send(progress)
+        assert server.receive(timeout=60)["id"] == 7
+        server.close_stdin()
+        assert server.wait() == 0
+    finally:
+        server.stop()
+    assert [early_list["id"], early_search["id"], late_list["id"], late_search["id"]] == [2, 3, 5, 6]
+    assert early_list["result"] == late_list["result"]
+    assert early_search["result"] == late_search["result"]
+    assert (
+        early_search["result"]["resultType"] == "complete"
+        and early_search["result"]["structuredContent"]["hits"]
+    )
+    logs = "\n".join(server.stderr_lines)
+    assert logs.count(EARLY_LOG) == 2
+    assert "differs from the MCP SDK" not in logs

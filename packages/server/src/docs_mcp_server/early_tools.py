@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from docs_mcp_server.errors import ArgumentError
+from docs_mcp_server.handshake import is_modern_meta, modern_result
 
 if TYPE_CHECKING:
     from docs_mcp_server.engine import LazyEngine
@@ -35,17 +36,29 @@ class EarlyTools:
         self._metadata = metadata
         self._engine = engine
         self._checker: Any = None
+        self._info: dict[str, str] | None = None
 
     def prepare(self) -> None:
         """Load what answering needs (the arguments check), before the first request arrives."""
         self._arguments()
 
     def answer(self, message: Any) -> dict[str, Any] | None:
-        """The JSON-RPC response to ``message``, or ``None`` when the SDK should answer it."""
+        """The JSON-RPC response to ``message``, or ``None`` when the SDK should answer it.
+
+        A 2026-era client sends its protocol version, name and capabilities in every request's
+        ``_meta``; such a request is answered as the SDK answers it on that protocol (a
+        ``resultType``, the ``serverInfo`` stamp, a list's freshness hints). Any other ``_meta``
+        is the SDK's to honour."""
         if not isinstance(message, Mapping):
             return None
         params = message.get("params")
         method = message.get("method")
+        modern = isinstance(params, Mapping) and "_meta" in params
+        if modern:
+            assert isinstance(params, Mapping)
+            if not is_modern_meta(params["_meta"]):
+                return None
+            params = {key: value for key, value in params.items() if key != "_meta"}
         result = None
         if method == "tools/list" and params in (None, {}) and not self._options.custom_tools:
             result = self._list()
@@ -54,7 +67,15 @@ class EarlyTools:
             result = self._search(params.get("arguments"))
         if result is None:
             return None
+        if modern:
+            result = modern_result(result, self._server_info(), cacheable=method == "tools/list")
         return {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
+
+    def _server_info(self) -> dict[str, str]:
+        if self._info is None:
+            build = self._options.build_info()
+            self._info = {"name": build.name, "version": build.version}
+        return self._info
 
     def _is_plain_search(self, params: Any) -> bool:
         """A call of the search tool with nothing but arguments (``_meta`` is the SDK's business)."""

@@ -95,25 +95,35 @@ class EarlyHandshake:
         return result
 
     def _discover(self, params: Any) -> dict[str, Any] | None:
-        if not isinstance(params, Mapping) or set(params) != {"_meta"}:
-            return None
-        meta = params["_meta"]
-        if (
-            not isinstance(meta, Mapping)
-            or set(meta) != {PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY}
-            or meta[PROTOCOL_VERSION_META_KEY] not in MODERN_PROTOCOL_VERSIONS
-            or not _is_implementation(meta[CLIENT_INFO_META_KEY])
-            or not isinstance(meta[CLIENT_CAPABILITIES_META_KEY], Mapping)
-        ):
+        if not isinstance(params, Mapping) or set(params) != {"_meta"} or not is_modern_meta(params["_meta"]):
             return None
         result: dict[str, Any] = {
-            "cacheScope": "private",
             "capabilities": self._capabilities(),
-            "resultType": "complete",
             "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
-            "ttlMs": 0,
-            "_meta": {SERVER_INFO_META_KEY: self._server_info()},
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions
-        return result
+        return modern_result(result, self._server_info(), cacheable=True)
+
+
+def is_modern_meta(meta: Any) -> bool:
+    """Whether a request's ``_meta`` is exactly what a 2026-era client sends with every request
+    (its protocol version, its name and version, its capabilities) and nothing more, such as a
+    progress token, that only the SDK knows how to honour."""
+    return (
+        isinstance(meta, Mapping)
+        and set(meta) == {PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY}
+        and meta[PROTOCOL_VERSION_META_KEY] in MODERN_PROTOCOL_VERSIONS
+        and _is_implementation(meta[CLIENT_INFO_META_KEY])
+        and isinstance(meta[CLIENT_CAPABILITIES_META_KEY], Mapping)
+    )
+
+
+def modern_result(
+    result: Mapping[str, Any], server_info: Mapping[str, str], *, cacheable: bool
+) -> dict[str, Any]:
+    """``result`` as the SDK sends it to a 2026-era client: ``resultType``, the ``serverInfo``
+    stamp in ``_meta``, and for the cacheable methods (discovery, lists) the SDK's default
+    freshness hints (private, stale at once)."""
+    hints: dict[str, Any] = {"cacheScope": "private", "ttlMs": 0} if cacheable else {}
+    return {**hints, **result, "resultType": "complete", "_meta": {SERVER_INFO_META_KEY: dict(server_info)}}
