@@ -12,8 +12,8 @@ the index has vectors), taxonomy cues, static priors, query-term coverage, the b
 collapse, the intent signals (topic introduction, action verbs, data-model damping for action
 queries and for descriptions, short forms), compounds, contrasts, narrower neighbours (``, not
 just X``), inverse operations, contrast neighbours, one environment variable, the object of the
-action, parts of a split section, subsections of an operation, the sibling-section choice and the
-option leg. The
+action, every one at once, parts of a split section, subsections of an operation, the
+sibling-section choice and the option leg. The
 identifier-aware heading and text fields are build-time columns and cannot be switched off without
 another index; the ``original`` row shows the recipe without any signal. ``--only LABEL`` (repeatable,
 a row's label without its ``- ``) runs the default and those rows alone.
@@ -155,6 +155,7 @@ VARIANTS = (
     Variant("- object of the action", weights={"object": 0.0}),
     Variant("- parts of a split section", weights={"later_part": 0.0}),
     Variant("- subsections of an operation", weights={"subsection": 0.0}),
+    Variant("- every one at once", weights={"every": 0.0}),
     Variant("original recipe", options={"ranking": "original"}),
 )
 

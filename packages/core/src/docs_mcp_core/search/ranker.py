@@ -45,6 +45,7 @@ from docs_mcp_core.search.coverage import (
     neighbour_factors,
     variable_factors,
 )
+from docs_mcp_core.search.every import asks_for_every, every_factors
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
     IntentIndex,
@@ -64,7 +65,7 @@ from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.siblings import sibling_boost
-from docs_mcp_core.search.subsections import SUBSECTION_DEPTH, subsection_factors
+from docs_mcp_core.search.subsections import damp_subsections
 
 __all__ = [
     "DEFAULT_CONTRIBUTIONS",
@@ -130,6 +131,7 @@ class RankingWeights:
     object: float = 0.3  # rows of the page the action's object names (``delete a library``)
     later_part: float = 0.2  # damping of a section's later part when its first part ranks too
     subsection: float = 0.2  # damping of an operation's subsection when the operation ranks too
+    every: float = 0.3  # the ``verbAll`` operations, for a query that says all or every
 
 
 @dataclass(frozen=True)
@@ -455,6 +457,9 @@ class Ranker:
             if names:
                 top = coverage_rows(rows, score, rows, COVERAGE_DEPTH)
                 score[top] *= await object_factors(self._reader, rows[top], names, weights.object)
+        if weights.every and len(matched) and asks_for_every(query.terms):
+            top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
+            score[top] *= await every_factors(self._reader, rows[top], query.terms, weights.every)
         if weights.variable and len(matched) and asks_for_variable(query.terms):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
             score[top] *= await variable_factors(self._reader, rows[top], weights.variable)
@@ -470,9 +475,7 @@ class Ranker:
             ids = [catalog.chunk_ids[int(p)] for p in rows[top].tolist()]
             score[top] *= part_factors(ids, keep, weights.later_part)
         if weights.subsection and catalog.chunk_ids and len(rows):
-            top = np.argsort(-score, kind="stable")[:SUBSECTION_DEPTH]
-            ids = [catalog.chunk_ids[int(p)] for p in rows[top].tolist()]
-            score[top] *= await subsection_factors(self._reader, rows[top], ids, weights.subsection)
+            await damp_subsections(self._reader, rows, score, catalog.chunk_ids, weights.subsection)
         heading = legs.get("heading")
         if heading is not None and catalog.file_codes is not None:
             sibling_boost(rows, score, heading, catalog.file_codes, weights.sibling)

@@ -20,7 +20,7 @@ import numpy as np
 
 from docs_mcp_core.search.rows import RowReader
 
-__all__ = ["SUBSECTION_DEPTH", "ancestors", "is_operation_heading", "subsection_factors"]
+__all__ = ["SUBSECTION_DEPTH", "ancestors", "damp_subsections", "is_operation_heading", "subsection_factors"]
 
 SUBSECTION_DEPTH = 50  # best-scored rows among which subsections and their operations are compared
 
@@ -61,3 +61,13 @@ async def subsection_factors(
         if operations.intersection(found):
             factors[i] = 1.0 / (1.0 + weight)
     return factors
+
+
+async def damp_subsections(
+    reader: RowReader, rows: np.ndarray, score: np.ndarray, chunk_ids: Sequence[str], weight: float
+) -> None:
+    """Multiply, in place, the scores of the :data:`SUBSECTION_DEPTH` best of ``rows`` (catalog
+    positions; ``chunk_ids`` is the catalog's) by their :func:`subsection_factors`."""
+    top = np.argsort(-score, kind="stable")[:SUBSECTION_DEPTH]
+    ids = [chunk_ids[int(p)] for p in rows[top].tolist()]
+    score[top] *= await subsection_factors(reader, rows[top], ids, weight)
