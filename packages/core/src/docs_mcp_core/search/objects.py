@@ -33,6 +33,7 @@ from docs_mcp_core.search.analyzer import analyze_words
 from docs_mcp_core.search.intent import PHRASAL_VERBS, VERB_GROUPS, page_names
 from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.rows import RowReader
+from docs_mcp_core.search.subsections import is_operation_heading
 
 __all__ = ["OBJECT_MAX_WORDS", "PREFIX_MIN_CHARS", "object_factors", "object_names"]
 
@@ -111,8 +112,7 @@ async def object_factors(
         return factors
     heads, crumbs, paths = await reader.values(positions, ("heading", "breadcrumb", "filepath"))
     for i, (head, crumb, path) in enumerate(zip(heads, crumbs, paths, strict=True)):
-        heading = head.strip()
-        if not heading[:1].islower() or " " in heading:  # prose, a title: not an operation's name
+        if not is_operation_heading(head):  # prose, a title: not an operation's name
             continue
         if any(_names(stem, name) for stem in _page_stems(path, crumb) for name in names):
             factors[i] = 1.0 + weight
