@@ -28,6 +28,7 @@ __all__ = [
     "COVERAGE_DEPTH",
     "COVERAGE_TEXT_CHARS",
     "asks_for_variable",
+    "best_rows",
     "coverage_factor",
     "coverage_rows",
     "coverage_texts",
@@ -46,7 +47,13 @@ def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarr
     """Indices (into ``rows``) of the ``depth`` best-scored rows that the match leg found: the rows
     whose query-term coverage is measured (rows found by the vector leg alone keep their score)."""
     lexical = np.flatnonzero(members(rows, match_positions))
-    return lexical[np.argsort(-score[lexical], kind="stable")[:depth]]
+    return lexical[best_rows(score[lexical], depth)]
+
+
+def best_rows(score: np.ndarray, depth: int) -> np.ndarray:
+    """Indices of the ``depth`` best ``score`` values, best first (equal scores in index order): the
+    rows a multiplier of the best rows looks at."""
+    return np.argsort(-score, kind="stable")[:depth]
 
 
 def coverage_factor(text: str, terms: Sequence[str], undo: bool = False) -> float:

@@ -39,6 +39,7 @@ import numpy as np
 from docs_mcp_core.search.coverage import (
     COVERAGE_DEPTH,
     asks_for_variable,
+    best_rows,
     coverage_factor,
     coverage_rows,
     coverage_texts,
@@ -455,7 +456,7 @@ class Ranker:
         if wanted and weights.object and len(matched):
             names = object_names(query.focus)
             if names:
-                top = coverage_rows(rows, score, rows, COVERAGE_DEPTH)
+                top = best_rows(score, COVERAGE_DEPTH)
                 score[top] *= await object_factors(self._reader, rows[top], names, weights.object)
         if weights.every and len(matched) and asks_for_every(query.terms):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
@@ -469,7 +470,7 @@ class Ranker:
                 self._reader, rows[top], query.contrast_terms, weights.neighbour
             )
         if weights.later_part and catalog.chunk_ids and len(rows):
-            top = np.argsort(-score, kind="stable")[:PART_DEPTH]
+            top = best_rows(score, PART_DEPTH)
             option = legs.get("option")
             keep = members(rows[top], option[0]) if option is not None else np.zeros(len(top), bool)
             ids = [catalog.chunk_ids[int(p)] for p in rows[top].tolist()]

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from docs_mcp_core.search.coverage import best_rows
 from docs_mcp_core.search.rows import RowReader
 
 __all__ = ["SUBSECTION_DEPTH", "ancestors", "damp_subsections", "is_operation_heading", "subsection_factors"]
@@ -68,6 +69,6 @@ async def damp_subsections(
 ) -> None:
     """Multiply, in place, the scores of the :data:`SUBSECTION_DEPTH` best of ``rows`` (catalog
     positions; ``chunk_ids`` is the catalog's) by their :func:`subsection_factors`."""
-    top = np.argsort(-score, kind="stable")[:SUBSECTION_DEPTH]
+    top = best_rows(score, SUBSECTION_DEPTH)
     ids = [chunk_ids[int(p)] for p in rows[top].tolist()]
     score[top] *= await subsection_factors(reader, rows[top], ids, weight)
