@@ -14,7 +14,13 @@ import pytest
 
 from docs_mcp_server.boot import load_index_metadata
 from docs_mcp_server.engine import LazyEngine
-from docs_mcp_server.http_early import EarlyResponder, bind_socket, read_health_request, respond_early
+from docs_mcp_server.http_early import (
+    MAX_HEADER_BYTES,
+    EarlyResponder,
+    bind_socket,
+    read_health_request,
+    respond_early,
+)
 from docs_mcp_server.options import ServerOptions
 from tests.support.protocol import INITIALIZE
 from tests.support.server_process import MCP_HEADERS, ServerProcess, post_mcp, request
@@ -47,6 +53,7 @@ def test_health_requests_are_read_and_anything_else_is_left_to_uvicorn() -> None
         "GET /healthz HTTP/1.1\nHost: a\n folded",
         "GET /healthz HTTP/2.0\nHost: a",
         "GET  /healthz HTTP/1.1\nHost: a",
+        "GET /healthz HTTP/1.1\nHost: a\nX-Padding: " + "a" * MAX_HEADER_BYTES,  # uvicorn answers 400
     ):
         assert read(other) is None, other
 
@@ -156,12 +163,14 @@ async def test_uvicorn_takes_over_every_held_connection_and_answers_it(
     idle = _connect(port)  # nothing sent yet
     unknown = _connect(port)
     unknown.sendall(b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    oversized = _connect(port)  # a health check whose head uvicorn refuses: held for it to refuse
+    oversized.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: %s\r\n\r\n" % (b"a" * 20_000))
     kept = _connect(port)  # a health check, then another request on the same connection
     kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert _answer(kept).startswith(b"HTTP/1.1 200 ")
     kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert _answer(kept).startswith(b"HTTP/1.1 200 ")  # two rounds: every earlier event was handled
-    assert all(_nothing_answered(s) for s in (whole, partial, idle, unknown))
+    assert all(_nothing_answered(s) for s in (whole, partial, idle, unknown, oversized))
 
     engine.get()
     app = DocsMcpApp(options, load_index_metadata(Path(str(options.index_dir))), engine=engine)
@@ -171,13 +180,14 @@ async def test_uvicorn_takes_over_every_held_connection_and_answers_it(
         partial.sendall(MCP_BODY)
         assert (await anyio.to_thread.run_sync(_answer, partial)).startswith(b"HTTP/1.1 200 ")
         assert (await anyio.to_thread.run_sync(_answer, unknown)).startswith(b"HTTP/1.1 404 ")
+        assert (await anyio.to_thread.run_sync(_answer, oversized)).startswith(b"HTTP/1.1 400 ")
         for sock in (idle, kept):
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             answer = await anyio.to_thread.run_sync(_answer, sock)
             assert answer.startswith(b"HTTP/1.1 200 ") and b'"status": "ready"' in answer
         status, _, messages = await anyio.to_thread.run_sync(post_mcp, port, INITIALIZE)
         assert status == 200 and messages[0]["result"]["serverInfo"]["name"] == "early-test"
-    for sock in (whole, partial, idle, unknown, kept):
+    for sock in (whole, partial, idle, unknown, oversized, kept):
         sock.close()
 
 

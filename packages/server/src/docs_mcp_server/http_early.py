@@ -123,8 +123,10 @@ class _HealthRequest:
 def read_health_request(head: bytes, *, loopback: bool = False) -> _HealthRequest | None:
     """The ``GET``/``HEAD /healthz`` request whose head (request line and headers, without the blank
     line) is ``head``, or None for anything else, including a request uvicorn would refuse: those
-    are left to it. On a ``loopback``-bound server that includes one naming a foreign Host or
-    Origin, which the application refuses."""
+    are left to it. That includes a head over :data:`MAX_HEADER_BYTES` (uvicorn answers 400) and,
+    on a ``loopback``-bound server, one naming a foreign Host or Origin, which the application refuses."""
+    if len(head) > MAX_HEADER_BYTES:
+        return None
     lines = head.split(b"\r\n")
     parts = lines[0].split(b" ")
     if len(parts) != 3 or parts[0] not in (b"GET", b"HEAD") or parts[2] not in (b"HTTP/1.1", b"HTTP/1.0"):
