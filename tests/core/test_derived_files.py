@@ -116,6 +116,15 @@ def _garbage_header(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _garbage_arrays(path: Path) -> None:
+    """Every array's bytes overwritten after the build, the sizes and the header left as they were."""
+    data = bytearray(path.read_bytes())
+    header = int.from_bytes(data[len(MAGIC) + 4 : len(MAGIC) + 8], "little")
+    start = len(MAGIC) + 8 + header
+    data[start:] = b"\xff" * (len(data) - start)
+    path.write_bytes(bytes(data))
+
+
 def _other_table(path: Path) -> None:
     binding = path.with_name(path.name + ".json")
     document = json.loads(binding.read_text())
@@ -129,6 +138,7 @@ def _other_table(path: Path) -> None:
         (_truncate, "truncated"),
         (_other_version, "format version"),
         (_garbage_header, "unreadable"),
+        (_garbage_arrays, "damaged"),
         (_other_table, "another version of the table"),
     ],
 )

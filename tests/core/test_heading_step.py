@@ -97,3 +97,20 @@ def test_a_lexical_index_rebuilt_with_heading_vectors_embeds_them_all(tmp_path: 
     assert not any(REUSING in s for s in build_steps(docs, out))  # its derived files hold no heading vectors
     build_steps(docs, tmp_path / "fresh")
     _assert_same_vectors(out, tmp_path / "fresh")
+
+
+def test_a_rebuild_never_copies_damaged_heading_vectors(tmp_path: Path) -> None:
+    """Bytes of the previous index's heading vectors changed after its build (sizes and header
+    intact): the rebuild sees they are no longer unit vectors and embeds every text afresh."""
+    docs, out = tmp_path / "docs", tmp_path / "out"
+    _write(docs, PAGES)
+    build_steps(docs, out)
+    vectors = heading_arrays(out)["paths"]
+    derived = out / ".lancedb" / "chunks.derived"
+    data = bytearray(derived.read_bytes())
+    at = bytes(data).index(vectors.tobytes())  # the first path's vector, where the file holds it
+    data[at + 2 : at + 4] = b"\xff\x7f"  # one float's high bytes: a length far from 1
+    derived.write_bytes(bytes(data))
+    assert not any(REUSING in s for s in build_steps(docs, out))
+    build_steps(docs, tmp_path / "fresh")
+    _assert_same_vectors(out, tmp_path / "fresh")

@@ -119,10 +119,22 @@ def previous_vocabulary(
     paths, chains = sorted(texts.paths), sorted(texts.chains)
     if stored.paths.shape[0] != len(paths) or stored.chains.shape[0] != len(chains) + 1:
         return None
+    # copies: the map closes with the old index
+    path_vectors = np.array(stored.vocabulary_paths(), dtype=np.float32)
+    chain_vectors = np.array(stored.chains[:-1], dtype=np.float32)
+    if not (_unit_rows(path_vectors) and _unit_rows(chain_vectors)):
+        return None  # bytes damaged since that build: never copy them into this one
     return HeadingVocabulary(
         {t: i for i, t in enumerate(paths)},
-        np.array(stored.vocabulary_paths(), dtype=np.float32),  # copies: the map closes with the old index
+        path_vectors,
         {t: i for i, t in enumerate(chains)},
-        np.array(stored.chains[:-1], dtype=np.float32),
+        chain_vectors,
         model,
     )
+
+
+def _unit_rows(vectors: np.ndarray) -> bool:
+    """Every row a finite unit vector, as the model's normalised outputs are (a changed byte in
+    a float32 moves its row's length far more than 10⁻³, unless it is in the last bits)."""
+    lengths = np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64)
+    return bool(np.isfinite(lengths).all() and np.abs(lengths - 1.0).max(initial=0.0) <= 1e-3)

@@ -205,6 +205,19 @@ def _display_from_table(
     return _display_table(table, shown, budgets.display, catalog.row_ids)
 
 
+# what reading arrays that do not hold together raises (PyArrow's errors derive from these)
+_DAMAGED = (
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    OverflowError,
+    MemoryError,
+    NotImplementedError,
+)
+
+
 def assemble(
     table: Any,
     table_folder: Path | None,
@@ -223,19 +236,16 @@ def assemble(
     if files is not None:
         columns = frozenset(files.parts["table"].meta["columns"])
         chosen = wanted(columns)
-        parts = from_files(files, table, metadata, chosen, budgets)
-        if chosen.default and metadata.heading_vectors is not None and parts.headings is None:
-            on_note(
-                "the derived files of this index hold no usable heading-path vectors: searching "
-                "without them; rebuild it with docs-mcp build to search with them"
-            )
-        if chosen.default and parts.intent is None and parts.catalog.file_codes is not None:
-            on_note(
-                "the derived files of this index hold no ranking attributes of this version (it was "
-                "built by an earlier one): the engine derives them at start; rebuild it with docs-mcp "
-                "build to start faster"
-            )
-        return parts
+        try:
+            parts = from_files(files, table, metadata, chosen, budgets)
+        except _DAMAGED as exc:
+            # bytes damaged after the build, where the sizes and the header still agree: the
+            # arrays do not hold together. They only cache what the table holds, so the index
+            # is still served, derived from the table (which reports its own damage).
+            why = f"damaged: {type(exc).__name__}: {exc}"
+        else:
+            _note_missing_parts(parts, chosen, metadata, on_note)
+            return parts
     if table_folder is not None:
         if why == "missing":
             on_note(
@@ -249,6 +259,23 @@ def assemble(
             )
     columns = frozenset(table.schema.names)
     return derive_from_table(table, metadata, wanted(columns), budgets, columns)
+
+
+def _note_missing_parts(
+    parts: EngineParts, chosen: Wanted, metadata: IndexMetadata, on_note: Callable[[str], None]
+) -> None:
+    """One line for each part the default ranking wants that derived files of an earlier version lack."""
+    if chosen.default and metadata.heading_vectors is not None and parts.headings is None:
+        on_note(
+            "the derived files of this index hold no usable heading-path vectors: searching "
+            "without them; rebuild it with docs-mcp build to search with them"
+        )
+    if chosen.default and parts.intent is None and parts.catalog.file_codes is not None:
+        on_note(
+            "the derived files of this index hold no ranking attributes of this version (it was "
+            "built by an earlier one): the engine derives them at start; rebuild it with docs-mcp "
+            "build to start faster"
+        )
 
 
 def heading_vectors_of(table: Any, catalog: RowCatalog, vocabulary: HeadingVocabulary) -> HeadingVectors:
