@@ -15,9 +15,9 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
    (:mod:`.coverage`); for a query that names an action, the operations on the page its object
    names (:mod:`.objects`); a section's later part when its first part ranks too (:mod:`.parts`),
-   and a subsection when the operation it sits under ranks too (:mod:`.subsections`);
-   among the best rows of one page, the one whose
-   heading path is nearest the question (:func:`.siblings.sibling_boost`).
+   and a subsection when the operation it sits under ranks too (:mod:`.subsections`); among the
+   best rows of one page, the one whose heading path is nearest the question (:mod:`.siblings`);
+   for a description, the page opening nearest it (:mod:`.openings`).
 3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
    best first; ties by path depth (default ranking), then chunk id; byte-identical chunks give one
    hit. Then near-identical hits that differ only by a collapse key (the same method in three SDK
@@ -61,6 +61,7 @@ from docs_mcp_core.search.intent import (
 )
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.objects import object_factors, object_names
+from docs_mcp_core.search.openings import Openings
 from docs_mcp_core.search.parts import PART_DEPTH, part_factors
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
@@ -133,6 +134,7 @@ class RankingWeights:
     later_part: float = 0.2  # damping of a section's later part when its first part ranks too
     subsection: float = 0.2  # damping of an operation's subsection when the operation ranks too
     every: float = 0.3  # the ``verbAll`` operations, for a query that says all or every
+    opening: float = 0.1  # the nearest page opening, for a description (``search/openings.py``)
 
 
 @dataclass(frozen=True)
@@ -167,8 +169,7 @@ Contributions = tuple[list[np.ndarray], list[np.ndarray]]  # per leg: the rows a
 
 def _match(leg: Leg, weights: RankingWeights) -> np.ndarray:
     """BM25 normalised by the best score: identical text in different places scores the same."""
-    best = float(leg[1].max()) or 1.0
-    return leg[1] / best
+    return leg[1] / (float(leg[1].max()) or 1.0)
 
 
 def _phrase(leg: Leg, weights: RankingWeights) -> np.ndarray:
@@ -176,8 +177,7 @@ def _phrase(leg: Leg, weights: RankingWeights) -> np.ndarray:
 
 
 def _vector(leg: Leg, weights: RankingWeights) -> np.ndarray:
-    ranks = np.arange(1, len(leg[0]) + 1, dtype=np.float64)
-    return weights.vector * (RRF_K + 1) / (RRF_K + ranks)
+    return weights.vector * (RRF_K + 1) / (RRF_K + np.arange(1, len(leg[0]) + 1, dtype=np.float64))
 
 
 def _spelling(leg: Leg, weights: RankingWeights) -> np.ndarray:
@@ -189,8 +189,7 @@ def _option(leg: Leg, weights: RankingWeights) -> np.ndarray:
 
 
 def _heading_path(leg: Leg, weights: RankingWeights) -> np.ndarray:
-    ranks = np.arange(1, len(leg[0]) + 1, dtype=np.float64)
-    return weights.heading_path * (RRF_K + 1) / (RRF_K + ranks)
+    return weights.heading_path * (RRF_K + 1) / (RRF_K + np.arange(1, len(leg[0]) + 1, dtype=np.float64))
 
 
 # A leg's contribution to the default ranking, by leg name: ``(leg, weights) -> per-row addend``.
@@ -303,11 +302,8 @@ def cue_factors(
 ) -> np.ndarray:
     """Per-row multiplier of the query's taxonomy ``cues``: ``1 + weight`` for each cue a row
     carries, ``1 / (1 + weight)`` for each cue whose key the row has another value for, 1 for a
-    row without a value for the key.
-
-    ``codes(key, value)`` is every row's code for ``key`` and the code of ``value`` (``None`` when
-    the key is not in the catalog; a code below 0 is no value).
-    """
+    row without a value for the key. ``codes(key, value)`` is every row's code for ``key`` and the
+    code of ``value`` (``None`` when the key is not in the catalog; a code below 0 is no value)."""
     up = 1 + weight
     factor = np.ones(len(rows), dtype=np.float64)
     for key, value in cues.items():
@@ -388,6 +384,7 @@ class Ranker:
         self._dedup = dedup
         self._intent: IntentIndex | None = intent
         self._intent_loaded = intent is not None
+        self._openings = Openings(catalog.chunk_ids)
 
     async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
         """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""
@@ -480,6 +477,8 @@ class Ranker:
         heading = legs.get("heading")
         if heading is not None and catalog.file_codes is not None:
             sibling_boost(rows, score, heading, catalog.file_codes, weights.sibling)
+        if heading is not None and intent is not None and describes(terms, query.names_identifier):
+            self._openings.boost(rows, score, heading, intent.model, weights.opening)
         if intent is not None and weights.topic:
             topic = intent.topic_rows(topic_key(query.terms, list(cues.values())))
             topic = neutral_introductions(topic, catalog.taxonomy, {*filters, *cues})
@@ -490,6 +489,7 @@ class Ranker:
         """Derive what the default ranking's first search would (the intent signals' attributes)."""
         if self.default:
             await self._intent_index()
+            self._openings.mask  # noqa: B018 - which rows open their page, read from the chunk ids
 
     async def _intent_index(self) -> IntentIndex | None:
         """The intent signals' per-row attributes, derived on first use (:func:`.intent.load_intent`)."""
