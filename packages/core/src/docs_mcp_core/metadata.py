@@ -23,9 +23,9 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SkipValidation
 
 from docs_mcp_core.errors import (
     InvalidPrompt,
@@ -129,7 +129,9 @@ class IndexMetadata(BaseModel):
     prompts: list[PromptDefinition] | None = None
     tool_descriptions: ToolDescriptions | None = None
     mcpServerInstructions: str | None = None  # the key as written in metadata.json
-    files: dict[str, dict[str, str]] = {}
+    # one entry per file (40,000 at ten times sdk-docs): normalize_metadata checks them itself, in a
+    # loop that passes a build's entries as they are; the model's own check would walk them again
+    files: Annotated[dict[str, dict[str, str]], SkipValidation] = {}
     index: IndexLocation = Field(default_factory=IndexLocation)
     # None: no auto-include (a manifest said ``"auto_include": false``)
     auto_include: AutoInclude | None = ORIGINAL_AUTO_INCLUDE

@@ -274,7 +274,7 @@ class DocsMcpApp:
             types.Resource(
                 uri=resource_uri(path),
                 name=path,
-                title=file_title(path, metadata.file_titles.get(path)),
+                title=file_title(path, metadata.file_title(path)),
                 description=path,
                 mime_type=MIME_MARKDOWN,
             )

@@ -8,6 +8,7 @@ stats) so the rest of the server never depends on the model's internals.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,9 @@ class MetadataView:
     taxonomy: dict[str, TaxonomyFieldView]
     instructions: str | None = None
     tool_descriptions: dict[str, str] = field(default_factory=dict)
-    file_titles: dict[str, str] = field(default_factory=dict)
+    files: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """``metadata.json``'s ``files`` (one entry per file of the corpus, 40,000 at ten times
+    sdk-docs): read through :meth:`file_title`, never copied at start-up."""
     prompts: tuple[PromptDefinition, ...] = ()
     stats: dict[str, Any] = field(default_factory=dict)
     embedding_provider: str | None = None
@@ -42,6 +45,11 @@ class MetadataView:
 
     def tool_description(self, tool: str) -> str | None:
         return self.tool_descriptions.get(tool) or None
+
+    def file_title(self, path: str) -> str | None:
+        """The ``title`` a file's front matter gave it, if any."""
+        title = (self.files.get(path) or {}).get("title")
+        return title if isinstance(title, str) and title.strip() else None
 
     @classmethod
     def from_metadata(cls, metadata: IndexMetadata) -> MetadataView:
@@ -61,11 +69,6 @@ class MetadataView:
             for tool, text in metadata.tool_descriptions.model_dump().items():
                 if isinstance(text, str) and text.strip():
                     tool_descriptions[tool] = text
-        file_titles = {
-            path: entry["title"]
-            for path, entry in metadata.files.items()
-            if isinstance(entry.get("title"), str) and entry["title"].strip()
-        }
         instructions = metadata.mcpServerInstructions
         local_models: list[tuple[str, str]] = []
         if metadata.embedding is not None and metadata.embedding.provider.strip().lower() == "local":
@@ -77,7 +80,7 @@ class MetadataView:
             taxonomy=taxonomy,
             instructions=instructions if instructions and instructions.strip() else None,
             tool_descriptions=tool_descriptions,
-            file_titles=file_titles,
+            files=metadata.files,
             prompts=tuple(metadata.prompts or ()),
             stats=metadata.stats.model_dump(mode="json"),
             embedding_provider=metadata.embedding.provider.strip().lower() if metadata.embedding else None,
