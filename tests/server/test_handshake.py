@@ -14,7 +14,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from docs_mcp_server import create_app
 from docs_mcp_server.handshake import HANDSHAKE_PROTOCOL_VERSIONS as OUR_HANDSHAKE
 from docs_mcp_server.handshake import MODERN_PROTOCOL_VERSIONS as OUR_MODERN
-from docs_mcp_server.handshake import EarlyHandshake
+from docs_mcp_server.handshake import EarlyHandshake, is_modern_meta
 from tests.support.index_stubs import metadata_document, write_index_stub
 
 pytestmark = pytest.mark.anyio
@@ -93,3 +93,43 @@ async def test_discover_answer_equals_sdk(tmp_path: Path, instructions: str | No
 )
 def test_early_handshake_leaves_uncertain_requests_to_the_sdk(request_: Any) -> None:
     assert EarlyHandshake("n", "v").answer(request_) is None
+
+
+CLIENTS = [  # (clientInfo, capabilities, whether the SDK accepts them in every opening request)
+    (CLIENT, {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {"form": {}}}, True),
+    (
+        {**CLIENT, "title": "Test Client", "websiteUrl": "https://example.com"},
+        {"experimental": {"x": {}}},
+        True,
+    ),
+    (CLIENT, {"extensions": {"io.example/x": {}}, "tasks": {"list": {}, "requests": {"sampling": {}}}}, True),
+    ({**CLIENT, "title": 5}, {}, False),
+    ({**CLIENT, "icons": "none"}, {}, False),
+    ({**CLIENT, "description": ["not", "text"]}, {}, False),
+    (CLIENT, {"sampling": 5}, False),
+    (CLIENT, {"experimental": {"x": 1}}, False),
+    (CLIENT, {"roots": {"listChanged": []}}, False),
+    (CLIENT, {"elicitation": {"form": "yes"}}, False),
+]
+
+
+@pytest.mark.parametrize(("client", "capabilities", "valid"), CLIENTS)
+async def test_an_opening_request_the_sdk_refuses_is_not_answered_early(
+    tmp_path: Path, client: dict[str, Any], capabilities: dict[str, Any], valid: bool
+) -> None:
+    # answered early, a malformed client description got a result and the SDK's error was dropped
+    app = create_app(write_index_stub(tmp_path / "idx", metadata_document()), name="early-test")
+    early = EarlyHandshake(app.build_info.name, app.build_info.version, app.metadata.instructions)
+    opening = initialize("2025-06-18")
+    opening["params"] = {**opening["params"], "clientInfo": client, "capabilities": capabilities}
+    probe = discover()
+    meta = probe["params"]["_meta"]
+    meta["io.modelcontextprotocol/clientInfo"] = client
+    meta["io.modelcontextprotocol/clientCapabilities"] = capabilities
+    assert is_modern_meta(meta) is valid
+    refused = 0
+    for request in (opening, probe):
+        sdk = await sdk_answer(app.server, request)
+        refused += "error" in sdk
+        assert early.answer(request) == (sdk if valid else None), sdk
+    assert refused == 0 if valid else refused > 0

@@ -26,12 +26,52 @@ CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 
+_IMPLEMENTATION_TEXTS = frozenset({"title", "description", "websiteUrl"})
+# What each client capability an early answer accepts holds: objects (``None``: of anything) and
+# roots' one flag. Anything else is left to the SDK, which may refuse it (``"sampling": 5``).
+_CAPABILITIES: dict[str, Any] = {
+    "experimental": None,
+    "sampling": {"context": {}, "tools": {}},
+    "elicitation": {"form": {}, "url": {}},
+    "roots": {"listChanged": bool},
+    "extensions": None,
+    "tasks": {
+        "list": {},
+        "cancel": {},
+        "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}},
+    },
+}
+
+
 def _is_implementation(value: Any) -> bool:
+    """A client's name and version, and nothing but the optional texts (icons: the SDK judges)."""
     return (
         isinstance(value, Mapping)
         and isinstance(value.get("name"), str)
         and isinstance(value.get("version"), str)
+        and all(
+            key in ("name", "version")
+            or (key in _IMPLEMENTATION_TEXTS and (text is None or isinstance(text, str)))
+            for key, text in value.items()
+        )
     )
+
+
+def _is_plain(value: Any, shape: Any) -> bool:
+    if shape is bool:
+        return value is None or isinstance(value, bool)
+    if value is None:
+        return True
+    if not isinstance(value, Mapping):
+        return False
+    if shape is None:
+        return all(isinstance(item, Mapping) for item in value.values())
+    return all(key in shape and _is_plain(item, shape[key]) for key, item in value.items())
+
+
+def _is_capabilities(value: Any) -> bool:
+    """Client capabilities the SDK certainly accepts (False when unsure: the SDK decides)."""
+    return isinstance(value, Mapping) and _is_plain(value, _CAPABILITIES)
 
 
 @dataclass(frozen=True)
@@ -77,7 +117,7 @@ class EarlyHandshake:
         meta = params.get("_meta")
         if (
             not isinstance(requested, str)
-            or not isinstance(params.get("capabilities"), Mapping)
+            or not _is_capabilities(params.get("capabilities"))
             or not _is_implementation(params.get("clientInfo"))
             or (meta is not None and not isinstance(meta, Mapping))
         ):
@@ -109,13 +149,14 @@ class EarlyHandshake:
 def is_modern_meta(meta: Any) -> bool:
     """Whether a request's ``_meta`` is exactly what a 2026-era client sends with every request
     (its protocol version, its name and version, its capabilities) and nothing more, such as a
-    progress token, that only the SDK knows how to honour."""
+    progress token, that only the SDK knows how to honour; a name or capabilities of a shape the
+    SDK might refuse are the SDK's to judge too."""
     return (
         isinstance(meta, Mapping)
         and set(meta) == {PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY}
         and meta[PROTOCOL_VERSION_META_KEY] in MODERN_PROTOCOL_VERSIONS
         and _is_implementation(meta[CLIENT_INFO_META_KEY])
-        and isinstance(meta[CLIENT_CAPABILITIES_META_KEY], Mapping)
+        and _is_capabilities(meta[CLIENT_CAPABILITIES_META_KEY])
     )
 
 
