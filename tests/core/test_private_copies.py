@@ -47,3 +47,13 @@ def test_the_next_process_removes_the_copies_of_dead_ones_and_only_those(tmp_pat
 
 def test_a_missing_temporary_directory_removes_nothing(tmp_path: Path) -> None:
     assert remove_dead_copies(tmp_path / "absent") == []
+
+
+@pytest.mark.parametrize("number", ["99999999999999999999", "4294967296", "\u00b2", "\u0661\u0662"])
+def test_a_folder_named_with_a_number_no_process_has_is_left_alone(tmp_path: Path, number: str) -> None:
+    # such a name (anyone may create folders in the temporary directory) made os.kill or int()
+    # raise, and every server copying an index on the host failed to start
+    odd = tmp_path / f"{PREFIX}{HOST}-{number}-abc123"
+    odd.mkdir()
+    mine = make_private_folder(tmp_path)
+    assert mine.is_dir() and odd.is_dir()

@@ -23,6 +23,7 @@ __all__ = ["HOST", "PREFIX", "make_private_folder", "process_exists", "remove_de
 PREFIX = "docs-mcp-index-"
 HOST = socket.gethostname().replace(os.sep, "_").replace("-", "_") or "localhost"
 _UID = os.getuid() if hasattr(os, "getuid") else 0
+_PID_LIMIT = 2**31  # process ids are C ints; a larger number is no process's
 
 
 def make_private_folder(root: Path | None = None) -> Path:
@@ -47,13 +48,16 @@ def remove_dead_copies(root: Path) -> list[Path]:
         if not entry.name.startswith(own):
             continue
         pid_text, _, rest = entry.name[len(own) :].partition("-")
-        if not pid_text.isdigit() or not rest or int(pid_text) == os.getpid():
+        if not (pid_text.isascii() and pid_text.isdigit()) or not rest:
+            continue  # not a name this module gives ("²", "١٢" are digits too)
+        pid = int(pid_text)
+        if pid >= _PID_LIMIT or pid == os.getpid():
             continue
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != _UID or process_exists(int(pid_text)):
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != _UID or process_exists(pid):
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         if not os.path.lexists(entry.path):
