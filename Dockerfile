@@ -3,7 +3,8 @@
 # docs-mcp in a container: the index is built from a markdown corpus while the image is built, and
 # the image serves it to AI coding agents over MCP streamable HTTP on port 20310.
 #
-# Lexical (full-text + phrase) search, on the example corpus or on your own folder:
+# The default search (full-text + phrase, and each section's page and heading names embedded with
+# the bundled all-MiniLM-L6-v2 model, offline), on the example corpus or on your own folder:
 #   docker build -t docs-mcp .
 #   docker build --build-arg DOCS_DIR=./docs -t docs-mcp .
 #   docker run --rm -p 20310:20310 docs-mcp
@@ -47,9 +48,10 @@ RUN --mount=type=cache,target=/root/.cache/uv \
 
 # The corpus: a folder inside the build context.
 ARG DOCS_DIR=examples/docs
-# none (lexical only), local (the model shipped in docs-mcp-core, no key) or openai (needs the
-# openai_api_key secret).
-ARG EMBEDDING_PROVIDER=none
+# headings (docs-mcp build's default: lexical, plus the heading-path vectors of the model shipped in
+# docs-mcp-core), none (lexical only, the original's index), local (that model embeds every chunk
+# too, no key) or openai (needs the openai_api_key secret).
+ARG EMBEDDING_PROVIDER=headings
 # Optional: embedding model, an OpenAI-compatible endpoint, and the corpus description agents see
 # in the search tool's description.
 ARG EMBEDDING_MODEL=""

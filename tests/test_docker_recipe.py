@@ -252,7 +252,7 @@ def test_build_stage_indexes_the_corpus_with_an_optional_openai_secret(dockerfil
     build = dockerfile.stage("build")
     args = {k: v for i in build.all("ARG") for k, v in parse_assignments(i.args).items()}
     assert args["DOCS_DIR"] == "examples/docs" and (REPO_ROOT / args["DOCS_DIR"]).is_dir()
-    assert args["EMBEDDING_PROVIDER"] == "none"
+    assert args["EMBEDDING_PROVIDER"] == "headings"  # the image searches as docs-mcp build's default does
     (index_run,) = [i for i in build.all("RUN") if "docs-mcp build" in i.args]
     flags, command = split_flags(index_run.args)
     assert "--mount=type=secret,id=openai_api_key" in flags
@@ -659,6 +659,7 @@ def test_the_recipe_builds_an_index_and_serves_it(
     recipe.build_stage()
     index = tmp_path / "index"
     assert (index / "metadata.json").is_file() and (index / ".lancedb").is_dir()
+    assert json.loads((index / "metadata.json").read_text("utf-8"))["heading_vectors"]["provider"] == "local"
     assert not (index / ".embedding-cache").exists(), "the embedding cache must stay out of the image"
     runtime_venv, indexer_venv = tmp_path / "opt" / "docs-mcp", tmp_path / "opt" / "indexer"
     assert (runtime_venv / "bin" / "docs-mcp-server").is_file()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -386,3 +387,23 @@ def test_paging_through_a_query_embeds_it_once(local_build: tuple[Path, _Recorde
         assert _CountingProvider.runs == 1
     finally:
         engine.close()
+
+
+@pytest.mark.integration
+def test_loading_the_model_writes_nothing_under_the_users_home(tmp_path: Path) -> None:
+    """ONNX Runtime writes a device id and a database under ``~/.cache`` unless told not to; a
+    server or build embedding with the shipped model leaves the home as it was (a fresh process,
+    since the setting is read when ONNX Runtime is imported)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    script = "from docs_mcp_core.embedding.local import LocalEmbeddingProvider; LocalEmbeddingProvider().embed(['x'])"
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**env, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(home.rglob("*")) == []

@@ -12,6 +12,7 @@ the index opens.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Sequence
@@ -160,6 +161,10 @@ def _load_tokenizer(spec: LocalModel) -> tokenizers.Tokenizer:
 def _load_session(path: Path) -> onnxruntime.InferenceSession:
     if not path.is_file():
         raise EmbeddingError(_missing(path))
+    # ONNX Runtime otherwise writes a device id and a usage database under the user's home
+    # (~/.cache/Microsoft/DeveloperTools) when it loads a model: a server or build must leave the
+    # home alone (it may be read-only, or someone else's). Set it to 0 to let ONNX Runtime decide.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     try:  # imported with the model: ONNX Runtime takes a quarter of a second to import
         import onnxruntime as ort
     except ImportError as exc:
