@@ -384,7 +384,7 @@ class Ranker:
         self._dedup = dedup
         self._intent: IntentIndex | None = intent
         self._intent_loaded = intent is not None
-        self._openings = Openings(catalog.chunk_ids)
+        self._openings = Openings(catalog.chunk_ids, catalog.openings)
 
     async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
         """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""

@@ -57,6 +57,7 @@ class RowCatalog:
     chunk_index: np.ndarray | None = None  # int64 position of each chunk in its file
     file_codes: np.ndarray | None = None  # int32: rows of the same file share a code
     filepaths: Sequence[str] = field(default_factory=list)  # file path of each code
+    openings: np.ndarray | None = None  # bool: the rows that open their page (from derived files)
     _collapse_groups: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
     _by_chunk_id: dict[str, int] = field(default_factory=dict)
     _by_filepath: dict[str, int] = field(default_factory=dict)
@@ -82,7 +83,10 @@ class RowCatalog:
             **arrays_from_strings("chunk_ids", self.chunk_ids),
             **arrays_from_strings("filepaths", self.filepaths),
         }
+        from docs_mcp_core.search.openings import opening_mask  # (openings imports this module)
+
         optional = {
+            "openings": self.openings if self.openings is not None else opening_mask(self.chunk_ids),
             "dedup_group": self.dedup_group,
             "chunk_index": self.chunk_index,
             "file_codes": self.file_codes,
@@ -119,6 +123,7 @@ class RowCatalog:
             a.get("chunk_index"),
             a.get("file_codes"),
             stored_strings(a, "filepaths"),
+            a.get("openings"),
             _file_order=a.get("file_order"),
             _file_start=a.get("file_start"),
         )
