@@ -8,7 +8,7 @@ and one of its submodules in opposite order meet in Python's import locks (a ``_
 
 from __future__ import annotations
 
-__all__ = ["split_chunk_id"]
+__all__ = ["is_opening", "split_chunk_id"]
 
 
 def split_chunk_id(chunk_id: str) -> tuple[str, str | None]:
@@ -22,3 +22,9 @@ def split_chunk_id(chunk_id: str) -> tuple[str, str | None]:
     if not sep or "." in fragment:
         return chunk_id, None
     return filepath, fragment
+
+
+def is_opening(chunk_id: str) -> bool:
+    """Whether ``chunk_id`` is a page's opening: its preamble, or a file chunked whole."""
+    fragment = split_chunk_id(chunk_id)[1]
+    return fragment is None or fragment == "_preamble"

@@ -25,25 +25,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from docs_mcp_core.chunk_ids import split_chunk_id
+from docs_mcp_core.chunk_ids import is_opening
 from docs_mcp_core.search.coverage import best_rows
 from docs_mcp_core.search.legs import Leg
+from docs_mcp_core.search.row_catalog import opening_mask
 
 __all__ = ["OPENING_DEPTH", "Openings", "is_opening", "opening_mask"]
 
 OPENING_DEPTH = 50  # best-scored rows the nearest opening must be among to be raised
-_PREAMBLE = "_preamble"
-
-
-def is_opening(chunk_id: str) -> bool:
-    """Whether ``chunk_id`` is a page's opening: its preamble, or a file chunked whole."""
-    fragment = split_chunk_id(chunk_id)[1]
-    return fragment is None or fragment == _PREAMBLE
-
-
-def opening_mask(chunk_ids: Sequence[str]) -> np.ndarray:
-    """Per chunk id: whether it opens its page (a build stores this with the row catalog)."""
-    return np.fromiter((is_opening(c) for c in chunk_ids), dtype=bool, count=len(chunk_ids))
 
 
 class Openings:

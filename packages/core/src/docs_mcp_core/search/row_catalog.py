@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 from pyarrow._compute import TakeOptions, call_function
 
+from docs_mcp_core.chunk_ids import is_opening
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, stored_strings, strings_from_arrays
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.ordering import sort_key
@@ -40,6 +41,12 @@ def display_cache_bytes() -> int:
 
 
 _PART_RE = re.compile(r"-part-(\d+)$")
+
+
+def opening_mask(chunk_ids: Sequence[str]) -> np.ndarray:
+    """Per chunk id: whether it opens its page (:func:`~docs_mcp_core.chunk_ids.is_opening`); a
+    build stores this with the catalog, for :mod:`.openings`."""
+    return np.fromiter((is_opening(c) for c in chunk_ids), dtype=bool, count=len(chunk_ids))
 
 
 @dataclass
@@ -83,8 +90,6 @@ class RowCatalog:
             **arrays_from_strings("chunk_ids", self.chunk_ids),
             **arrays_from_strings("filepaths", self.filepaths),
         }
-        from docs_mcp_core.search.openings import opening_mask  # (openings imports this module)
-
         optional = {
             "openings": self.openings if self.openings is not None else opening_mask(self.chunk_ids),
             "dedup_group": self.dedup_group,
