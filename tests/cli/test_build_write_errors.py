@@ -5,11 +5,12 @@ the previous index untouched."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.programs import docs_mcp_command, run_docs_mcp, run_in_private_mount
+from tests.support.programs import cli_env, docs_mcp_command, run_docs_mcp, run_in_private_mount
 
 pytestmark = pytest.mark.integration  # starts processes
 
@@ -72,3 +73,21 @@ def test_a_read_only_disk_is_a_clear_error_and_keeps_the_old_index(tmp_path: Pat
     assert f"error: cannot write {disk / 'new'}: {advice}" in new, new
     for stderr in (rebuild, new):
         assert "unexpectedly" not in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="closes a descriptor with a POSIX shell")
+@pytest.mark.parametrize("closed", [">&-", "2>&-"])
+def test_a_build_started_without_stdout_or_stderr_writes_its_index(
+    tmp_path: Path, docs: Path, closed: str
+) -> None:
+    # no stderr left sys.stderr None: the progress reporter failed and nothing was built (status 1);
+    # no stdout: the index was written, then the exit's flush raised (a traceback, status 1)
+    out = tmp_path / "out"
+    script = f'exec "$@" {closed}'
+    command = [*docs_mcp_command(), "build", "--docs-dir", str(docs), "--out", str(out)]
+    done = subprocess.run(
+        ["sh", "-c", script, "sh", *command], capture_output=True, timeout=180, env=cli_env()
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+    assert (out / "metadata.json").is_file()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -294,3 +296,21 @@ def test_environment_supplies_identity_and_logging(built_index: Path) -> None:
         assert any(' DEBUG app: tool call tool="get_doc"' in line for line in server.stderr_lines)
     finally:
         server.stop()
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="closes a descriptor with a POSIX shell")
+@pytest.mark.parametrize("closed", ["<&-", ">&-", "2>&-"])
+def test_a_server_started_without_a_standard_stream_ends_cleanly(built_index: Path, closed: str) -> None:
+    # no stdin made os.dup raise (a traceback, status 1); no stdout or stderr left sys.stdout or
+    # sys.stderr None, and the exit's flush raised (status 1, after the session had gone well)
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$0" "$@" {closed}', SERVER_COMMAND, "--index-dir", str(built_index)],
+        input=json.dumps(INITIALIZE).encode() + b"\n",
+        capture_output=True,
+        timeout=60,
+        env=server_env(),
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+    if closed == "2>&-":
+        assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]

@@ -21,6 +21,7 @@ from docs_mcp_cli.fix_cmd import fix
 from docs_mcp_cli.search_cmd import get, search
 from docs_mcp_cli.validate_cmd import validate
 from docs_mcp_core.memory import return_freed_memory_by_default
+from docs_mcp_core.standard_streams import fill_missing_standard_streams
 
 
 def _plain_flags(params: Sequence[Any]) -> list[Any]:
@@ -96,6 +97,7 @@ def main() -> NoReturn:
     flushed: LanceDB's native worker threads can otherwise abort interpreter finalisation after
     a successful command (every index write is complete and swapped in by then).
     """
+    fill_missing_standard_streams()  # a closed 0, 1 or 2 is /dev/null, not the next file opened
     return_freed_memory_by_default()
     code: int = 0
     try:

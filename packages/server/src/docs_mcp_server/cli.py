@@ -71,6 +71,9 @@ def run() -> NoReturn:
     The server holds nothing that needs finalising once ``main`` returns, so the streams are
     flushed and the process exits directly with ``main``'s status.
     """
+    from docs_mcp_core.standard_streams import fill_missing_standard_streams
+
+    fill_missing_standard_streams()  # before anything opens a file: a closed 0, 1 or 2 is /dev/null
     # Start-up imports and builds many long-lived objects and few cycles: the cyclic collector
     # would only walk them again and again (8 % of the time to the first answer). serve() collects
     # once and turns it back on when the server is up, with what start-up made frozen out of its reach.
