@@ -4,6 +4,7 @@ other connection held and then answered by uvicorn, none dropped (real HTTP on 1
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -245,3 +246,32 @@ def test_a_starting_server_answers_healthz_and_holds_mcp_until_it_can_answer(bui
         assert status == 200 and messages[0]["result"]["serverInfo"]
     finally:
         server.stop()
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("sh") is None, reason="lowers the open-file limit with a POSIX shell")
+def test_a_flood_of_connections_while_starting_leaves_the_descriptors_start_up_needs(
+    built_index: Path,
+) -> None:
+    # with 100 descriptors (ulimit -n: the hard limit too), the responder accepted connections until
+    # none was left, retried accept in a busy loop (a warning each time), and the start-up died
+    # importing its modules ("Too many open files")
+    limited = ["sh", "-c", 'ulimit -n 100 && exec "$0" "$@"']
+    args = ["--index-dir", str(built_index), "--transport", "http", "--port", "0"]
+    server = ServerProcess(args, wrapper=limited)
+    flood: list[socket.socket] = []
+    try:
+        record = server.wait_for_log(lambda r: str(r.get("message", "")).startswith("listening"))
+        port = int(record["properties"]["port"])
+        flood = [_connect(port) for _ in range(150)]
+        server.wait_for_log(lambda r: r.get("message") == "started mcp server")
+        for sock in flood:
+            sock.close()
+        status, _, messages = post_mcp(port, INITIALIZE)
+        assert status == 200 and messages[0]["result"]["serverInfo"]
+    finally:
+        for sock in flood:
+            sock.close()
+        server.stop()
+    assert "Traceback" not in server.stderr_text()
+    assert server.stderr_text().count("accepting a connection failed") <= 2

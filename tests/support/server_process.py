@@ -21,10 +21,16 @@ class ServerProcess:
     """A server subprocess whose stdout and stderr lines are collected by background threads."""
 
     def __init__(
-        self, args: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+        self,
+        args: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        wrapper: Sequence[str] = (),
     ) -> None:
+        """``wrapper``: a command that runs the server (its path and ``args`` follow it)."""
         self.proc = subprocess.Popen(
-            [SERVER_COMMAND, *args],
+            [*wrapper, SERVER_COMMAND, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

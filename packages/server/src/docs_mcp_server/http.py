@@ -26,7 +26,7 @@ import uvicorn
 
 from docs_mcp_server import http_checks
 from docs_mcp_server.app import DocsMcpApp
-from docs_mcp_server.http_early import MCP_PATH, EarlyResponder, bind_socket, server_url
+from docs_mcp_server.http_early import MCP_PATH, EarlyResponder, allow_open_files, bind_socket, server_url
 from docs_mcp_server.http_middleware import DEFAULT_MAX_BODY_BYTES, DocsHttpMiddleware, Drain
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
@@ -237,31 +237,6 @@ def _uvicorn_config(asgi: DocsHttpMiddleware, graceful_timeout: float, limits: H
     )
 
 
-def _allow_open_files(connections: int) -> None:
-    """Raise this process's soft limit on open files, if it is lower, to fit ``connections``
-    sockets plus the index's own files (a soft limit of 256 or 1024 is common)."""
-    try:
-        import resource
-    except ImportError:  # not a POSIX system
-        return
-    wanted = connections + 256
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or soft >= wanted:
-        return
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    except (OSError, ValueError):
-        target = soft
-    if target < wanted:
-        log(
-            logging.WARNING,
-            "the open-file limit is below what --max-connections needs; connections beyond it fail",
-            open_files=target,
-            max_connections=connections,
-        )
-
-
 def _listen(
     app: DocsMcpApp,
     *,
@@ -298,7 +273,8 @@ def _listen(
         sock = listening
     else:
         sock = worker.socket() if worker is not None else bind_socket(host, port)
-    _allow_open_files(limits.max_connections)
+    if early is None:  # else raised before the early responder started
+        allow_open_files(limits.max_connections)
     config = _uvicorn_config(asgi, graceful_timeout, limits)
     return sock, _UvicornServer(config, asgi.drain, handle_signals=handle_signals, early=early)
 

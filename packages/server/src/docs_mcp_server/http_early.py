@@ -16,7 +16,12 @@ files. :class:`EarlyResponder` serves the socket meanwhile, in one thread, with 
   closed its side or :data:`_LINGER_SECONDS` have passed (what it sends meanwhile is read and
   dropped), as uvicorn does. While ``max_connections`` refused connections wait so, no further
   connection is accepted: new ones wait in the kernel's backlog until one of them closes (closing
-  them at once would reset them before their client reads the ``503``).
+  them at once would reset them before their client reads the ``503``);
+- the connections it keeps never take the process's last :data:`_DESCRIPTOR_RESERVE` file
+  descriptors (of its ``RLIMIT_NOFILE``), which the start-up still needs to import modules and
+  open the index: beyond that, and for a second after an ``accept`` that found none left, new
+  connections wait in the backlog (before, a flood of connections made the start-up fail with
+  "Too many open files", the thread retrying ``accept`` and logging a warning in a busy loop).
 
 Every turn of the thread reads what clients sent and sees which closed **before** it accepts, and
 accepts a few connections at most: a client that reconnects as fast as it is refused cannot keep
@@ -53,6 +58,8 @@ _SEND_SECONDS = 2.0  # an answer the client does not take in this long closes it
 _READ_BYTES = 64 * 1024
 _LINGER_SECONDS = 2.0  # a refused connection's input is read and dropped this long, then it is closed
 _ACCEPTS_PER_TURN = 8  # connections accepted before the thread looks at its open ones again
+_DESCRIPTOR_RESERVE = 64  # descriptors left to the rest of the process (imports, the index, models)
+_ACCEPT_RETRY_SECONDS = 1.0  # after the process ran out of descriptors, as asyncio waits
 
 
 def plain_response(status: bytes, text: bytes, extra: bytes = b"") -> bytes:
@@ -174,6 +181,8 @@ class EarlyResponder:
         # answered 503: read and dropped until closed, or until the deadline (monotonic seconds)
         self._refused: dict[int, tuple[socket.socket, float]] = {}
         self._accepting = False  # the listener is registered (not while the refused are too many)
+        self._descriptors = _descriptor_budget(max_connections)  # sockets this responder may keep
+        self._paused_until: float | None = None  # accept found no descriptor: wait until then
         self._wake_read, self._wake_write = socket.socketpair()
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -226,6 +235,9 @@ class EarlyResponder:
                     elif key.data is not None:
                         self._read(key.data)
                 self._expire_refused()
+                if self._paused_until is not None and time.monotonic() >= self._paused_until:
+                    self._paused_until = None
+                    self._listen(self._has_room())
                 if any(key.data is None for key, _ in events):
                     self._accept()
         except Exception as exc:  # noqa: BLE001 - uvicorn will answer what is held; never lose the thread's connections
@@ -240,11 +252,21 @@ class EarlyResponder:
             else:
                 self._selector.unregister(self._listener)
 
+    def _has_room(self) -> bool:
+        """Whether to accept connections: fewer refused ones than the limit, a descriptor to spare."""
+        kept = len(self._open) + len(self._held) + len(self._refused)
+        return (
+            self._paused_until is None
+            and len(self._refused) < self._max_connections
+            and kept < self._descriptors
+        )
+
     def _next_deadline(self) -> float | None:
-        """Seconds until the first refused connection's deadline (``None``: no deadline)."""
-        if not self._refused:
-            return None
-        return max(0.0, min(deadline for _, deadline in self._refused.values()) - time.monotonic())
+        """Seconds until the first refused connection's deadline or the end of a pause (``None``: none)."""
+        deadlines = [deadline for _, deadline in self._refused.values()]
+        if self._paused_until is not None:
+            deadlines.append(self._paused_until)
+        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
 
     def _expire_refused(self) -> None:
         now = time.monotonic()
@@ -262,14 +284,18 @@ class EarlyResponder:
                 return
             except OSError as exc:  # out of descriptors, a connection reset before it was taken ...
                 log(logging.WARNING, "accepting a connection failed", error=exc.strerror or str(exc))
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    self._paused_until = time.monotonic() + _ACCEPT_RETRY_SECONDS
+                    self._listen(False)
                 return
             sock.setblocking(False)
             if len(self._open) + len(self._held) >= self._max_connections:
                 self._refuse(sock)
-                continue
-            connection = _Connection(sock)
-            self._open[sock.fileno()] = connection
-            self._selector.register(sock, selectors.EVENT_READ, connection)
+            else:
+                connection = _Connection(sock)
+                self._open[sock.fileno()] = connection
+                self._selector.register(sock, selectors.EVENT_READ, connection)
+            self._listen(self._has_room())
 
     def _refuse(self, sock: socket.socket) -> None:
         """Answer ``503`` and end output, then read and drop what the client sends until it closes
@@ -285,8 +311,6 @@ class EarlyResponder:
             return
         self._refused[sock.fileno()] = (sock, time.monotonic() + _LINGER_SECONDS)
         self._selector.register(sock, selectors.EVENT_READ, sock)
-        if len(self._refused) >= self._max_connections:
-            self._listen(False)
 
     def _drain(self, sock: socket.socket) -> None:
         if _client_closed(sock):
@@ -296,7 +320,7 @@ class EarlyResponder:
         self._selector.unregister(sock)
         self._refused.pop(sock.fileno(), None)
         sock.close()
-        self._listen(True)
+        self._listen(self._has_room())
 
     def _read(self, connection: _Connection) -> None:
         try:
@@ -365,6 +389,46 @@ class EarlyResponder:
     def _forget(self, connection: _Connection) -> None:
         self._selector.unregister(connection.sock)
         self._open.pop(connection.sock.fileno(), None)
+        self._listen(self._has_room())
+
+
+def allow_open_files(connections: int) -> None:
+    """Raise this process's soft limit on open files, if it is lower, to fit ``connections``
+    sockets plus the index's own files (a soft limit of 256 or 1024 is common)."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system
+        return
+    wanted = connections + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (OSError, ValueError):
+        target = soft
+    if target < wanted:
+        log(
+            logging.WARNING,
+            "the open-file limit is below what --max-connections needs; connections beyond it fail",
+            open_files=target,
+            max_connections=connections,
+        )
+
+
+def _descriptor_budget(max_connections: int) -> int:
+    """How many sockets the responder may keep: ``max_connections``, less when the process may
+    open too few files to hold them and still start (:data:`_DESCRIPTOR_RESERVE`)."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # no such limit here (Windows)
+        return max_connections
+    if soft == resource.RLIM_INFINITY:
+        return max_connections
+    return max(1, min(max_connections, soft - _DESCRIPTOR_RESERVE))
 
 
 def _drain_then_close(socks: list[socket.socket]) -> None:
@@ -405,6 +469,7 @@ def respond_early(
     """Start answering ``/healthz`` on ``sock`` for the server of ``options`` (see the module's docstring)."""
     from docs_mcp_server.http_health import header_value, health_body
 
+    allow_open_files(max_connections)  # before the responder counts the descriptors it may keep
     build = options.build_info()
     responder = EarlyResponder(
         sock,
