@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import anyio
@@ -224,3 +225,23 @@ def test_snapshots_left_by_a_killed_server_are_removed_by_the_next_one(built_ind
         elsewhere.rmdir()
         with contextlib.suppress(OSError):  # still used by other servers of this test session
             (built_index / SNAPSHOT_DIRNAME).rmdir()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("number", ["99999999999999999999", "\u00b2"])
+async def test_a_snapshot_folder_named_with_no_process_number_leaves_searches_working(
+    tmp_path: Path, first_build: tuple[Path, Path], number: str
+) -> None:
+    # the stale-snapshot sweep read it as a pid (int('²') or os.kill raised): every search failed
+    _, out = _own_copy(first_build, tmp_path)
+    host = socket.gethostname().replace(os.sep, "_") or "localhost"
+    odd = out / SNAPSHOT_DIRNAME / f"{host}-{number}-1"
+    odd.mkdir(parents=True)
+    params = StdioServerParameters(
+        command=SERVER_COMMAND, args=["--index-dir", str(out), "--log-level", "warning"], env=server_env()
+    )
+    async with Client(params) as client:
+        found = await client.call_tool("search_docs", {"query": "retry configuration"})
+        assert not found.is_error, text(found.content[0])
+        assert found.structured_content["hits"]
+    assert odd.is_dir()  # not a name a server gives: left alone

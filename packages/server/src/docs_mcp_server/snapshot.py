@@ -25,7 +25,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs_mcp_core.index.private_copies import process_exists
+from docs_mcp_core.index.private_copies import parse_pid, process_exists
 
 SNAPSHOT_DIRNAME = ".docs-mcp-serving"
 METADATA_FILENAME = "metadata.json"
@@ -98,9 +98,9 @@ def remove_stale_snapshots(index_dir: Path) -> None:
     for entry in entries:
         host, _, rest = entry.name.rpartition("-")
         host, _, pid_text = host.rpartition("-")
-        if host != _HOST or not pid_text.isdigit() or not rest.isdigit():
+        pid = parse_pid(pid_text)
+        if host != _HOST or pid is None or not (rest.isascii() and rest.isdigit()):
             continue  # another host's (a shared folder) or not ours at all
-        pid = int(pid_text)
         if pid != os.getpid() and not process_exists(pid):
             shutil.rmtree(entry.path, ignore_errors=True)
     with contextlib.suppress(OSError):

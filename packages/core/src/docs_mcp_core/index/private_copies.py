@@ -18,7 +18,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["HOST", "PREFIX", "make_private_folder", "process_exists", "remove_dead_copies"]
+__all__ = ["HOST", "PREFIX", "make_private_folder", "parse_pid", "process_exists", "remove_dead_copies"]
 
 PREFIX = "docs-mcp-index-"
 HOST = socket.gethostname().replace(os.sep, "_").replace("-", "_") or "localhost"
@@ -48,10 +48,8 @@ def remove_dead_copies(root: Path) -> list[Path]:
         if not entry.name.startswith(own):
             continue
         pid_text, _, rest = entry.name[len(own) :].partition("-")
-        if not (pid_text.isascii() and pid_text.isdigit()) or not rest:
-            continue  # not a name this module gives ("²", "١٢" are digits too)
-        pid = int(pid_text)
-        if pid >= _PID_LIMIT or pid == os.getpid():
+        pid = parse_pid(pid_text)
+        if pid is None or not rest or pid == os.getpid():
             continue
         try:
             info = entry.stat(follow_symlinks=False)
@@ -63,6 +61,15 @@ def remove_dead_copies(root: Path) -> list[Path]:
         if not os.path.lexists(entry.path):
             removed.append(Path(entry.path))
     return removed
+
+
+def parse_pid(text: str) -> int | None:
+    """The process id a folder name gives (ASCII digits, below 2**31), else None: "²" and "١٢" are
+    digits to ``str.isdigit``, and a larger number would make :func:`process_exists` raise."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    pid = int(text)
+    return pid if pid < _PID_LIMIT else None
 
 
 def process_exists(pid: int) -> bool:
