@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,15 @@ def test_a_folder_named_with_a_number_no_process_has_is_left_alone(tmp_path: Pat
     odd.mkdir()
     mine = make_private_folder(tmp_path)
     assert mine.is_dir() and odd.is_dir()
+
+
+@pytest.mark.integration  # starts a process (for a pid that no longer runs)
+@pytest.mark.skipif(not os.path.exists("/proc/self/ns/pid"), reason="no pid namespaces to tell apart")
+def test_a_copy_of_another_pid_namespace_with_this_host_name_is_left_alone(tmp_path: Path) -> None:
+    # a container sharing the temporary directory and the host name sees none of this one's
+    # processes: it took this process's live copy for a dead one's and removed it
+    plain = socket.gethostname().replace(os.sep, "_").replace("-", "_") or "localhost"
+    other = tmp_path / f"{PREFIX}{plain}-{_dead_pid()}-abc123"
+    other.mkdir()
+    make_private_folder(tmp_path)
+    assert other.is_dir()

@@ -7,13 +7,16 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from docs_mcp_server.snapshot import SNAPSHOT_DIRNAME
+from docs_mcp_core.index.private_copies import host_name
+from docs_mcp_server.snapshot import SNAPSHOT_DIRNAME, remove_stale_snapshots
 from tests.support.programs import SERVER_COMMAND, build_with_cli, server_env
 from tests.support.protocol import text
 
@@ -234,7 +237,7 @@ async def test_a_snapshot_folder_named_with_no_process_number_leaves_searches_wo
 ) -> None:
     # the stale-snapshot sweep read it as a pid (int('²') or os.kill raised): every search failed
     _, out = _own_copy(first_build, tmp_path)
-    host = socket.gethostname().replace(os.sep, "_") or "localhost"
+    host = host_name()
     odd = out / SNAPSHOT_DIRNAME / f"{host}-{number}-1"
     odd.mkdir(parents=True)
     params = StdioServerParameters(
@@ -245,3 +248,18 @@ async def test_a_snapshot_folder_named_with_no_process_number_leaves_searches_wo
         assert not found.is_error, text(found.content[0])
         assert found.structured_content["hits"]
     assert odd.is_dir()  # not a name a server gives: left alone
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/ns/pid"), reason="no pid namespaces to tell apart")
+def test_a_snapshot_of_another_pid_namespace_with_this_host_name_is_left_alone(tmp_path: Path) -> None:
+    # a container sharing the index folder and the host name (two containers of one pod) sees
+    # none of this one's processes: its sweep took this server's live snapshot for a dead one's
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait(timeout=30)
+    plain = socket.gethostname().replace(os.sep, "_") or "localhost"
+    other = tmp_path / SNAPSHOT_DIRNAME / f"{plain}-{child.pid}-1"
+    dead = tmp_path / SNAPSHOT_DIRNAME / f"{host_name()}-{child.pid}-2"
+    other.mkdir(parents=True)
+    dead.mkdir()
+    remove_stale_snapshots(tmp_path)
+    assert other.is_dir() and not dead.exists()

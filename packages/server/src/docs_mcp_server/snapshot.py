@@ -21,17 +21,17 @@ import contextlib
 import itertools
 import os
 import shutil
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs_mcp_core.index.private_copies import parse_pid, process_exists
+from docs_mcp_core.index.private_copies import host_name, parse_pid, process_exists
 
 SNAPSHOT_DIRNAME = ".docs-mcp-serving"
 METADATA_FILENAME = "metadata.json"
 DEFAULT_TABLE_PATH = ".lancedb"
 _ATTEMPTS = 3  # a build swapping meanwhile makes files vanish mid-walk: try again on what is there now
-_HOST = socket.gethostname().replace(os.sep, "_") or "localhost"
+_HOST = host_name()  # with the pid namespace: a container sharing the folder and the host name
+
 _numbers = itertools.count(1)
 
 

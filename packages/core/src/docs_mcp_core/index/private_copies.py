@@ -6,7 +6,9 @@ folder and remove it when they exit. A process that is killed (``kill -9``, the 
 container runtime's grace period running out) cannot, and its copy (the whole index) would stay in
 the temporary directory for ever. So each folder is named ``docs-mcp-index-<host>-<pid>-<random>``
 and :func:`make_private_folder` first removes the folders of processes of this host that no longer
-run: the next process started cleans up after the one that was killed.
+run: the next process started cleans up after the one that was killed. ``<host>`` names the pid
+namespace too (:func:`host_name`): containers that share a host name and a temporary directory
+but not their process ids (two containers of one pod) must not take each other's processes for dead.
 """
 
 from __future__ import annotations
@@ -18,10 +20,29 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["HOST", "PREFIX", "make_private_folder", "parse_pid", "process_exists", "remove_dead_copies"]
+__all__ = [
+    "HOST",
+    "PREFIX",
+    "host_name",
+    "make_private_folder",
+    "parse_pid",
+    "process_exists",
+    "remove_dead_copies",
+]
+
+
+def host_name() -> str:
+    """This host's name and, where the system shows one, its pid namespace (``vm_ns4026531836``):
+    the processes whose ids :func:`process_exists` can see."""
+    name = socket.gethostname().replace(os.sep, "_") or "localhost"
+    try:
+        return f"{name}_ns{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:  # no /proc (macOS, Windows): one namespace per host
+        return name
+
 
 PREFIX = "docs-mcp-index-"
-HOST = socket.gethostname().replace(os.sep, "_").replace("-", "_") or "localhost"
+HOST = host_name().replace("-", "_")
 _UID = os.getuid() if hasattr(os, "getuid") else 0
 _PID_LIMIT = 2**31  # process ids are C ints; a larger number is no process's
 
