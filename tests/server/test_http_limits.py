@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import socket
 import time
 from collections.abc import Iterator
@@ -17,7 +18,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.protocol import INITIALIZE
-from tests.support.server_process import PROTOCOL, ServerProcess, post_mcp, run_server, start_http_server
+from tests.support.server_process import (
+    PROTOCOL,
+    ServerProcess,
+    post_mcp,
+    request,
+    run_server,
+    start_http_server,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -280,3 +288,31 @@ async def test_every_connection_sends_without_waiting_for_acknowledgements(built
             for protocol in connections:
                 sock = protocol.transport.get_extra_info("socket")
                 assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("sh") is None, reason="lowers the open-file limit with a POSIX shell")
+def test_running_out_of_descriptors_is_one_warning_not_a_flood_of_errors(built_index: Path) -> None:
+    # asyncio reported each failed accept once per connection in uvicorn's backlog, again whenever
+    # the listener was readable: about 8,000 error records a second under this flood
+    limited = ["sh", "-c", 'ulimit -n 200 && exec "$0" "$@"']
+    args = ["--index-dir", str(built_index), "--transport", "http", "--port", "0", "--max-connections", "100"]
+    server = ServerProcess(args, wrapper=limited)
+    flood: list[socket.socket] = []
+    try:
+        port = int(server.wait_for_log(lambda r: "port" in r.get("properties", {}))["properties"]["port"])
+        server.wait_for_log(lambda r: r.get("message") == "started mcp server")
+        flood = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(400)]
+        server.wait_for_log(lambda r: "out of" in str(r.get("message")))
+        for sock in flood:
+            sock.close()
+        status, _, _ = request(port, "GET", "/healthz")  # accepting again once descriptors are free
+        assert status == 200
+    finally:
+        for sock in flood:
+            sock.close()
+        server.stop()
+    errors = server.stderr_text()
+    assert errors.count("out of system resource") + errors.count("out of file descriptors") == 1, errors[
+        -2000:
+    ]

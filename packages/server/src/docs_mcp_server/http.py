@@ -114,8 +114,9 @@ class _UvicornServer(uvicorn.Server):
         The responder stops before uvicorn listens (connections arriving meanwhile wait in the
         backlog), and the connections it held count against the connection limit until uvicorn
         has them: a connection accepted first must not take a slot that a held one has."""
-        from docs_mcp_server.http_connections import waiting_for_takeover
+        from docs_mcp_server.http_connections import quiet_descriptor_exhaustion, waiting_for_takeover
 
+        quiet_descriptor_exhaustion(asyncio.get_running_loop())
         early, self.early = self.early, None
         held = [] if early is None else await asyncio.to_thread(early.hand_over)
         waiting_for_takeover(self.server_state, len(held))
