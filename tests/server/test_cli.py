@@ -6,6 +6,7 @@ import json
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,33 @@ def test_a_server_started_without_a_standard_stream_ends_cleanly(built_index: Pa
     assert b"Traceback" not in done.stderr
     if closed == "2>&-":
         assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]
+
+
+@pytest.mark.parametrize("raised", ["KeyboardInterrupt()", "Interrupted('SIGINT')"])
+def test_an_interrupt_before_the_server_has_started_ends_it_quietly(raised: str) -> None:
+    """Ctrl-C or SIGTERM while the arguments are read (before main() has set up its logging and
+    handlers): exit 0, as an interrupt while the index opens, and no traceback."""
+    code = (
+        "import docs_mcp_server.cli as cli\n"
+        "from docs_mcp_server.errors import Interrupted\n"
+        "def interrupted(argv=None):\n"
+        f"    raise {raised}\n"
+        "cli.main = interrupted\n"
+        "cli.run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_command_ends_quietly_on_ctrl_c_while_it_imports() -> None:
+    """The console script imports :mod:`docs_mcp_server.entry` first: from there until ``run()``
+    installs the server's handlers, SIGINT has its default action (no ``KeyboardInterrupt``
+    traceback from a module being imported)."""
+    code = (
+        "import signal, sys\n"
+        "import docs_mcp_server.entry\n"
+        "print(signal.getsignal(signal.SIGINT) is signal.SIG_DFL, 'mcp' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["True", "False"], done.stderr

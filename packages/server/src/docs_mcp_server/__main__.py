@@ -1,5 +1,5 @@
 """``python -m docs_mcp_server`` is the ``docs-mcp-server`` command."""
 
-from docs_mcp_server.cli import run
+from docs_mcp_server.entry import run
 
 run()

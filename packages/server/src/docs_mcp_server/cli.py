@@ -71,19 +71,25 @@ def run() -> NoReturn:
     The server holds nothing that needs finalising once ``main`` returns, so the streams are
     flushed and the process exits directly with ``main``'s status.
     """
-    from docs_mcp_core.standard_streams import fill_missing_standard_streams
-
-    fill_missing_standard_streams()  # before anything opens a file: a closed 0, 1 or 2 is /dev/null
-    # Start-up imports and builds many long-lived objects and few cycles: the cyclic collector
-    # would only walk them again and again (8 % of the time to the first answer). serve() collects
-    # once and turns it back on when the server is up, with what start-up made frozen out of its reach.
-    gc.disable()
+    # Ctrl-C or SIGTERM from the first line on ends the start quietly, as main() reports one that
+    # comes while the index opens: the client that started the server is leaving
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
+        from docs_mcp_core.standard_streams import fill_missing_standard_streams
+
+        fill_missing_standard_streams()  # before anything opens a file: a closed 0, 1 or 2 is /dev/null
+        # Start-up imports and builds many long-lived objects and few cycles: the cyclic collector
+        # would only walk them again and again (8 % of the time to the first answer). serve()
+        # collects once and turns it back on when the server is up, with what start-up made frozen.
+        gc.disable()
         code = main()
     except SystemExit as exc:  # argparse usage errors and --help
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
+    except (Interrupted, KeyboardInterrupt):  # before main() set up its logging: nothing to say
+        code = EXIT_OK
     _exit_now(code)
 
 
