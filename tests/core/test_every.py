@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import pytest
 
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.every import asks_for_every
-from tests.support.tiny_corpus import build_pages, opened
+from tests.support.tiny_corpus import build_pages, opened, ranking_weights
 
 PAGES = {
     "sdks/notifications/README.md": (
@@ -28,14 +27,8 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
 
 
 def _first(engine: SearchEngine, query: str, every: float | None = None) -> str:
-    ranker = engine._ranker  # pyright: ignore[reportPrivateUsage]
-    weights = ranker.weights
-    try:
-        if every is not None:
-            ranker.weights = dataclasses.replace(weights, every=every)
+    with ranking_weights(engine, **({} if every is None else {"every": every})):
         return engine.search(query, limit=3).hits[0].chunk_id
-    finally:
-        ranker.weights = weights
 
 
 def test_every_item_at_once_finds_the_all_form_of_the_verb(engine: SearchEngine) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.objects import object_factors, object_names
-from tests.support.tiny_corpus import build_pages, opened
+from tests.support.tiny_corpus import build_pages, opened, ranking_weights
 
 # Two resources with an operation of the same name; the second's page (a folder named after the
 # question's other noun, a title holding the first's name) says every word too, and wins on words.
@@ -34,14 +33,9 @@ def test_the_resource_the_action_acts_on_outranks_the_one_the_question_also_name
     engine: SearchEngine,
 ) -> None:
     query = "delete an entire library together with all of its documents"
-    ranker = engine._ranker  # pyright: ignore[reportPrivateUsage]
-    weights = ranker.weights
     assert engine.search(query, limit=2).hits[0].chunk_id == "sdks/libraries/README.md#betalibraries/delete"
-    try:  # without the signal the page that says every word wins
-        ranker.weights = dataclasses.replace(weights, object=0.0)
+    with ranking_weights(engine, object=0.0):  # without the signal the page that says every word wins
         first = engine.search(query, limit=2).hits[0].chunk_id
-    finally:
-        ranker.weights = weights
     assert first == "sdks/documents/README.md#betalibrariesdocuments/delete"
 
 

@@ -4,16 +4,14 @@ arrays for the rules."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.openings import Openings, is_opening
-from tests.support.tiny_corpus import INDEXED_AT, opened
+from tests.support.tiny_corpus import build_pages, opened, ranking_weights
 
 PAGES = {
     "guides/prompt-caching.md": (
@@ -35,25 +33,13 @@ CACHING, BILLING = "guides/prompt-caching.md#_preamble", "guides/billing.md#_pre
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
-    docs = tmp_path_factory.mktemp("openings-docs")
-    for relative, text in PAGES.items():
-        (docs / relative).parent.mkdir(parents=True, exist_ok=True)
-        (docs / relative).write_text(text, encoding="utf-8")
-    out = tmp_path_factory.mktemp("openings-index")
-    build_index(BuildOptions(docs_dir=docs, out_dir=out, heading_vectors=True, indexed_at=INDEXED_AT))
-    with opened(out) as engine:
+    with opened(build_pages(tmp_path_factory, "openings", PAGES, heading_vectors=True)) as engine:
         yield engine
 
 
 def _scores(engine: SearchEngine, query: str, opening: float | None = None) -> dict[str, float]:
-    ranker = engine._ranker  # pyright: ignore[reportPrivateUsage]
-    weights = ranker.weights
-    try:
-        if opening is not None:
-            ranker.weights = dataclasses.replace(weights, opening=opening)
+    with ranking_weights(engine, **({} if opening is None else {"opening": opening})):
         return {h.chunk_id: h.score for h in engine.search(query, limit=10).hits}
-    finally:
-        ranker.weights = weights
 
 
 def test_a_description_raises_the_opening_of_the_page_whose_name_means_it(engine: SearchEngine) -> None:

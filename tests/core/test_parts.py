@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 
@@ -11,7 +10,7 @@ import pytest
 
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.parts import first_part, part_factors
-from tests.support.tiny_corpus import build_pages, opened
+from tests.support.tiny_corpus import build_pages, opened, ranking_weights
 
 # ``stream`` is longer than the chunk size: its second part repeats the question's words (a
 # parameter list), its first part says what the operation does.
@@ -38,15 +37,10 @@ def test_the_first_part_of_a_section_outranks_a_later_part_that_repeats_the_word
     engine: SearchEngine,
 ) -> None:
     query = "stream the events of an agent by its agent id"
-    ranker = engine._ranker  # pyright: ignore[reportPrivateUsage]
-    weights = ranker.weights
     ids = [h.chunk_id for h in engine.search(query, limit=3).hits]
     assert ids[:2] == ["agents.md#agents/stream", "agents.md#agents/stream-part-2"]
-    try:  # without the signal the later part's repeated words win
-        ranker.weights = dataclasses.replace(weights, later_part=0.0)
+    with ranking_weights(engine, later_part=0.0):  # without the signal the later part's repeated words win
         first = engine.search(query, limit=3).hits[0].chunk_id
-    finally:
-        ranker.weights = weights
     assert first == "agents.md#agents/stream-part-2"
 
 
@@ -80,16 +74,11 @@ def test_a_later_part_that_defines_the_option_the_query_names_keeps_its_score(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     with opened(build_pages(tmp_path_factory, "option-parts", OPTION_PAGES)) as engine:
-        ranker = engine._ranker  # pyright: ignore[reportPrivateUsage]
-        weights = ranker.weights
         hits = engine.search("uv add --link-mode", limit=3).hits
         assert [h.chunk_id for h in hits[:2]] == [
             "reference/cli/uv-add.md#uv-add/options-part-2",
             "reference/cli/uv-add.md#uv-add/options",
         ]
-        try:
-            ranker.weights = dataclasses.replace(weights, later_part=0.0)
+        with ranking_weights(engine, later_part=0.0):
             undamped = engine.search("uv add --link-mode", limit=3).hits[0].score
-        finally:
-            ranker.weights = weights
         assert hits[0].score == pytest.approx(undamped, rel=1e-6)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 
@@ -10,7 +9,7 @@ import pytest
 
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.subsections import ancestors, is_operation_heading
-from tests.support.tiny_corpus import build_pages, opened
+from tests.support.tiny_corpus import build_pages, opened, ranking_weights
 
 # ``sendReply`` says what the operation does; its example repeats the question's words. The guide's
 # subsection sits under a prose heading: a topic of its own. Sections longer than the chunk size are
@@ -42,14 +41,8 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
 
 def _hits(engine: SearchEngine, query: str, subsection: float | None = None) -> dict[str, float]:
     """The hits' chunk ids and scores, best first; with ``subsection`` as the signal's weight."""
-    ranker = engine._ranker  # pyright: ignore[reportPrivateUsage]
-    weights = ranker.weights
-    try:
-        if subsection is not None:
-            ranker.weights = dataclasses.replace(weights, subsection=subsection)
+    with ranking_weights(engine, **({} if subsection is None else {"subsection": subsection})):
         return {hit.chunk_id: hit.score for hit in engine.search(query, limit=3).hits}
-    finally:
-        ranker.weights = weights
 
 
 def test_the_operation_outranks_its_subsection_that_repeats_the_words(engine: SearchEngine) -> None:

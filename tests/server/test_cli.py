@@ -20,6 +20,11 @@ from tests.support.server_process import ServerProcess, run_server
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
 
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by this interpreter in a process of its own (the workspace's packages importable)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
 def one_error_line(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
@@ -228,25 +233,18 @@ async def test_stdio_with_the_sdk_client(built_index: Path, mode: str) -> None:
 
 def test_start_up_imports_stay_lean() -> None:
     """The command line and the early-handshake path must not import the MCP SDK, uvicorn or LanceDB."""
-    import subprocess
-    import sys
-
     code = (
         "import sys, docs_mcp_server, docs_mcp_server.cli, docs_mcp_server.boot, docs_mcp_server.handshake, "
         "docs_mcp_server.stdio; print(sorted(m for m in ('mcp', 'uvicorn', 'lancedb', 'starlette') if m in sys.modules))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
+    result = _python(code)
+    assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 
 
 def test_the_app_imports_jsonschema_only_for_custom_tools(built_index: Path) -> None:
     """Building the app imports the MCP SDK, but jsonschema (a tenth of that time) only when custom
     tools need their schemas checked (a plainly valid search needs no validator either)."""
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "from docs_mcp_server.app import DocsMcpApp\n"
@@ -256,7 +254,7 @@ def test_the_app_imports_jsonschema_only_for_custom_tools(built_index: Path) -> 
         "app = DocsMcpApp(options, load_index_metadata(options.index_dir))\n"
         "print('jsonschema' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = _python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
 
@@ -329,7 +327,7 @@ def test_an_interrupt_before_the_server_has_started_ends_it_quietly(raised: str)
         "cli.main = interrupted\n"
         "cli.run()\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = _python(code)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 
@@ -343,5 +341,5 @@ def test_the_command_ends_quietly_on_ctrl_c_while_it_imports() -> None:
         "import docs_mcp_server.entry\n"
         "print(signal.getsignal(signal.SIGINT) is signal.SIG_DFL, 'mcp' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = _python(code)
     assert done.stdout.split() == ["True", "False"], done.stderr

@@ -6,6 +6,7 @@ A test module writes its pages as a mapping from relative path to markdown, buil
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -31,15 +32,20 @@ def language_manifest(language: str, chunk_by: str = "h2") -> str:
     )
 
 
-def build_pages(factory: pytest.TempPathFactory, name: str, pages: Mapping[str, str]) -> Path:
-    """Write ``pages`` (relative path → text) into a new folder and build it; the index folder."""
+def build_pages(
+    factory: pytest.TempPathFactory, name: str, pages: Mapping[str, str], *, heading_vectors: bool = False
+) -> Path:
+    """Write ``pages`` (relative path → text) into a new folder and build it (with each section's
+    heading-path vector when ``heading_vectors``); the index folder."""
     root = factory.mktemp(f"{name}-docs")
     for relative, text in pages.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     out = factory.mktemp(f"{name}-index")
-    build_index(BuildOptions(docs_dir=root, out_dir=out, indexed_at=INDEXED_AT))
+    build_index(
+        BuildOptions(docs_dir=root, out_dir=out, indexed_at=INDEXED_AT, heading_vectors=heading_vectors)
+    )
     return out
 
 
@@ -51,3 +57,16 @@ def opened(index: Path, **options: object) -> Iterator[SearchEngine]:
         yield engine
     finally:
         engine.close()
+
+
+@contextmanager
+def ranking_weights(engine: SearchEngine, **weights: float) -> Iterator[SearchEngine]:
+    """``engine`` searching with the default ranking's ``weights`` replaced (a signal switched off
+    or set otherwise), and as it was afterwards."""
+    ranker = engine._ranker  # pyright: ignore[reportPrivateUsage]
+    saved = ranker.weights
+    ranker.weights = dataclasses.replace(saved, **weights)
+    try:
+        yield engine
+    finally:
+        ranker.weights = saved
