@@ -52,7 +52,7 @@ def docs_mcp_command() -> list[str]:
     if script.exists():
         return [str(script)]
     found = shutil.which("docs-mcp")
-    return [found] if found else [sys.executable, "-c", "from docs_mcp_cli.app import main; main()"]
+    return [found] if found else [sys.executable, "-c", "from docs_mcp_cli.entry import main; main()"]
 
 
 def _children() -> dict[int, list[int]]:

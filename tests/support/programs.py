@@ -45,7 +45,7 @@ def docs_mcp_command() -> list[str]:
     found = shutil.which("docs-mcp")
     if found:
         return [found]
-    return [sys.executable, "-c", "from docs_mcp_cli.app import main; main()"]
+    return [sys.executable, "-c", "from docs_mcp_cli.entry import main; main()"]
 
 
 def cli_env() -> dict[str, str]:

@@ -8,7 +8,9 @@ stderr and exit status 1 (2 for usage errors, 130 when interrupted).
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Annotated, Any, NoReturn
 
@@ -97,6 +99,8 @@ def main() -> NoReturn:
     flushed: LanceDB's native worker threads can otherwise abort interpreter finalisation after
     a successful command (every index write is complete and swapped in by then).
     """
+    if threading.current_thread() is threading.main_thread():  # Ctrl-C: KeyboardInterrupt again,
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # which the commands report
     fill_missing_standard_streams()  # a closed 0, 1 or 2 is /dev/null, not the next file opened
     return_freed_memory_by_default()
     code: int = 0
