@@ -8,7 +8,9 @@ and one of its submodules in opposite order meet in Python's import locks (a ``_
 
 from __future__ import annotations
 
-__all__ = ["is_opening", "split_chunk_id"]
+__all__ = ["PREAMBLE", "is_opening", "split_chunk_id"]
+
+PREAMBLE = "_preamble"  # the fragment of the text before a file's first boundary heading
 
 
 def split_chunk_id(chunk_id: str) -> tuple[str, str | None]:
@@ -27,4 +29,4 @@ def split_chunk_id(chunk_id: str) -> tuple[str, str | None]:
 def is_opening(chunk_id: str) -> bool:
     """Whether ``chunk_id`` is a page's opening: its preamble, or a file chunked whole."""
     fragment = split_chunk_id(chunk_id)[1]
-    return fragment is None or fragment == "_preamble"
+    return fragment is None or fragment == PREAMBLE

@@ -25,13 +25,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from docs_mcp_core.chunk_ids import split_chunk_id
+from docs_mcp_core.chunk_ids import PREAMBLE, split_chunk_id
 
 __all__ = ["SCOPES", "FileChunk", "Section", "find_section", "section_paths", "split_chunk_id"]
 
 SCOPES = ("chunk", "section", "parent")
 _PART_RE = re.compile(r"^(.*)-part-(\d+)$")
-_PREAMBLE = "_preamble"
 
 
 @dataclass(frozen=True)
@@ -70,8 +69,8 @@ def section_paths(chunks: Sequence[FileChunk]) -> list[tuple[str, ...]]:
         if fragment is None or fragment.startswith("_part-"):
             paths.append(())
             continue
-        if fragment.startswith(_PREAMBLE + "-part-"):
-            paths.append((_PREAMBLE,))
+        if fragment.startswith(PREAMBLE + "-part-"):
+            paths.append((PREAMBLE,))
             continue
         segments = fragment.split("/")
         match = _PART_RE.match(segments[-1])
