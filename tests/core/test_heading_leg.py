@@ -245,3 +245,19 @@ def test_row_scale_in_blocks_is_the_whole_computation_bit_for_bit() -> None:
     assert got.dtype == np.float32
     assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
     assert len(_row_scale(paths, chains, row_path[:0], row_chain[:0])) == 0
+
+
+def test_a_query_with_a_lone_surrogate_leaves_the_leg_on_for_later_searches(
+    reference: tuple[Path, Path],
+) -> None:
+    # a client's JSON may carry "\ud800": the tokenizer refused it, and that one request turned the
+    # leg off for the server's life (a question in the reader's words then found nothing)
+    notes: list[str] = []
+    engine = SearchEngine.open(reference[0], options=SearchOptions(), on_warning=notes.append)
+    try:
+        engine.search("\ud800 payouts earn", limit=3)
+        hits = engine.search(QUESTION, limit=3).hits
+    finally:
+        engine.close()
+    assert notes == []
+    assert hits and hits[0].chunk_id.startswith("sdks/acme/payouts.md#")

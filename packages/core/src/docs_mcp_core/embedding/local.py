@@ -170,9 +170,9 @@ class LocalEmbeddingProvider:
         started = time.perf_counter()
         try:
             if len(texts) == 1:  # no tokenizer thread pool for one query (nor a fork warning later)
-                token_ids = [tokenizer.encode(texts[0]).ids]
+                token_ids = [tokenizer.encode(_tokenisable(texts[0])).ids]
             else:
-                token_ids = [e.ids for e in tokenizer.encode_batch(list(texts))]
+                token_ids = [e.ids for e in tokenizer.encode_batch([_tokenisable(t) for t in texts])]
         except Exception as exc:
             raise EmbeddingError(f"local embedding model could not tokenise its input: {exc}") from exc
 
@@ -307,9 +307,20 @@ class LocalEmbeddingProvider:
         return session, tokenizer
 
 
+def _tokenisable(text: str) -> str:
+    """``text`` with each lone surrogate (a ``\\ud800`` escape a client's JSON may carry) as ``?``:
+    the tokenizer refuses such a string, and one query holding one disabled the heading-path leg
+    for every later search of the server."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def _token_ids(tokenizer: tokenizers.Tokenizer, texts: Sequence[str]) -> list[list[int]]:
     try:
-        return [e.ids for e in tokenizer.encode_batch(list(texts))]
+        return [e.ids for e in tokenizer.encode_batch([_tokenisable(t) for t in texts])]
     except Exception as exc:
         raise EmbeddingError(f"local embedding model could not tokenise its input: {exc}") from exc
 
