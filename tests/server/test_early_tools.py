@@ -95,3 +95,28 @@ def test_a_request_with_other_meta_is_left_to_the_sdk(built_index: Path) -> None
         server.stop()
     assert answer["id"] == 2 and answer["result"]["structuredContent"]["hits"]
     assert EARLY_LOG not in "\n".join(server.stderr_lines)
+
+
+def test_a_search_with_an_unpaired_surrogate_escape_sent_at_start_up_leaves_the_session_on(
+    built_index: Path,
+) -> None:
+    # Python's parser reads "\ud800"; answered early, the hint echoing the query could not be
+    # written as UTF-8, and the failed write ended the session: no later request was answered
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "debug"])
+    try:
+        server.send(INITIALIZE)
+        assert server.receive(timeout=60)["id"] == 1
+        server.send(INITIALIZED)
+        server.send(_search(2, query="\ud800 backoff_factor", topic="onboarding"))
+        server.send(_search(3, query="retry configuration", limit=3))
+        answers = {
+            answer["id"]: answer for answer in (server.receive(timeout=60), server.receive(timeout=60))
+        }
+        server.close_stdin()
+        assert server.wait() == 0
+    finally:
+        server.stop()
+    assert answers[2]["error"]["code"] == -32700  # as the SDK answers it (the search came first)
+    assert "unpaired surrogate" in answers[2]["error"]["message"]
+    assert answers[3]["result"]["structuredContent"]["hits"]
+    assert "stdin read failed" not in server.stderr_text()

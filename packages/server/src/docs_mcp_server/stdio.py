@@ -59,6 +59,22 @@ def _id_key(value: Any) -> tuple[str, Any]:
     return (type(value).__name__, value)
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _early_message(raw: bytes) -> Any:
+    """``raw`` parsed for an early answer, or ``None`` when the SDK must see it: a line that is not
+    JSON is answered as malformed once the SDK runs, and so is one with an unpaired surrogate escape
+    (``\\ud800``), which Python's parser reads but the SDK's refuses. Answered early, such a string
+    could not be written out as UTF-8, and the failed write ended the session."""
+    if _SURROGATE_ESCAPE.search(raw):
+        return None  # a paired one (an escaped emoji) is answered by the SDK, as well
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _response_id(text: str) -> tuple[str, Any] | None:
     """The id of a JSON-RPC response (``None`` for requests and notifications), read cheaply."""
     match = _RESPONSE_PREFIX.match(text)
@@ -241,10 +257,7 @@ class StdioWire:
         self.reject(text, jsonrpc.too_long(request_id, reason))
 
     def _consider_opening(self, raw: bytes) -> None:
-        try:
-            message = json.loads(raw)
-        except (ValueError, RecursionError):
-            return  # answered as malformed once the SDK runs
+        message = _early_message(raw)
         if (
             not isinstance(message, dict)
             or "method" not in message
@@ -287,10 +300,7 @@ class StdioWire:
         """Answer a tool request early when :class:`EarlyTools` can; True when the SDK must not see
         it: a tool call answered early (run twice, a search would embed its query twice, which an
         embeddings API charges). The tool list is replayed, and the SDK's answer compared."""
-        try:
-            message = json.loads(raw)
-        except (ValueError, RecursionError):
-            return False
+        message = _early_message(raw)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return False
         if not jsonrpc.is_request_id(message.get("id")) or self._early_tools is None:
