@@ -228,6 +228,25 @@ def test_a_query_that_writes_a_flag_or_a_key_is_left_to_the_lexical_legs(
     assert _search(with_vectors, f"{QUESTION} tool.billing.max-amount") == []
 
 
+def test_a_hyphenated_word_names_a_definition_only_where_the_corpus_defines_one(tmp_path: Path) -> None:
+    # prose writes hyphenated words (month-end, two-factor) that no anchor of the corpus holds: the
+    # query's meaning is in its words, and the heading leg reads them; a key the corpus defines
+    # (its settings page's element id) is left to the lexical legs and the anchor cue
+    docs = tmp_path / "docs"
+    _write_reference(docs)
+    (docs / "settings.md").write_text(
+        '# Settings\n\n<dl>\n<dt id="max-amount"><code>max-amount</code></dt>\n'
+        "<dd>The largest single transfer allowed.</dd>\n</dl>\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "idx"
+    build_index(BuildOptions(docs_dir=docs, out_dir=out, heading_vectors=True))
+    prose = _search(out, "my month-end earnings")  # no word of it is in the corpus
+    assert prose and prose[0].chunk_id.startswith("sdks/acme/payouts.md#")
+    defined = _search(out, "my month-end earnings max-amount")
+    assert defined and all(h.chunk_id.startswith("settings.md") for h in defined)
+
+
 def test_row_scale_in_blocks_is_the_whole_computation_bit_for_bit() -> None:
     """The build sums each row's path and chain vectors a block at a time (the whole sum held
     three arrays of every row's vector); every row's scale stays the same bits."""

@@ -68,6 +68,7 @@ _SLUG_WORD_RE = re.compile(r"-{2,}[a-z0-9]+|[a-z0-9]+")  # "--frozen" keeps its 
 # with a hyphen between word characters (required-version, project.requires-python)
 _KEYISH_RE = re.compile(r"^(?:--?[A-Za-z0-9]|\[.+\]$)|[A-Za-z0-9]-[A-Za-z0-9]")
 _QUERY_WORD_RE = re.compile(r"[^\s]+")
+_HYPHENATED_RE = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")  # re-open, two-factor, requires-python
 _CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # UV_NO_CACHE, MAX_RETRIES
 _ONE_WORD_RE = re.compile(r"[a-z][a-z0-9]*")  # a key of one word, after its [table]
 # a dotted key whose last part is one word (tool.uv.package, tool.uv.pip.strict): its id may be
@@ -304,6 +305,27 @@ def query_anchors(text: str) -> list[str]:
     if len(words) >= 3 and _ONE_WORD_RE.fullmatch(words[0]) and words[1] == "in" and _names_a_file(words[2]):
         found.update(dict.fromkeys(key_tails([words[0]])))
     return sorted(found, key=lambda s: (-s.count("."), s))
+
+
+def query_writes_a_key_shape(text: str) -> bool:
+    """Whether the query writes a name in a shape prose never takes: a flag (``--frozen``), a
+    bracketed table, a dotted name (``project.requires-python``) or a key of one word in a named
+    file. A word that is only hyphenated (``re-open``, ``two-factor``, ``requires-python``) is not
+    one: prose writes those too, so such a word names a definition only where the corpus has one."""
+    words = [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
+    for word in words:
+        if (
+            word
+            and _KEYISH_RE.search(word) is not None
+            and _HYPHENATED_RE.fullmatch(word.rstrip(".?!")) is None
+        ):
+            return True
+    return (
+        len(words) >= 3
+        and _ONE_WORD_RE.fullmatch(words[0]) is not None
+        and words[1] == "in"
+        and _names_a_file(words[2])
+    )
 
 
 def _names_a_file(word: str) -> bool:

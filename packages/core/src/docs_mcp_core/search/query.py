@@ -46,7 +46,13 @@ from functools import cached_property
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.ranking import expand_identifiers
 from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
-from docs_mcp_core.spellings import ANCHOR_MARK, PAGE_MARK, query_option_names, query_spellings
+from docs_mcp_core.spellings import (
+    ANCHOR_MARK,
+    PAGE_MARK,
+    query_option_names,
+    query_spellings,
+    query_writes_a_key_shape,
+)
 
 __all__ = [
     "COVERAGE_ENDINGS",
@@ -205,7 +211,19 @@ class Query:
     def names_a_definition(self) -> bool:
         """Whether the query writes a flag- or key-shaped name (``--frozen``, ``[cache] dir``,
         ``project.requires-python``): the anchor cue's lookups (:func:`~docs_mcp_core.spellings.query_anchors`)."""
-        return any(group and group[0].startswith(ANCHOR_MARK) for group in self.spellings)
+        return bool(self.anchor_spellings)
+
+    @cached_property
+    def anchor_spellings(self) -> list[list[str]]:
+        """The anchor lookups of the query's flag- and key-shaped words, one list per word, most
+        specific first (what :attr:`names_a_definition` is about)."""
+        return [group for group in self.spellings if group and group[0].startswith(ANCHOR_MARK)]
+
+    @cached_property
+    def writes_a_key_shape(self) -> bool:
+        """Whether a name of the query has a shape prose never takes (:func:`~docs_mcp_core.spellings.query_writes_a_key_shape`):
+        a flag, a bracketed table, a dotted name, not only a hyphenated word."""
+        return query_writes_a_key_shape(self.lexical)
 
     @cached_property
     def names_identifier(self) -> bool:

@@ -180,8 +180,14 @@ class Retrieval:
         lexical = self.lexical
         legs: dict[str, asyncio.Future[Leg]] = {}
         # a query that writes a flag or a key names a definition exactly: the anchor cue finds it,
-        # and headings that only mean something close (other commands' options) compete with it
-        named = query.names_a_definition
+        # and headings that only mean something close (other commands' options) compete with it.
+        # A word that is only hyphenated does so where the corpus defines it (requires-python),
+        # not as prose (re-open, two-factor, long-running).
+        named = query.names_a_definition and (
+            query.writes_a_key_shape
+            or self.spelling is None
+            or self.spelling.holds_any(query.anchor_spellings)
+        )
         heading = self.heading.start(query.focus) if self.heading is not None and not named else None
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self.vector is not None:

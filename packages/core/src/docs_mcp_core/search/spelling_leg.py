@@ -164,6 +164,10 @@ class SpellingIndex:
         best_first = np.lexsort((positions, -scores))[:limit]
         return positions[best_first], scores[best_first]
 
+    def holds_any(self, spellings: Sequence[Sequence[str]]) -> bool:
+        """Whether some row writes one of the forms in ``spellings``."""
+        return any(self._postings.get(form) is not None for forms in spellings for form in forms)
+
     def option_leg(self, names: Sequence[str], mask: np.ndarray | None) -> Leg:
         """The rows whose ids hold the most specific of ``names`` (an option with what it belongs
         to, :func:`~docs_mcp_core.spellings.query_option_names`) that any row the filters admit
