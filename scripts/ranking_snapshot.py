@@ -125,7 +125,10 @@ def document_section(index_dir: Path, cases: list[dict[str, Any]]) -> Iterator[s
         files = sorted({i.split("#", 1)[0] for i in ids[: len(cases)]})[:: max(1, len(cases) // 10)]
         for filepath in files:
             yield f"== file {filepath!r}"
-            yield engine.file_content(filepath)
+            try:  # the cases' files are not in every index (ten copies live under copy-<i>/)
+                yield engine.file_content(filepath)
+            except SearchError as exc:
+                yield f"error: {exc}"
         if engine.vector_search_enabled:
             for case in cases:
                 yield f"== vector neighbours {case['query']!r}"
