@@ -205,3 +205,16 @@ def split_halves(
     tune = [case for p, case in enumerate(cases) if p not in to_check]
     check = [case for p, case in enumerate(cases) if p in to_check]
     return tune, check
+
+
+def split_keeping(
+    cases: Sequence[Mapping[str, Any]], tune_names: set[str], check_names: set[str]
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """:func:`split_halves` for a set that changed: a case whose name is in ``tune_names`` or
+    ``check_names`` (the halves written before) stays in its half, and only the other cases are
+    dealt out, by the same rule among themselves. Each half keeps the order of the full set."""
+    new = [case for case in cases if str(case.get("name")) not in tune_names | check_names]
+    to_check = set(check_names) | {str(case.get("name")) for case in split_halves(new)[1]}
+    tune = [case for case in cases if str(case.get("name")) not in to_check]
+    check = [case for case in cases if str(case.get("name")) in to_check]
+    return tune, check

@@ -80,7 +80,7 @@ def option_cases(chunks: Sequence[Chunk]) -> list[Case]:
 def _key_wordings(anchor: str, chunk: Chunk) -> Sequence[str]:
     if anchor.startswith("pip_"):
         return PIP_KEY_WORDINGS
-    if "/project-metadata/" in chunk.chunk_id:
+    if "#project-metadata/" in chunk.chunk_id:
         return PROJECT_KEY_WORDINGS
     return KEY_WORDINGS
 
