@@ -214,8 +214,8 @@ def _add_transport_flags(parser: argparse.ArgumentParser) -> None:
         type=_number(int),
         default=env.get("DOCS_MCP_WORKERS") or 1,
         metavar="N",
-        help="HTTP: serve the port from N processes, each with its own copy of the index in memory "
-        "(default 1; more than 1 needs --stateless)",
+        help="HTTP: serve the port from N processes, which share the index's derived files through "
+        "the page cache (default 1; more than 1 needs --stateless)",
     )
     transport.add_argument(
         "--auth-token",
