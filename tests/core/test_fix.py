@@ -18,7 +18,7 @@ from docs_mcp_core.fix import (
     plan_fixes,
     suggest_chunk_by,
 )
-from docs_mcp_core.manifest import glob_match
+from docs_mcp_core.globs import glob_match
 
 
 def write(root: Path, rel: str, text: str) -> Path:
@@ -63,8 +63,6 @@ def test_pick_default_prefers_h2_h1_h3_file_on_ties() -> None:
     assert pick_default_chunk_by(["file", "file", "h2"]) == "file"
 
 
-# manifest.glob_to_regex copies "[[]" into the regex unescaped; Python warns about a possible nested set
-@pytest.mark.filterwarnings("ignore:Possible nested set:FutureWarning")
 def test_glob_escape_matches_exactly_that_path() -> None:
     path = "docs/[v2]/a*b?{c}.md"
     pattern = glob_escape(path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ import pytest
 from docs_mcp_core.chunking import Strategy
 from docs_mcp_core.corpus import ManifestResolver, prepare_file, walk_corpus
 from docs_mcp_core.errors import FindingError, ManifestError
-from docs_mcp_core.manifest import find_hint, glob_match, parse_manifest, resolve_file_config
+from docs_mcp_core.globs import glob_match
+from docs_mcp_core.manifest import find_hint, parse_manifest, resolve_file_config
 
 
 def parse(data: Any) -> Any:
@@ -140,6 +142,30 @@ def test_unknown_top_level_keys_are_warnings() -> None:
 )
 def test_glob_semantics(pattern: str, path: str, expected: bool) -> None:
     assert glob_match(pattern, path) is expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("[]x", "[]x", True),  # an empty class is plain text (it used to fail the build)
+        ("[!]", "[!]", True),
+        ("{a,b", "{a,b", True),  # so is a brace never closed
+        ("{a,b", "a", False),
+        ("[z-a].md", "m.md", False),  # an inverted range matches nothing
+        ("{" * 5000 + "a" + "}" * 5000, "a", True),  # nesting needs no recursion
+        ("{a,{b,{c,d}}}/*.md", "c/x.md", True),
+    ],
+)
+def test_patterns_that_failed_to_compile_are_matched(pattern: str, path: str, expected: bool) -> None:
+    assert glob_match(pattern, path) is expected
+
+
+def test_a_glob_that_backtracks_is_matched_in_linear_time() -> None:
+    # as a backtracking regex, 10 "*a" took 12 s on a 43-character name, each more ten times longer
+    started = time.perf_counter()
+    assert not glob_match("*a" * 30 + "b", "a" * 200 + ".md")
+    assert not glob_match("**/" * 50 + "{a,a}" * 40 + "b", "a/" * 100 + "a" * 40)
+    assert time.perf_counter() - started < 5.0
 
 
 # ── resolution precedence ────────────────────────────────────────────────────────────────────────

@@ -36,7 +36,8 @@ from typing import Any
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
 from docs_mcp_core.corpus import BOM, Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
 from docs_mcp_core.errors import FindingError, ManifestError
-from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, glob_match, parse_manifest
+from docs_mcp_core.globs import glob_match
+from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, parse_manifest
 from docs_mcp_core.markdown import ParsedMarkdown, utf16_len
 from docs_mcp_core.ordering import sort_key
 

@@ -17,13 +17,13 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy
 from docs_mcp_core.errors import ManifestError
+from docs_mcp_core.globs import glob_match
 
 MANIFEST_FILENAME = ".docs-mcp.json"
 HINT_RE = re.compile(r"<!--\s*mcp_chunking_hint:\s*(\{[^}]+\})\s*-->")
@@ -278,59 +278,6 @@ def _check_metadata(meta: Mapping[str, Any], where: str, source: str) -> None:
 def clean_metadata(meta: Mapping[str, str]) -> dict[str, str]:
     """Trim keys and values, as the original does."""
     return {k.strip(): v.strip() for k, v in meta.items()}
-
-
-# ── glob matching (picomatch with dot:true semantics) ─────────────────────────────────────────
-
-
-@lru_cache(maxsize=4096)
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a picomatch-style glob (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) to a regex."""
-    i, n = 0, len(pattern)
-    out: list[str] = []
-    brace_depth = 0
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            if i + 1 < n and pattern[i + 1] == "*":
-                i += 2
-                if i < n and pattern[i] == "/":
-                    i += 1
-                    out.append("(?:.*/)?")
-                else:
-                    out.append(".*")
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = pattern.find("]", i + 1)
-            if j == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : j]
-                negate = body.startswith(("!", "^"))
-                if negate:
-                    body = body[1:]
-                escaped = "".join("\\" + ch if ch in "\\[]^" else ch for ch in body)
-                out.append(f"[{'^' if negate else ''}{escaped}]")
-                i = j
-        elif c == "{":
-            brace_depth += 1
-            out.append("(?:")
-        elif c == "}" and brace_depth:
-            brace_depth -= 1
-            out.append(")")
-        elif c == "," and brace_depth:
-            out.append("|")
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def glob_match(pattern: str, path: str) -> bool:
-    return glob_to_regex(pattern.strip().removeprefix("./")).match(path) is not None
 
 
 # ── per-file resolution ────────────────────────────────────────────────────────────────────────

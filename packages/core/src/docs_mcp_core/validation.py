@@ -48,7 +48,8 @@ from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus
 from docs_mcp_core.errors import FindingError, PromptTemplateError
 from docs_mcp_core.file_checks import inspect_prepared_file
 from docs_mcp_core.findings import Finding
-from docs_mcp_core.manifest import glob_match, unportable_key_warning
+from docs_mcp_core.globs import glob_match
+from docs_mcp_core.manifest import unportable_key_warning
 from docs_mcp_core.metadata import (
     MAX_TAXONOMY_KEYS,
     MAX_VALUES_PER_KEY,
