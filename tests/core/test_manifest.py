@@ -168,6 +168,25 @@ def test_a_glob_that_backtracks_is_matched_in_linear_time() -> None:
     assert time.perf_counter() - started < 5.0
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '{"version": "1", "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "nests arrays or objects too deeply",
+        ),
+        (
+            '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": ' + "9" * 5000 + "}}",
+            "a number too long",
+        ),
+    ],
+)
+def test_json_too_deep_or_too_long_to_read_is_a_manifest_error(text: str, message: str) -> None:
+    with pytest.raises(ManifestError, match=message) as info:
+        parse_manifest(text, source="docs/.docs-mcp.json")
+    assert str(info.value).startswith("docs/.docs-mcp.json: manifest cannot be read: ")
+
+
 # ── resolution precedence ────────────────────────────────────────────────────────────────────────
 
 

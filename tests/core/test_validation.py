@@ -14,6 +14,7 @@ from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import DocsDirError
 from docs_mcp_core.file_checks import directive_findings
 from docs_mcp_core.findings import Finding
+from docs_mcp_core.manifest import find_hint
 from docs_mcp_core.metadata import MAX_TAXONOMY_KEYS, MAX_VALUES_PER_KEY
 from docs_mcp_core.prompts import discover_prompt_templates
 from docs_mcp_core.validation import (
@@ -362,6 +363,22 @@ def test_invalid_hint_json_is_an_error_with_line() -> None:
     assert (line, severity) == (3, "error")
     assert message.startswith("chunking hint is not valid JSON")
     assert message.endswith("no chunking hint applies to this file")
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nests arrays or objects too deeply"),
+        ("9" * 5000, "holds a number too long"),
+    ],
+)
+def test_a_hint_too_deep_or_too_long_to_read_is_an_error_with_line(value: str, reason: str) -> None:
+    # json.loads raised RecursionError / ValueError here: the whole build "failed unexpectedly"
+    markdown = f'# T\n\n<!-- mcp_chunking_hint: {{"chunk_by": {value}}} -->\n'
+    got = messages(markdown)
+    assert [(line, severity) for line, severity, _ in got] == [(3, "error")]
+    assert got[0][2].startswith(f"chunking hint cannot be read: it {reason}")
+    assert find_hint(markdown) is None
 
 
 def test_unknown_chunk_by_in_hint_is_an_error() -> None:

@@ -20,7 +20,7 @@ from markdown_it import MarkdownIt
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Chunk
 from docs_mcp_core.corpus import BOM_WARNING, PreparedFile
 from docs_mcp_core.findings import Finding
-from docs_mcp_core.manifest import hint_comments
+from docs_mcp_core.manifest import hint_comments, json_limit
 from docs_mcp_core.ordering import sort_key
 
 __all__ = ["HINT_DIRECTIVE", "KNOWN_FRONT_MATTER_DIRECTIVES", "directive_findings", "inspect_prepared_file"]
@@ -232,6 +232,8 @@ def _hint_findings(
         data = json.loads(hint)
     except json.JSONDecodeError as exc:
         return [("error", f"chunking hint is not valid JSON: {exc.msg}{no_effect}")]
+    except (RecursionError, ValueError) as exc:
+        return [("error", f"chunking hint cannot be read: {json_limit(exc)}{no_effect}")]
     chunk_by = data.get("chunk_by") if isinstance(data, dict) else None
     if chunk_by not in CHUNK_BY_VALUES:
         got = json.dumps(chunk_by) if isinstance(data, dict) and "chunk_by" in data else "nothing"

@@ -185,7 +185,16 @@ def parse_manifest(text: str, *, source: str = MANIFEST_FILENAME) -> tuple[Manif
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ManifestError(f"{source}:{exc.lineno}: manifest is not valid JSON: {exc.msg}") from None
+    except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
+        raise ManifestError(f"{source}: manifest cannot be read: {json_limit(exc)}") from None
     return manifest_from_data(raw, source=source)
+
+
+def json_limit(exc: RecursionError | ValueError) -> str:
+    """What a file's JSON exceeds, when :func:`json.loads` fails on valid syntax."""
+    if isinstance(exc, RecursionError):
+        return "it nests arrays or objects too deeply to read; flatten it"
+    return "it holds a number too long to read (over 4,300 digits); shorten it"
 
 
 def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Manifest, list[ManifestIssue]]:
@@ -324,7 +333,7 @@ def find_hint(markdown: str) -> str | None:
         return None
     try:
         data = json.loads(next(iter(hints.values())))
-    except json.JSONDecodeError:
+    except (RecursionError, ValueError):  # validation reports why
         return None
     value = data.get("chunk_by") if isinstance(data, dict) else None
     return value if value in CHUNK_BY_VALUES else None
