@@ -14,6 +14,7 @@ from docs_mcp_core.chunking import Strategy
 from docs_mcp_core.corpus import ManifestResolver, prepare_file, walk_corpus
 from docs_mcp_core.errors import FindingError, ManifestError
 from docs_mcp_core.globs import glob_match
+from docs_mcp_core.json_lines import JsonLines
 from docs_mcp_core.manifest import find_hint, parse_manifest, resolve_file_config
 
 
@@ -185,6 +186,16 @@ def test_json_too_deep_or_too_long_to_read_is_a_manifest_error(text: str, messag
     with pytest.raises(ManifestError, match=message) as info:
         parse_manifest(text, source="docs/.docs-mcp.json")
     assert str(info.value).startswith("docs/.docs-mcp.json: manifest cannot be read: ")
+
+
+def test_json_lines_finds_keys_and_patterns_in_one_pass() -> None:
+    text = '{\n "taxonomy": {\n  "caf\\u00e9": {\n   "properties": {"x": {}}\n  }\n },\n "overrides": [\n  {"pattern": "a/*.md"}\n ]\n}'
+    lines = JsonLines(text)
+    assert lines.key_line("café", after="taxonomy") == 3
+    assert lines.key_line("x", after="properties") == 4
+    assert lines.key_line("overrides") == 7
+    assert lines.pattern_line("a/*.md") == 8
+    assert lines.key_line("missing") is None and lines.key_line("x", after="missing") is None
 
 
 # ── resolution precedence ────────────────────────────────────────────────────────────────────────

@@ -49,6 +49,7 @@ from docs_mcp_core.errors import FindingError, PromptTemplateError
 from docs_mcp_core.file_checks import inspect_prepared_file
 from docs_mcp_core.findings import Finding
 from docs_mcp_core.globs import glob_match
+from docs_mcp_core.json_lines import JsonLines
 from docs_mcp_core.manifest import unportable_key_warning
 from docs_mcp_core.metadata import (
     MAX_TAXONOMY_KEYS,
@@ -267,12 +268,13 @@ def _check_manifests(corpus: Corpus, add: Callable[[Iterable[Finding]], None]) -
         if entry is None:
             continue
         valid[path] = entry
-        text = _read_text(resolver.docs_dir / path)
+        text = _read_text(resolver.docs_dir / path) if entry.issues else None
+        lines = JsonLines(text) if text is not None else None
         for issue in entry.issues:
             line = None
             match = re.search(r"'([^']*)'", issue.message)
-            if match and text is not None:
-                line = _json_key_line(text, match.group(1))
+            if match and lines is not None:
+                line = lines.key_line(match.group(1))
             add([Finding(path, line, issue.severity, issue.message)])
     return valid
 
@@ -282,18 +284,6 @@ def _read_text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def _json_key_line(text: str, key: str, after: str | None = None) -> int | None:
-    """Best-effort 1-based line of ``"key":`` in a JSON text (optionally after ``"after":``)."""
-    start = 0
-    if after is not None:
-        anchor = re.search(r'"' + re.escape(after) + r'"\s*:', text)
-        if anchor is None:
-            return None
-        start = anchor.end()
-    match = re.compile(r'"' + re.escape(json.dumps(key)[1:-1]) + r'"\s*:').search(text, start)
-    return text.count("\n", 0, match.start()) + 1 if match else None
 
 
 def _check_manifest_usage(
@@ -314,7 +304,7 @@ def _check_manifest_usage(
             values.setdefault(key, set()).add(value)
     for path, entry in manifests.items():
         files = governed.get(path)
-        text = _read_text(corpus.docs_dir / path) or ""
+        lines = JsonLines(_read_text(corpus.docs_dir / path) or "")
         if not files:
             findings.append(
                 Finding(
@@ -333,14 +323,14 @@ def _check_manifest_usage(
                 findings.append(
                     Finding(
                         path,
-                        _json_value_line(text, "pattern", ov.pattern),
+                        lines.pattern_line(ov.pattern),
                         "warning",
                         f"overrides[{i}].pattern {json.dumps(ov.pattern)} matches no markdown file governed "
                         "by this manifest (patterns are relative to the manifest's folder)",
                     )
                 )
         for key, config in (entry.manifest.taxonomy or {}).items():
-            line = _json_key_line(text, key, after="taxonomy")
+            line = lines.key_line(key, after="taxonomy")
             if key.strip() not in values:
                 findings.append(
                     Finding(
@@ -357,23 +347,13 @@ def _check_manifest_usage(
                     findings.append(
                         Finding(
                             path,
-                            _json_key_line(text, value, after="properties"),
+                            lines.key_line(value, after="properties"),
                             "warning",
                             f"taxonomy.{key}.properties: no chunk has {key} = '{value}'; this setting has no "
                             "effect",
                         )
                     )
     return findings
-
-
-def _json_value_line(text: str, key: str, value: str) -> int | None:
-    pattern = re.compile(
-        r'"' + re.escape(key) + r'"\s*:\s*' + re.escape(json.dumps(value, ensure_ascii=False))
-    )
-    match = pattern.search(text)
-    if match is None:
-        match = re.compile(r'"' + re.escape(key) + r'"\s*:\s*' + re.escape(json.dumps(value))).search(text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
 
 
 # ── metadata limits ──────────────────────────────────────────────────────────────────────────────
