@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -258,3 +260,34 @@ def test_change_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None
     (tmp_path / "m").mkdir()
     change.write(tmp_path)
     assert [p.name for p in (tmp_path / "m").iterdir()] == [".docs-mcp.json"]
+
+
+def test_a_rewritten_manifest_keeps_its_permissions_and_a_new_one_follows_the_umask(tmp_path: Path) -> None:
+    # mkstemp's 0600 replaced the author's 0644: other users (a CI container, a server) could no
+    # longer read the manifest
+    existing = write(tmp_path, "a/.docs-mcp.json", '{"version": "1"}')
+    existing.chmod(0o644)
+    ManifestChange("a/.docs-mcp.json", '{"version": "1"}', '{"version": "1"}\n', "updated").write(tmp_path)
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o644
+    (tmp_path / "b").mkdir()
+    previous = os.umask(0o022)
+    try:
+        created = ManifestChange("b/.docs-mcp.json", None, '{"version": "1"}\n', "created").write(tmp_path)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(created.stat().st_mode) == 0o644
+
+
+def test_numbers_of_unknown_keys_are_written_back_as_the_author_wrote_them(tmp_path: Path) -> None:
+    # read as floats, 1e999 was written back as Infinity (not JSON: editors and JSON.parse refuse
+    # the manifest) and 12345678901234567890.5 as 1.2345678901234567e+19
+    numbers = '"x-note": {"big": 1e999, "long": 12345678901234567890.5, "zero": -0.0, "nul": "\\u0000"}'
+    write(tmp_path, "sdk/.docs-mcp.json", EXISTING.replace('"x-note":"kept"', numbers))
+    write(tmp_path, "sdk/guides/big.md", "# Guide\n\n" + BIG_SECTION)
+    plan = drift_repairs(tmp_path)
+    assert len(plan.changes) == 1
+    new_text = plan.changes[0].new_text
+    assert '"big": 1e999,\n' in new_text and '"long": 12345678901234567890.5,\n' in new_text
+    assert '"zero": -0.0,\n' in new_text and '"nul": "\\u0000"\n' in new_text
+    data = json.loads(new_text, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    assert data["overrides"][0]["pattern"] == "guides/big.md"

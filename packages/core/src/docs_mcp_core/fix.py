@@ -28,6 +28,7 @@ import difflib
 import json
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,10 +125,15 @@ class ManifestChange:
     def write(self, docs_dir: Path) -> Path:
         """Write the new text (atomically) and return the file's path."""
         target = Path(docs_dir) / self.path
+        try:  # the manifest keeps its permissions (mkstemp's 0600 made it unreadable to others)
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
         fd, tmp = tempfile.mkstemp(prefix=".docs-mcp.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(self.new_text)
+                os.fchmod(handle.fileno(), mode)
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -154,8 +160,40 @@ class FixPlan:
         return [change.write(self.docs_dir) for change in self.changes]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class _Number:
+    """A number with a fraction or exponent as the author wrote it: read as a float, ``1e999``
+    became ``Infinity`` (not JSON) and ``12345678901234567890.5`` ``1.2345678901234567e+19``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _load(text: str) -> Any:
+    return json.loads(text, parse_float=_Number)
+
+
 def _dump(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    numbers: list[str] = []
+    tag = os.urandom(8).hex()
+
+    def placeholder(value: object) -> str:
+        if not isinstance(value, _Number):
+            raise TypeError(f"cannot write {type(value).__name__} to a manifest")
+        numbers.append(value.text)
+        return f"\0{tag}:{len(numbers) - 1}\0"
+
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=placeholder) + "\n"
+    if not numbers:
+        return text
+    return re.sub(rf'"\\u0000{tag}:(\d+)\\u0000"', lambda m: numbers[int(m.group(1))], text)
 
 
 def _check_manifests(corpus: Corpus) -> None:
@@ -381,7 +419,7 @@ def drift_repairs(corpus: Corpus | Path, base: FixPlan | None = None) -> FixPlan
         current = texts.get(path)
         if current is None:
             current = (docs_dir / path).read_text(encoding="utf-8")
-        raw = json.loads(current.removeprefix(BOM))
+        raw = _load(current.removeprefix(BOM))
         creating = previous is not None and previous.old_text is None
         _apply(raw, items, entry.base, sort_all=creating)
         new_text = _dump(raw)
