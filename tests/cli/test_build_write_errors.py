@@ -4,6 +4,7 @@ the previous index untouched."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -36,6 +37,25 @@ def test_an_out_below_a_file_is_a_clear_error(tmp_path: Path, docs: Path) -> Non
         "choose an --out whose parent folders are folders (the previous index, if any, is untouched)"
     )
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+
+
+@pytest.mark.parametrize("shape", ["symlink loop", "tab", "newline", "long name"])
+def test_an_out_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path, docs: Path, shape: str) -> None:
+    # each ended with "build failed unexpectedly: RuntimeError / ValueError / OSError ... report this"
+    if shape == "symlink loop":
+        (tmp_path / "one").symlink_to(tmp_path / "two")
+        (tmp_path / "two").symlink_to(tmp_path / "one")
+        out, expected = tmp_path / "one", "leads round a loop of symbolic links; point it at a folder"
+    elif shape == "long name":
+        out, expected = tmp_path / ("x" * 300), "a name on its path is too long"
+    else:
+        out = tmp_path / ("a\tb" if shape == "tab" else "a\nb")
+        expected = "holds a control character (a newline, a tab), in which LanceDB cannot open a table"
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert expected in done.stderr and "unexpectedly" not in done.stderr
+    assert not os.path.exists(out)  # nothing created (False for the loop, too)
 
 
 _READ_ONLY_DISK = r"""

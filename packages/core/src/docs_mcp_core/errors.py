@@ -187,6 +187,7 @@ _CANNOT_WRITE = {  # error number -> (what happened, what to do)
         "a folder on its path is a file",
         "choose an --out whose parent folders are folders",
     ),
+    errno.ENAMETOOLONG: ("a name on its path is too long", "choose an --out with shorter names"),
 }
 _NATIVE_OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how Rust libraries (LanceDB) quote errno
 

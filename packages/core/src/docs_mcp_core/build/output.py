@@ -22,6 +22,7 @@ fetching or reading it.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import os
@@ -163,7 +164,7 @@ class Output:
             self.storage = storage
             self.index_path = GENERATION_PREFIX + new_build_id()
         else:
-            self.out_dir = Path(options.out_dir).resolve()
+            self.out_dir = _local_out(options.out_dir)
             self.index_path = LANCEDB_DIRNAME
         self.previous_path: str | None = None
         self._previous_etag: str | None = None  # metadata.json's version when the lock was taken
@@ -446,3 +447,24 @@ def _prune_generations(storage: IndexStorage, keep: set[str | None], retention_s
             if (now - replaced_at).total_seconds() < retention_seconds:
                 continue
         _quietly(lambda name=older: storage.remove_tree(name))
+
+
+def _local_out(out_dir: str | os.PathLike[str]) -> Path:
+    """``--out`` as an absolute path; a loop of symbolic links, or a control character LanceDB
+    cannot open a table under (a newline, a tab), is a :class:`BuildError` saying what to do
+    (they ended the build with "failed unexpectedly")."""
+    try:
+        resolved = Path(out_dir).resolve()
+    except (RuntimeError, OSError) as exc:  # Python 3.11: RuntimeError("Symlink loop from ...")
+        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+            raise
+        raise BuildError(
+            f"--out '{out_dir}' leads round a loop of symbolic links; point it at a folder"
+        ) from None
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in str(resolved)):
+        shown = str(resolved).encode("unicode_escape").decode("ascii")
+        raise BuildError(
+            f"--out '{shown}' holds a control character (a newline, a tab), in which LanceDB cannot "
+            "open a table; choose a folder whose path has none"
+        )
+    return resolved
