@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import inspect
 import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from docs_mcp_core.errors import SearchError
+from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search.cursor import (
     MAX_CURSOR_CHARS,
     MAX_CURSOR_OFFSET,
@@ -186,3 +189,29 @@ def test_default_secret_is_derived_from_the_index_identity() -> None:
     assert len(a) == 32
     # the derivation every version uses: replicas of two versions accept each other's cursors
     assert a == hashlib.sha256(b'docs-mcp cursor v1\0{"metadata_version": "1.1.0", "a": 1}').digest()
+
+
+def test_a_query_holding_a_lone_surrogate_pages_on(built_index: Path) -> None:
+    # argv bytes that are not UTF-8 (docs-mcp search) or a client's "\udcff" reach the query as a
+    # lone surrogate: signing the next page's cursor raised UnicodeEncodeError, failing the search
+    engine = SearchEngine.open(built_index, options=SearchOptions())
+    try:
+        first = engine.search("retry\udcff", limit=2)
+        assert len(first.hits) == 2 and first.next_cursor is not None
+        second = engine.search("retry\udcff", limit=2, cursor=first.next_cursor)
+        with pytest.raises(SearchError, match="does not match current query"):
+            engine.search("retry", limit=2, cursor=first.next_cursor)
+    finally:
+        engine.close()
+    assert second.hits and {h.chunk_id for h in second.hits}.isdisjoint(h.chunk_id for h in first.hits)
+
+
+def test_signatures_of_valid_queries_are_unchanged() -> None:
+    # cursors issued before lone surrogates were signed still verify
+    payload = json.dumps(
+        {"offset": 10, "limit": 10, "query": "é retry", "filters": sorted(FILTERS.items())},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode("utf-8")
+    sig = base64.urlsafe_b64encode(hmac.new(SECRET, payload, hashlib.sha256).digest()).rstrip(b"=").decode()
+    assert _body(_encode(query="é retry"))["sig"] == sig

@@ -49,7 +49,9 @@ def _signature(secret: bytes, offset: int, limit: int, query: str, filters: Mapp
         separators=(",", ":"),
         ensure_ascii=False,
     )
-    return _b64encode(hmac.new(secret, payload.encode("utf-8"), hashlib.sha256).digest())
+    # surrogatepass: a query may hold a lone surrogate (argv bytes that are not UTF-8, a client's
+    # "\ud800"), which made signing the next page's cursor fail the whole search
+    return _b64encode(hmac.new(secret, payload.encode("utf-8", "surrogatepass"), hashlib.sha256).digest())
 
 
 def encode_cursor(position: CursorPosition, *, query: str, filters: Mapping[str, str], secret: bytes) -> str:
@@ -115,7 +117,9 @@ def _doc_signature(secret: bytes, part: int, request: DocRequest) -> str:
         separators=(",", ":"),
         ensure_ascii=False,
     )
-    digest = hmac.new(secret, b"get_doc\0" + payload.encode("utf-8"), hashlib.sha256).digest()
+    digest = hmac.new(
+        secret, b"get_doc\0" + payload.encode("utf-8", "surrogatepass"), hashlib.sha256
+    ).digest()
     return _b64encode(digest[:16])
 
 
