@@ -46,6 +46,22 @@ def test_metadata_that_is_not_json(tmp_path: Path) -> None:
     assert message.startswith(f"Invalid metadata.json at '{tmp_path / 'metadata.json'}': not valid JSON")
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}", "it nests arrays or objects too deeply to read"),
+        ('{"x": ' + "9" * 5000 + "}", "it holds a number too long to read (over 4,300 digits)"),
+    ],
+)
+def test_metadata_too_deep_or_with_a_huge_number(tmp_path: Path, text: str, reason: str) -> None:
+    # json.loads raised RecursionError / ValueError: the server died with a bare traceback
+    message = boot_error(write_index_stub(tmp_path, text))
+    assert message == (
+        f"Invalid metadata.json at '{tmp_path / 'metadata.json'}': {reason}; "
+        "re-run docs-mcp build to write the index again"
+    )
+
+
 def test_metadata_with_an_invalid_field(tmp_path: Path) -> None:
     message = boot_error(write_index_stub(tmp_path, metadata_document(corpus_description="")))
     assert "Invalid metadata.json" in message

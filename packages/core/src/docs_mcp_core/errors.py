@@ -209,3 +209,11 @@ def write_error(exc: BaseException, where: str | os.PathLike[str]) -> BuildError
     target = exc.filename if isinstance(exc, OSError) and exc.filename else where
     what, advice = _CANNOT_WRITE[code]
     return BuildError(f"cannot write {os.fsdecode(target)}: {what} ({os.strerror(code)}); {advice}")
+
+
+def json_limit(exc: RecursionError | ValueError, *, advice: bool = True) -> str:
+    """What a file's JSON exceeds, when :func:`json.loads` fails on valid syntax (``advice``: and
+    how an author fixes it)."""
+    if isinstance(exc, RecursionError):
+        return "it nests arrays or objects too deeply to read" + ("; flatten it" if advice else "")
+    return "it holds a number too long to read (over 4,300 digits)" + ("; shorten it" if advice else "")

@@ -19,8 +19,9 @@ from markdown_it import MarkdownIt
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Chunk
 from docs_mcp_core.corpus import BOM_WARNING, PreparedFile
+from docs_mcp_core.errors import json_limit
 from docs_mcp_core.findings import Finding
-from docs_mcp_core.manifest import hint_comments, json_limit
+from docs_mcp_core.manifest import hint_comments
 from docs_mcp_core.ordering import sort_key
 
 __all__ = ["HINT_DIRECTIVE", "KNOWN_FRONT_MATTER_DIRECTIVES", "directive_findings", "inspect_prepared_file"]

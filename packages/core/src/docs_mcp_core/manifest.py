@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy
-from docs_mcp_core.errors import ManifestError
+from docs_mcp_core.errors import ManifestError, json_limit
 from docs_mcp_core.globs import glob_match
 
 MANIFEST_FILENAME = ".docs-mcp.json"
@@ -188,13 +188,6 @@ def parse_manifest(text: str, *, source: str = MANIFEST_FILENAME) -> tuple[Manif
     except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
         raise ManifestError(f"{source}: manifest cannot be read: {json_limit(exc)}") from None
     return manifest_from_data(raw, source=source)
-
-
-def json_limit(exc: RecursionError | ValueError) -> str:
-    """What a file's JSON exceeds, when :func:`json.loads` fails on valid syntax."""
-    if isinstance(exc, RecursionError):
-        return "it nests arrays or objects too deeply to read; flatten it"
-    return "it holds a number too long to read (over 4,300 digits); shorten it"
 
 
 def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Manifest, list[ManifestIssue]]:

@@ -33,6 +33,7 @@ from docs_mcp_core.errors import (
     MetadataNotFoundError,
     StorageError,
     format_path,
+    json_limit,
 )
 from docs_mcp_core.index.location import is_uri, open_storage
 from docs_mcp_core.ordering import sort_key
@@ -629,6 +630,11 @@ def _parse_metadata_bytes(data: bytes, where: str) -> IndexMetadata:
         ) from None
     except UnicodeDecodeError as exc:
         raise MetadataError(f"Cannot read metadata.json at '{where}': {exc}") from None
+    except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
+        raise MetadataError(
+            f"Invalid metadata.json at '{where}': {json_limit(exc, advice=False)}; "
+            "re-run docs-mcp build to write the index again"
+        ) from None
     try:
         return normalize_metadata(raw)
     except MetadataError as exc:

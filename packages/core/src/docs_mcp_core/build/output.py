@@ -90,7 +90,7 @@ _BUILD_FILES = frozenset(
 def _is_index_metadata(data: bytes | None) -> bool:
     try:
         raw = json.loads(data.decode("utf-8-sig")) if data is not None else None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         return False
     return isinstance(raw, dict) and "metadata_version" in raw
 
@@ -410,7 +410,7 @@ def _previous_index(storage: IndexStorage) -> tuple[str | None, str | None]:
     data, etag = found
     try:
         raw = json.loads(data.decode("utf-8-sig"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, etag
     index = raw.get("index") if isinstance(raw, dict) else None
     path = index.get("path") if isinstance(index, dict) else None

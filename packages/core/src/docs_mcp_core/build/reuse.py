@@ -90,5 +90,5 @@ def previous_titles(out_dir: Path) -> dict[str, str]:
         return {
             k: v["title"] for k, v in files.items() if isinstance(v, dict) and isinstance(v.get("title"), str)
         }
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return {}
