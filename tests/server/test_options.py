@@ -120,6 +120,10 @@ def test_custom_tools_json_parsing(tmp_path: Path) -> None:
         ),
         ('[{"name": "t", "description": "d"}]', r"\[0\].inputSchema must be an object"),
         ("@/nonexistent/tools.json", "cannot read custom tools file"),
+        # these ended the server with a bare traceback (RecursionError, ValueError, UnicodeDecodeError)
+        ("[" * 100_000 + "]" * 100_000, "cannot be read: it nests arrays or objects too deeply"),
+        ('[{"n": ' + "9" * 5000 + "}]", "cannot be read: it holds a number too long"),
+        ("@/dev/zero", "is larger than 16 MiB"),  # was read until memory ran out
     ],
 )
 def test_custom_tools_json_errors(value: str, message: str) -> None:
@@ -136,3 +140,10 @@ def test_vector_cooldown_reaches_the_engine(built_index: Path) -> None:
     assert app.engine.get().options.vector_cooldown_seconds == 5.0
     default = DocsMcpApp(ServerOptions(index_dir=built_index), load_index_metadata(built_index))
     assert default.engine.get().options.vector_cooldown_seconds == 60.0
+
+
+def test_a_custom_tools_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "tools.json"
+    path.write_bytes(b'[{"name": "\xff"}]')
+    with pytest.raises(OptionsError, match=r"is not UTF-8 text \(byte 11\); save it as UTF-8"):
+        parse_custom_tools_json(f"@{path}")

@@ -11,8 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from docs_mcp_core.errors import json_limit
 from docs_mcp_server.errors import OptionsError
 from docs_mcp_server.options import CustomTool
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 def echo_arguments(arguments: dict[str, Any]) -> str:
@@ -28,15 +31,26 @@ def parse_custom_tools_json(value: str) -> list[CustomTool]:
         path = Path(value[1:]).expanduser()
         source = str(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            with path.open("rb") as handle:  # a bounded read: @/dev/zero grew until memory ran out
+                data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise OptionsError(f"cannot read custom tools file '{path}': {exc.strerror or exc}") from exc
+        if len(data) > MAX_FILE_BYTES:
+            raise OptionsError(f"custom tools file '{path}' is larger than 16 MiB")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise OptionsError(
+                f"custom tools file '{path}' is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+            ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise OptionsError(
             f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from exc
+    except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
+        raise OptionsError(f"{source} cannot be read: {json_limit(exc)}") from None
     if not isinstance(data, list):
         raise OptionsError(f"{source} must be a JSON array of {{name, description, inputSchema}} objects")
     tools: list[CustomTool] = []
