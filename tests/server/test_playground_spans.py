@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -32,3 +33,16 @@ def test_a_request_is_a_query_and_a_list_of_texts() -> None:
         highlight_request(too_many)
     with pytest.raises(ValueError, match="not JSON"):
         highlight_request(b"\xff\xfe")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "it nests arrays or objects too deeply to read"),
+        (b'{"query": "retry", "texts": [], "n": ' + b"9" * 5000 + b"}", "it holds a number too long to read"),
+    ],
+)
+def test_a_body_too_deep_or_with_a_huge_number_is_a_bad_request(body: bytes, reason: str) -> None:
+    # RecursionError escaped: the server answered 500 and logged an unhandled error
+    with pytest.raises(ValueError, match=f"^the body cannot be read: {re.escape(reason)}"):
+        highlight_request(body)

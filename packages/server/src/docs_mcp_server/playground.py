@@ -382,6 +382,10 @@ def highlight_request(body: bytes) -> tuple[str, list[str]]:
         request = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"the body is not JSON: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # was a 500 (logged as an unhandled error)
+        from docs_mcp_core.errors import json_limit
+
+        raise ValueError(f"the body cannot be read: {json_limit(exc, advice=False)}") from None
     if not isinstance(request, dict):
         raise ValueError('the body must be a JSON object: {"query": "...", "texts": ["..."]}')
     query, texts = request.get("query"), request.get("texts")
