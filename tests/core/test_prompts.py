@@ -537,3 +537,33 @@ def test_example_corpus_prompt_templates_load(examples_docs: Path) -> None:
     assert {m.role for m in yml.messages} == {"user", "assistant"}
     rendered = render_prompt(yml, {"event_type": "payment.failed", "status_code": "500"})
     assert "`payment.failed` webhooks to my endpoint are failing with HTTP 500." in rendered[0].content.text
+
+
+_LAUGHS = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 7)
+)
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "reason"),
+    [
+        # the error message's repr of a 9**7-value role (9**10 took minutes and gigabytes)
+        (
+            parse_prompt_yaml,
+            _LAUGHS + "title: x\nmessages:\n  - role: *a6\n    content: {type: text, text: hi}\n",
+            "YAML aliases (*name) expand it to more than",
+        ),
+        (
+            parse_prompt_markdown,
+            "---\ntitle: x\narguments: " + "[" * 5000 + "]" * 5000 + "\n---\nhi\n",
+            "nested too deeply",
+        ),
+        (parse_prompt_yaml, "title: x\nmessages: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    ],
+)
+def test_templates_that_aliases_or_nesting_blow_up_are_refused(
+    parse: Callable[..., object], text: str, reason: str
+) -> None:
+    with pytest.raises(PromptTemplateError, match="the template cannot be read: ") as info:
+        parse(text, name="p", source="prompts/p.template")
+    assert reason in str(info.value) and len(str(info.value)) < 300

@@ -20,8 +20,9 @@ import yaml
 from pydantic import BaseModel
 
 from docs_mcp_core import mustache
-from docs_mcp_core.errors import InvalidPrompt, MustacheError, PromptTemplateError
+from docs_mcp_core.errors import InvalidPrompt, MustacheError, PromptTemplateError, YamlExpansionError
 from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.yaml_load import load_yaml
 
 MARKDOWN_SUFFIX = ".template.md"
 YAML_SUFFIX = ".template.yaml"
@@ -325,8 +326,11 @@ def _node_line(node: yaml.Node | None, path: tuple[str | int, ...]) -> int | Non
 
 
 def _load_yaml(text: str, source: str, first_line: int) -> tuple[Any, yaml.Node | None]:
-    try:
-        return yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
+    try:  # load_yaml: aliases expanding a few lines to millions of values were walked by the
+        # checks (a 9-line template took a minute and gigabytes to report its error)
+        return load_yaml(text), yaml.compose(text, Loader=yaml.SafeLoader)
+    except YamlExpansionError as exc:
+        raise PromptTemplateError(f"{source}:{first_line}: the template cannot be read: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + first_line}" if mark is not None else source

@@ -15,10 +15,11 @@ from typing import Any
 import yaml
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.corpus import BOM, ManifestResolver, file_fingerprint, load_yaml
+from docs_mcp_core.corpus import BOM, ManifestResolver, file_fingerprint
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import YamlExpansionError
 from docs_mcp_core.metadata import METADATA_FILENAME
+from docs_mcp_core.yaml_load import load_yaml
 
 __all__ = ["previous_titles", "reuse_unchanged_file", "scan_front_matter"]
 

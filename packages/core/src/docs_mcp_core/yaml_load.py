@@ -1,0 +1,87 @@
+"""YAML as authors write it in front matter and prompt templates, read without blowing up.
+
+``yaml.safe_load`` follows aliases as references: a few lines of aliases of aliases stand for
+billions of values, and every later step (validation, an error message's repr, JSON) walks the
+expansion. :func:`load_yaml` refuses such a document, and one nested deeper than the parser can
+follow, with :class:`~docs_mcp_core.errors.YamlExpansionError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from docs_mcp_core.errors import YamlExpansionError
+
+__all__ = ["load_yaml"]
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load``, refusing documents that only aliases make large.
+
+    An alias (``*name``) stands for a whole earlier value, so a few lines of aliases of aliases
+    can expand to billions of values, and every later step (validation, error messages, JSON)
+    walks the expansion. A document may expand to about its own size; beyond that, or when a
+    value contains itself, or when it is nested deeper than the parser can follow, this raises
+    :class:`YamlExpansionError`. Invalid YAML raises :class:`yaml.YAMLError` as usual.
+    """
+    try:
+        data = yaml.safe_load(text)
+    except RecursionError:
+        raise YamlExpansionError("it is nested too deeply to read; flatten it") from None
+    problem = _expansion_problem(data, 2 * len(text) + 1000)
+    if problem is not None:
+        raise YamlExpansionError(problem)
+    return data
+
+
+def _expansion_problem(data: Any, limit: int) -> str | None:
+    """Why ``data``, counted as a tree, is too large or cyclic; ``None`` when it is fine.
+
+    Shared values are sized once and counted at every reference, so this takes time linear in the
+    number of distinct values, not in the size of the expansion.
+    """
+    if not isinstance(data, (list, dict)):
+        return None
+    too_many = f"YAML aliases (*name) expand it to more than {limit:,} values; write the values out instead"
+    sizes: dict[int, int] = {}
+    stack: list[list[Any]] = [[data, _children(data), 1]]
+    on_path = {id(data)}
+    while stack:
+        frame = stack[-1]
+        for child in frame[1]:
+            if isinstance(child, (list, dict)):
+                known = sizes.get(id(child))
+                if known is None:
+                    if id(child) in on_path:
+                        return (
+                            "a YAML alias (*name) makes a value contain itself; write the values out instead"
+                        )
+                    on_path.add(id(child))
+                    stack.append([child, _children(child), 1])
+                    break
+                frame[2] += known
+            else:
+                frame[2] += 1
+            if frame[2] > limit:
+                return too_many
+        else:
+            stack.pop()
+            on_path.discard(id(frame[0]))
+            sizes[id(frame[0])] = frame[2]
+            if stack:
+                stack[-1][2] += frame[2]
+                if stack[-1][2] > limit:
+                    return too_many
+    return None
+
+
+def _children(value: list[Any] | dict[Any, Any]) -> Iterator[Any]:
+    if isinstance(value, list):
+        yield from value
+    else:
+        for key, item in value.items():
+            yield key
+            yield item
