@@ -657,3 +657,20 @@ def test_a_file_name_holding_a_newline_stays_on_one_line(tmp_path: Path) -> None
         "validated 1 markdown file, 0 errors, 1 warning",
     ]
     assert report.findings[0].to_dict()["path"] == "two\nlines\t.md"  # JSON output keeps the name
+
+
+@pytest.mark.parametrize("shape", ["folder", "broken link", "link loop", "device"])
+def test_a_manifest_that_is_not_a_file_is_a_warning(tmp_path: Path, shape: str) -> None:
+    # it was skipped without a word: the folder's files silently took another manifest's metadata
+    write(tmp_path, ".docs-mcp.json", '{"version": "1", "metadata": {"scope": "guide"}}')
+    write(tmp_path, "sdk/a.md", "# A\n\nText.\n")
+    manifest = tmp_path / "sdk" / ".docs-mcp.json"
+    if shape == "folder":
+        manifest.mkdir()
+    elif shape == "device":
+        manifest.symlink_to("/dev/zero")
+    else:
+        manifest.symlink_to(manifest if shape == "link loop" else tmp_path / "missing.json")
+    findings = walk_corpus(tmp_path).findings
+    assert [(f.path, f.severity) for f in findings] == [("sdk/.docs-mcp.json", "warning")]
+    assert findings[0].message.startswith("not a file (a folder, a device, or a symbolic link")

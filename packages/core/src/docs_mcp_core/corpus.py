@@ -59,6 +59,10 @@ class CorpusFiles:
 
 
 _NOT_UTF8_NAME = "the file name is not valid UTF-8, so it cannot be a chunk id; rename the file"
+_NOT_A_MANIFEST = (
+    "not a file (a folder, a device, or a symbolic link that is broken or loops), so it is ignored and "
+    "the markdown files here use the nearest manifest above; make it a file or remove it"
+)
 
 
 def _encodes(name: str) -> bool:
@@ -90,8 +94,11 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
             return
         for entry in entries:
             child_rel = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.name == MANIFEST_FILENAME and _is_file(entry):
-                manifests.append(child_rel)
+            if entry.name == MANIFEST_FILENAME:
+                if _is_file(entry):
+                    manifests.append(child_rel)
+                else:  # was ignored without a word: its folder's files silently used another manifest
+                    findings.append(Finding(child_rel, None, "warning", _NOT_A_MANIFEST))
             if entry.name.startswith("."):
                 continue
             try:
