@@ -149,3 +149,20 @@ def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(CaseFileError, match="case file not found"):
         load_cases(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "it nests arrays or objects too deeply to read"),
+        ('[{"query": "q", "maxRounds": ' + "9" * 5000 + "}]", "it holds a number too long to read"),
+    ],
+)
+def test_a_case_file_too_deep_or_with_a_huge_number_is_a_case_file_error(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    # json.loads raised RecursionError / ValueError: docs-mcp-eval ended with a bare traceback
+    path = tmp_path / "cases.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CaseFileError, match=f"^{path}: cannot be read: {reason}"):
+        load_cases(path)

@@ -174,3 +174,19 @@ def test_baseline_file_errors(tmp_path: Path) -> None:
     bad.write_text("{", encoding="utf-8")
     with pytest.raises(BaselineError, match="not valid JSON"):
         load_baseline(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "it nests arrays or objects too deeply to read"),
+        ('{"summary": ' + "9" * 5000 + "}", "it holds a number too long to read"),
+    ],
+)
+def test_a_baseline_too_deep_or_with_a_huge_number_is_a_baseline_error(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BaselineError, match=f"^baseline {path}: cannot be read: {reason}"):
+        load_baseline(path)

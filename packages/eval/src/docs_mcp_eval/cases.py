@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_eval.errors import CaseFileError
+from docs_mcp_eval.errors import CaseFileError, json_limit
 
 DEFAULT_LIMIT = 5
 """Page size asked of ``search_docs`` when a case does not set ``limit``."""
@@ -74,6 +74,8 @@ def load_cases(path: str | Path) -> list[EvalCase]:
         raise CaseFileError(
             f"{file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except (RecursionError, ValueError) as exc:  # ended the command with a bare traceback
+        raise CaseFileError(f"{file}: cannot be read: {json_limit(exc)}") from None
     return parse_cases(data, source=str(file))
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_eval.errors import BaselineError
+from docs_mcp_eval.errors import BaselineError, json_limit
 from docs_mcp_eval.formatting import signed_fixed, to_fixed
 from docs_mcp_eval.results import TOP_K, EvalResult, EvalSummary, RankedCase
 
@@ -139,6 +139,8 @@ def load_baseline(path: str | Path) -> DeltaInput:
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"cannot read baseline {file}: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # ended the command with a bare traceback
+        raise BaselineError(f"baseline {file}: cannot be read: {json_limit(exc)}") from None
     return parse_baseline(data, source=str(file))
 
 

@@ -61,3 +61,11 @@ class ProviderFailure(Exception):
 
 class PathOutsideWorkspace(ValueError):
     """A path an agent's tool call named lies outside its workspace (or is read-only)."""
+
+
+def json_limit(exc: RecursionError | ValueError) -> str:
+    """What a case or baseline file's JSON exceeds when :func:`json.loads` fails on valid syntax
+    (as ``docs_mcp_core.errors.json_limit`` says it: the harness needs no docs-mcp package)."""
+    if isinstance(exc, RecursionError):
+        return "it nests arrays or objects too deeply to read; flatten it"
+    return "it holds a number too long to read (over 4,300 digits); shorten it"
