@@ -147,3 +147,22 @@ def test_a_custom_tools_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -
     path.write_bytes(b'[{"name": "\xff"}]')
     with pytest.raises(OptionsError, match=r"is not UTF-8 text \(byte 11\); save it as UTF-8"):
         parse_custom_tools_json(f"@{path}")
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        # the CR/LF went into the DOCS-MCP header as is: a second header (response splitting)
+        ({"name": "docs\r\nX-Injected: 1"}, r"--name \(or SERVER_NAME\) .* holds a control character"),
+        ({"git_commit": "abc\tdef"}, r"--git-commit \(or GIT_COMMIT\) .* holds a control character"),
+        # argv bytes that are not UTF-8: /healthz answered 500, stdio never answered initialize
+        ({"version": "1.0\udcff"}, r"--server-version \(or SERVER_VERSION\) is not valid UTF-8 text"),
+        ({"build_date": "2026\x7f"}, r"--build-date \(or BUILD_DATE\) .* holds a control character"),
+    ],
+)
+def test_an_identity_that_cannot_go_into_a_header_is_refused(
+    tmp_path: Path, fields: dict[str, str], message: str
+) -> None:
+    with pytest.raises(OptionsError, match=message):
+        ServerOptions(index_dir=tmp_path, **fields)  # type: ignore[arg-type]
+    ServerOptions(index_dir=tmp_path, name="Café docs", version="1.0 (beta)")  # plain text is fine

@@ -262,6 +262,31 @@ def validate_options(options: ServerOptions) -> None:
             f"token encoding must be one of: {', '.join(TOKEN_ENCODINGS)} (got {options.token_encoding!r})"
         )
     validate_custom_tools(options.custom_tools, {options.search_tool_name, options.get_doc_tool_name})
+    _check_identity(options.build_info())
+
+
+def _check_identity(info: BuildInfo) -> None:
+    """The identity goes into the ``DOCS-MCP`` response header, ``/healthz`` and ``serverInfo``: a
+    CR/LF there split HTTP responses (a header of the operator's text), and bytes that are not UTF-8
+    (``\\udcff`` from argv) failed every answer: /healthz with 500, stdio before ``initialize``."""
+    given = (
+        ("--name (or SERVER_NAME)", info.name),
+        ("--server-version (or SERVER_VERSION)", info.version),
+        ("--git-commit (or GIT_COMMIT)", info.git_commit),
+        ("--build-date (or BUILD_DATE)", info.build_date),
+    )
+    for flag, value in given:
+        if value is None:
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise OptionsError(f"{flag} is not valid UTF-8 text; give it as UTF-8") from None
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+            raise OptionsError(
+                f"{flag} {value!r} holds a control character (a newline, a tab); it is sent in the "
+                "DOCS-MCP HTTP header, so give plain text"
+            )
 
 
 def validate_custom_tools(tools: Sequence[CustomTool], builtin_names: set[str]) -> None:
