@@ -166,3 +166,11 @@ def test_an_identity_that_cannot_go_into_a_header_is_refused(
     with pytest.raises(OptionsError, match=message):
         ServerOptions(index_dir=tmp_path, **fields)  # type: ignore[arg-type]
     ServerOptions(index_dir=tmp_path, name="Café docs", version="1.0 (beta)")  # plain text is fine
+
+
+def test_a_cursor_secret_that_is_not_utf8_is_refused_at_start_up(tmp_path: Path) -> None:
+    # --cursor-secret $'s\xff': the server started, then every search failed to open the index
+    with pytest.raises(
+        OptionsError, match=r"--cursor-secret \(or DOCS_MCP_CURSOR_SECRET\) is not valid UTF-8"
+    ):
+        ServerOptions(index_dir=tmp_path, cursor_secret="s\udcff")

@@ -263,6 +263,19 @@ def validate_options(options: ServerOptions) -> None:
         )
     validate_custom_tools(options.custom_tools, {options.search_tool_name, options.get_doc_tool_name})
     _check_identity(options.build_info())
+    if options.cursor_secret is not None and not _is_utf8(options.cursor_secret):
+        # the engine signs with its UTF-8 bytes: the server started, and every search then failed
+        raise OptionsError(
+            "--cursor-secret (or DOCS_MCP_CURSOR_SECRET) is not valid UTF-8 text; give it as UTF-8"
+        )
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_identity(info: BuildInfo) -> None:
@@ -278,10 +291,8 @@ def _check_identity(info: BuildInfo) -> None:
     for flag, value in given:
         if value is None:
             continue
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise OptionsError(f"{flag} is not valid UTF-8 text; give it as UTF-8") from None
+        if not _is_utf8(value):
+            raise OptionsError(f"{flag} is not valid UTF-8 text; give it as UTF-8")
         if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
             raise OptionsError(
                 f"{flag} {value!r} holds a control character (a newline, a tab); it is sent in the "
