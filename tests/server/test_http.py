@@ -288,6 +288,18 @@ def test_sigterm_lets_the_in_flight_request_finish(built_index: Path) -> None:
 
 
 @pytest.mark.integration
+def test_a_host_that_is_not_a_name_stops_the_server_with_one_line(built_index: Path) -> None:
+    # --host $'\xff': IDNA cannot encode it, and getaddrinfo's UnicodeError ended in a traceback
+    result = run_server(
+        ["--index-dir", str(built_index), "--transport", "http", "--port", "0", "--host", "\udcff"]
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "docs-mcp-server: error: cannot listen on \\udcff:0: '\\udcff' is not a host name or address"
+    ]
+
+
+@pytest.mark.integration
 def test_a_port_in_use_stops_the_server_instead_of_moving(built_index: Path) -> None:
     import socket
 

@@ -95,7 +95,10 @@ def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.soc
     A busy port raises ``OSError`` (``EADDRINUSE``) rather than moving to another port: a client
     configured for this one would otherwise talk to whatever holds it.
     """
-    family = socket.getaddrinfo(host, port or None, type=socket.SOCK_STREAM)[0][0]
+    try:
+        family = socket.getaddrinfo(host, port or None, type=socket.SOCK_STREAM)[0][0]
+    except UnicodeError:  # --host $'\xff' (IDNA cannot encode it) ended the server with a traceback
+        raise OSError(errno.EINVAL, f"{host!r} is not a host name or address") from None
     try:
         sock = socket.create_server((host, port), family=family, backlog=512, reuse_port=reuse_port)
     except OSError as exc:
