@@ -5,6 +5,7 @@ the previous index untouched."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -111,3 +112,17 @@ def test_a_build_started_without_stdout_or_stderr_writes_its_index(
     assert done.returncode == 0, done.stderr.decode()
     assert b"Traceback" not in done.stderr
     assert (out / "metadata.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "flag",
+    ["--description", "--tool-description-search", "--tool-description-get-doc", "--mcp-server-instructions"],
+)
+def test_a_text_flag_that_is_not_utf8_is_a_usage_error(tmp_path: Path, docs: Path, flag: str) -> None:
+    # argv bytes that are not UTF-8 reached metadata.json: "build failed unexpectedly: UnicodeEncodeError"
+    out = tmp_path / "out"
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out, flag, "x\udcff")
+    assert done.returncode == 2, done.stderr
+    said = " ".join(re.sub(r"[│╭╮╰╯─]", " ", done.stderr).split())
+    assert f"Invalid value for '{flag}': the text is not valid UTF-8; give it as UTF-8" in said
+    assert not out.exists()

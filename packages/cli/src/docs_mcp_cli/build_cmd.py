@@ -143,6 +143,15 @@ def build(
     from docs_mcp_core.build import BuildOptions, EmbeddingOptions, ToolTexts
 
     out_location, storage_options = location(out, storage_option, "--out")
+    texts = {
+        "--description": description,
+        "--tool-description-search": tool_description_search,
+        "--tool-description-get-doc": tool_description_get_doc,
+        "--mcp-server-instructions": mcp_server_instructions,
+    }
+    for flag, text in texts.items():  # bytes that are not UTF-8 failed the build at metadata.json
+        if text is not None and not _is_utf8(text):
+            raise usage_error("the text is not valid UTF-8; give it as UTF-8", flag)
     embedding = EmbeddingOptions(
         provider="none" if embedding_provider == "headings" else embedding_provider,
         model=embedding_model,
@@ -198,3 +207,11 @@ def _run_build(options: BuildOptions) -> None:
         f"{summary.out_dir} ({unchanged:,} file{'s' * (unchanged != 1)} unchanged, "
         f"{human_bytes(summary.index_bytes)}, {summary.seconds:.1f}s)"
     )
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # argv bytes that are not UTF-8 arrive as lone surrogates
+        return False
+    return True
