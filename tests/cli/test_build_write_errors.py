@@ -40,7 +40,7 @@ def test_an_out_below_a_file_is_a_clear_error(tmp_path: Path, docs: Path) -> Non
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
 
 
-@pytest.mark.parametrize("shape", ["symlink loop", "tab", "newline", "long name"])
+@pytest.mark.parametrize("shape", ["symlink loop", "tab", "newline", "long name", "not UTF-8"])
 def test_an_out_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path, docs: Path, shape: str) -> None:
     # each ended with "build failed unexpectedly: RuntimeError / ValueError / OSError ... report this"
     if shape == "symlink loop":
@@ -49,6 +49,11 @@ def test_an_out_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path, docs: P
         out, expected = tmp_path / "one", "leads round a loop of symbolic links; point it at a folder"
     elif shape == "long name":
         out, expected = tmp_path / ("x" * 300), "a name on its path is too long"
+    elif shape == "not UTF-8":  # argv bytes such as \xff
+        out, expected = (
+            tmp_path / "o\udcff",
+            "is not valid UTF-8, and LanceDB opens tables by UTF-8 paths only",
+        )
     else:
         out = tmp_path / ("a\tb" if shape == "tab" else "a\nb")
         expected = "holds a control character (a newline, a tab), in which LanceDB cannot open a table"

@@ -450,9 +450,9 @@ def _prune_generations(storage: IndexStorage, keep: set[str | None], retention_s
 
 
 def _local_out(out_dir: str | os.PathLike[str]) -> Path:
-    """``--out`` as an absolute path; a loop of symbolic links, or a control character LanceDB
-    cannot open a table under (a newline, a tab), is a :class:`BuildError` saying what to do
-    (they ended the build with "failed unexpectedly")."""
+    """``--out`` as an absolute path; a loop of symbolic links, bytes that are not UTF-8 or a control
+    character LanceDB cannot open a table under (a newline, a tab), is a :class:`BuildError` saying
+    what to do (they ended the build with "failed unexpectedly")."""
     try:
         resolved = Path(out_dir).resolve()
     except (RuntimeError, OSError) as exc:  # Python 3.11: RuntimeError("Symlink loop from ...")
@@ -460,6 +460,14 @@ def _local_out(out_dir: str | os.PathLike[str]) -> Path:
             raise
         raise BuildError(
             f"--out '{out_dir}' leads round a loop of symbolic links; point it at a folder"
+        ) from None
+    try:
+        str(resolved).encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 (argv's lone surrogates)
+        shown = str(resolved).encode("utf-8", "backslashreplace").decode("utf-8")
+        raise BuildError(
+            f"--out '{shown}' is not valid UTF-8, and LanceDB opens tables by UTF-8 paths only; "
+            "choose a folder whose path is UTF-8"
         ) from None
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in str(resolved)):
         shown = str(resolved).encode("unicode_escape").decode("ascii")
