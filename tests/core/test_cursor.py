@@ -206,6 +206,23 @@ def test_a_query_holding_a_lone_surrogate_pages_on(built_index: Path) -> None:
     assert second.hits and {h.chunk_id for h in second.hits}.isdisjoint(h.chunk_id for h in first.hits)
 
 
+def test_a_cursor_secret_that_is_not_utf8_signs_and_verifies(built_index: Path) -> None:
+    # a secret given as argv bytes that are not UTF-8 reaches the engine with a lone surrogate:
+    # encoding it strictly failed every search's cursor
+    options = SearchOptions(cursor_secret="s3cret\udcff")
+    engine = SearchEngine.open(built_index, options=options)
+    other = SearchEngine.open(built_index, options=SearchOptions(cursor_secret="s3cret"))
+    try:
+        first = engine.search("retry", limit=2)
+        assert first.next_cursor is not None
+        assert engine.search("retry", limit=2, cursor=first.next_cursor).hits
+        with pytest.raises(SearchError):
+            other.search("retry", limit=2, cursor=first.next_cursor)
+    finally:
+        engine.close()
+        other.close()
+
+
 def test_signatures_of_valid_queries_are_unchanged() -> None:
     # cursors issued before lone surrogates were signed still verify
     payload = json.dumps(

@@ -247,7 +247,7 @@ class SearchEngine:
         opts = options or SearchOptions()
         warn = on_warning or (lambda m: None)
         if opts.cursor_secret:
-            secret = opts.cursor_secret.encode("utf-8")
+            secret = opts.cursor_secret.encode("utf-8", "surrogatepass")  # argv bytes that are not UTF-8
         else:
             secret = default_cursor_secret(opened.metadata_bytes)
         embedder = (
