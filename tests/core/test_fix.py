@@ -278,6 +278,18 @@ def test_a_rewritten_manifest_keeps_its_permissions_and_a_new_one_follows_the_um
     assert stat.S_IMODE(created.stat().st_mode) == 0o644
 
 
+def test_a_manifest_that_is_a_link_is_written_where_it_leads(tmp_path: Path) -> None:
+    # os.replace onto the link replaced the link with a file: the shared manifest it led to stayed
+    # old, and the folder no longer followed it
+    shared = write(tmp_path, "shared/.docs-mcp.json", '{"version": "1"}')
+    (tmp_path / "a").mkdir()
+    link = tmp_path / "a" / ".docs-mcp.json"
+    link.symlink_to(shared)
+    ManifestChange("a/.docs-mcp.json", '{"version": "1"}', '{"version": "2"}\n', "updated").write(tmp_path)
+    assert link.is_symlink()
+    assert shared.read_text(encoding="utf-8") == '{"version": "2"}\n'
+
+
 def test_numbers_of_unknown_keys_are_written_back_as_the_author_wrote_them(tmp_path: Path) -> None:
     # read as floats, 1e999 was written back as Infinity (not JSON: editors and JSON.parse refuse
     # the manifest) and 12345678901234567890.5 as 1.2345678901234567e+19

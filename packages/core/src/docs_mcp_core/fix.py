@@ -123,8 +123,12 @@ class ManifestChange:
         return "".join(out)
 
     def write(self, docs_dir: Path) -> Path:
-        """Write the new text (atomically) and return the file's path."""
+        """Write the new text (atomically) and return the file's path. A manifest that is a
+        symbolic link is written where the link leads (replacing the link with a file would cut
+        it from the manifest it shares)."""
         target = Path(docs_dir) / self.path
+        if target.is_symlink() and target.resolve().is_file():
+            target = target.resolve()
         try:  # the manifest keeps its permissions (mkstemp's 0600 made it unreadable to others)
             mode = stat.S_IMODE(target.stat().st_mode)
         except FileNotFoundError:
