@@ -157,6 +157,29 @@ def test_oversized_headers_are_refused_when_they_arrive_in_one_write(
     assert small.startswith(b"HTTP/1.1 200"), small[:200]
 
 
+def test_a_body_framed_both_by_chunks_and_by_length_is_refused(
+    server: tuple[str, ServerProcess, int],
+) -> None:
+    # read by its chunks here and by its length in a proxy in front, the bytes after the empty
+    # chunk would be a second request to one of the two (request smuggling)
+    _, _, port = server
+    body = json.dumps(INITIALIZE).encode()
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    head = (
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(chunked)
+    )
+    try:
+        answer = _raw(port, head + chunked)
+    except ConnectionResetError:
+        answer = b"HTTP/1.1 400 (connection reset)"
+    assert answer.split(b" ", 2)[1] == b"400", answer[:200]
+    assert b'"result"' not in answer
+    status, _, _ = post_mcp(port, INITIALIZE)  # the server goes on
+    assert status == 200
+
+
 @pytest.mark.parametrize(
     "host",
     ["localhost", "LOCALHOST", "localhost.", "LocalHost.", "127.0.0.1", "127.0.0.2", "[::1]", "127.1.2.3"],

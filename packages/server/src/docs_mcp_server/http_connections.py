@@ -49,7 +49,12 @@ _TIMEOUT_RESPONSE = plain_response(b"408 Request Timeout", b"The request was not
 
 class _HeadCappedConnection(h11.Connection):
     """An h11 connection that refuses a request head over :data:`MAX_HEADER_BYTES` even when it
-    arrived complete (uvicorn answers the ``RemoteProtocolError`` with 400 and closes)."""
+    arrived complete, and a request that gives both ``Transfer-Encoding`` and ``Content-Length``
+    (uvicorn answers the ``RemoteProtocolError`` with 400 and closes).
+
+    h11 reads such a body by its chunks; a proxy in front that reads it by its length would see
+    another request where this server sees a body (request smuggling), so the request is refused,
+    as RFC 9112 allows, rather than guessed at."""
 
     def next_event(self) -> Any:
         event = super().next_event()
@@ -61,6 +66,11 @@ class _HeadCappedConnection(h11.Connection):
             )
             if size > MAX_HEADER_BYTES:
                 raise h11.RemoteProtocolError("request headers are too large", error_status_hint=431)
+            names = {name for name, _ in event.headers}
+            if b"transfer-encoding" in names and b"content-length" in names:
+                raise h11.RemoteProtocolError(
+                    "a request may not give both Transfer-Encoding and Content-Length", error_status_hint=400
+                )
         return event
 
 
