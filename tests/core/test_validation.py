@@ -22,6 +22,7 @@ from docs_mcp_core.validation import (
     _check_metadata_limits,  # pyright: ignore[reportPrivateUsage]
     validate_corpus,
 )
+from tests.support.hostile_json import HUGE_NUMBER, TOO_DEEP
 
 ROOT_MANIFEST = json.dumps(
     {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"language": "python"}}
@@ -368,8 +369,8 @@ def test_invalid_hint_json_is_an_error_with_line() -> None:
 @pytest.mark.parametrize(
     ("value", "reason"),
     [
-        ("[" * 100_000 + "]" * 100_000, "nests arrays or objects too deeply"),
-        ("9" * 5000, "holds a number too long"),
+        (TOO_DEEP, "nests arrays or objects too deeply"),
+        (HUGE_NUMBER, "holds a number too long"),
     ],
 )
 def test_a_hint_too_deep_or_too_long_to_read_is_an_error_with_line(value: str, reason: str) -> None:

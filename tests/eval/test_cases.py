@@ -10,6 +10,7 @@ import pytest
 
 from docs_mcp_eval.cases import DEFAULT_LIMIT, DEFAULT_MAX_ROUNDS, EvalCase, load_cases, parse_cases
 from docs_mcp_eval.errors import CaseFileError
+from tests.support.hostile_json import HUGE_NUMBER, TOO_DEEP
 
 HERE = Path(__file__).parent
 
@@ -154,8 +155,8 @@ def test_missing_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("[" * 100_000 + "]" * 100_000, "it nests arrays or objects too deeply to read"),
-        ('[{"query": "q", "maxRounds": ' + "9" * 5000 + "}]", "it holds a number too long to read"),
+        (TOO_DEEP, "it nests arrays or objects too deeply to read"),
+        ('[{"query": "q", "maxRounds": ' + HUGE_NUMBER + "}]", "it holds a number too long to read"),
     ],
 )
 def test_a_case_file_too_deep_or_with_a_huge_number_is_a_case_file_error(

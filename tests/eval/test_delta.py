@@ -16,6 +16,7 @@ from docs_mcp_eval.delta import (
 )
 from docs_mcp_eval.errors import BaselineError
 from docs_mcp_eval.results import EvalSummary, RankedCase
+from tests.support.hostile_json import HUGE_NUMBER, TOO_DEEP
 
 
 def summary(**overrides: float) -> EvalSummary:
@@ -179,8 +180,8 @@ def test_baseline_file_errors(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("[" * 100_000 + "]" * 100_000, "it nests arrays or objects too deeply to read"),
-        ('{"summary": ' + "9" * 5000 + "}", "it holds a number too long to read"),
+        (TOO_DEEP, "it nests arrays or objects too deeply to read"),
+        ('{"summary": ' + HUGE_NUMBER + "}", "it holds a number too long to read"),
     ],
 )
 def test_a_baseline_too_deep_or_with_a_huge_number_is_a_baseline_error(

@@ -8,6 +8,7 @@ import pytest
 
 from docs_mcp_server.boot import load_index_metadata
 from docs_mcp_server.errors import BootError
+from tests.support.hostile_json import HUGE_NUMBER, TOO_DEEP
 from tests.support.index_stubs import metadata_document, write_index_stub
 
 
@@ -49,8 +50,8 @@ def test_metadata_that_is_not_json(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}", "it nests arrays or objects too deeply to read"),
-        ('{"x": ' + "9" * 5000 + "}", "it holds a number too long to read (over 4,300 digits)"),
+        ('{"x": ' + TOO_DEEP + "}", "it nests arrays or objects too deeply to read"),
+        ('{"x": ' + HUGE_NUMBER + "}", "it holds a number too long to read (over 4,300 digits)"),
     ],
 )
 def test_metadata_too_deep_or_with_a_huge_number(tmp_path: Path, text: str, reason: str) -> None:

@@ -10,6 +10,7 @@ import pytest
 from docs_mcp_server.custom_tools import echo_arguments, parse_custom_tools_json
 from docs_mcp_server.errors import OptionsError
 from docs_mcp_server.options import BuildInfo, CustomTool, ServerOptions
+from tests.support.hostile_json import HUGE_NUMBER, TOO_DEEP
 
 
 def test_name_and_version_resolution(tmp_path: Path) -> None:
@@ -121,8 +122,8 @@ def test_custom_tools_json_parsing(tmp_path: Path) -> None:
         ('[{"name": "t", "description": "d"}]', r"\[0\].inputSchema must be an object"),
         ("@/nonexistent/tools.json", "cannot read custom tools file"),
         # these ended the server with a bare traceback (RecursionError, ValueError, UnicodeDecodeError)
-        ("[" * 100_000 + "]" * 100_000, "cannot be read: it nests arrays or objects too deeply"),
-        ('[{"n": ' + "9" * 5000 + "}]", "cannot be read: it holds a number too long"),
+        (TOO_DEEP, "cannot be read: it nests arrays or objects too deeply"),
+        ('[{"n": ' + HUGE_NUMBER + "}]", "cannot be read: it holds a number too long"),
         ("@/dev/zero", "is larger than 16 MiB"),  # was read until memory ran out
     ],
 )

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from docs_mcp_server.playground import MAX_HIGHLIGHT_TEXTS, highlight_request, utf16_spans
+from tests.support.hostile_json import HUGE_NUMBER, TOO_DEEP
 
 
 def test_spans_are_recounted_in_utf16_code_units_only_past_astral_characters() -> None:
@@ -38,8 +39,11 @@ def test_a_request_is_a_query_and_a_list_of_texts() -> None:
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        (b"[" * 100_000 + b"]" * 100_000, "it nests arrays or objects too deeply to read"),
-        (b'{"query": "retry", "texts": [], "n": ' + b"9" * 5000 + b"}", "it holds a number too long to read"),
+        (TOO_DEEP.encode(), "it nests arrays or objects too deeply to read"),
+        (
+            ('{"query": "retry", "texts": [], "n": ' + HUGE_NUMBER + "}").encode(),
+            "it holds a number too long to read",
+        ),
     ],
 )
 def test_a_body_too_deep_or_with_a_huge_number_is_a_bad_request(body: bytes, reason: str) -> None:
