@@ -28,8 +28,8 @@ import difflib
 import json
 import os
 import re
+import secrets
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,14 +130,15 @@ class ManifestChange:
         if target.is_symlink() and target.resolve().is_file():
             target = target.resolve()
         try:  # the manifest keeps its permissions (mkstemp's 0600 made it unreadable to others)
-            mode = stat.S_IMODE(target.stat().st_mode)
+            mode: int | None = stat.S_IMODE(target.stat().st_mode)
         except FileNotFoundError:
-            mode = 0o666 & ~_umask()
-        fd, tmp = tempfile.mkstemp(prefix=".docs-mcp.", suffix=".tmp", dir=target.parent)
+            mode = None  # a new manifest: 0666 less the umask, as any new file
+        fd, tmp = _new_file_beside(target)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(self.new_text)
-                os.fchmod(handle.fileno(), mode)
+                if mode is not None:
+                    os.fchmod(handle.fileno(), mode)
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -164,10 +165,17 @@ class FixPlan:
         return [change.write(self.docs_dir) for change in self.changes]
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _new_file_beside(target: Path) -> tuple[int, Path]:
+    """A new, empty file in ``target``'s folder, opened for writing, created with mode 0666 less
+    the process's umask (``tempfile.mkstemp`` gives 0600; reading the umask means setting it,
+    for every thread at once)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = target.parent / f".docs-mcp.{secrets.token_hex(8)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue  # another name: 64 random bits do not repeat for long
 
 
 class _Number:
