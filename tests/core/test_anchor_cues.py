@@ -162,7 +162,7 @@ PACKAGING = """# Packaging
 
 To build a package, run the build command: the package is written to the dist folder. A package
 can be built again; every package has a version. To keep a project from being built as a package,
-write `package = false` in the `[tool.config]` table of the project file.
+write `package = false` in the `[tool.config]` table of `project.toml`.
 """
 
 
@@ -187,3 +187,14 @@ def test_a_key_of_one_word_written_with_its_table_finds_its_section(
 def test_the_word_of_a_one_word_key_in_prose_asks_for_no_anchor(keys_of_one_word: Path) -> None:
     engine = SearchEngine.open(keys_of_one_word)
     assert engine.search("build a package", limit=5).hits[0].chunk_id.startswith("packaging.md#")
+
+
+def test_a_key_in_a_file_named_by_its_stem_finds_its_section(keys_of_one_word: Path) -> None:
+    # a reader names project.toml by its stem; "in dist" names no file the corpus writes, so the
+    # word stays a word of prose
+    engine = SearchEngine.open(keys_of_one_word)
+    assert (
+        engine.search("package in project", limit=5).hits[0].chunk_id
+        == "settings.md#settings/package-package"
+    )
+    assert engine.search("package in dist", limit=5).hits[0].chunk_id.startswith("packaging.md#")

@@ -307,6 +307,22 @@ def query_anchors(text: str) -> list[str]:
     return sorted(found, key=lambda s: (-s.count("."), s))
 
 
+def query_key_in_bare_file(text: str) -> tuple[list[str], list[str]] | None:
+    """For a query that is a key of one word in a file named without its suffix (``managed in
+    pyproject``): the key's anchor spellings and the file names it may mean (``pyproject.toml``,
+    ``pyproject.json``, ...), of which the corpus must write one for the word to name a file (a
+    reader names ``pyproject.toml`` by its stem; ``shared in memory`` names no file). None otherwise."""
+    words = [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
+    if len(words) < 3 or _ONE_WORD_RE.fullmatch(words[0]) is None or words[1] != "in":
+        return None
+    stem = words[2].rstrip(".?!")
+    if _ONE_WORD_RE.fullmatch(stem) is None:
+        return None
+    return [ANCHOR_MARK + slug for slug in key_tails([words[0]])], [
+        f"{stem}.{s}" for s in sorted(_CONFIG_SUFFIXES)
+    ]
+
+
 def query_writes_a_key_shape(text: str) -> bool:
     """Whether the query writes a name in a shape prose never takes: a flag (``--frozen``), a
     bracketed table, a dotted name (``project.requires-python``) or a key of one word in a named

@@ -49,6 +49,7 @@ from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_p
 from docs_mcp_core.spellings import (
     ANCHOR_MARK,
     PAGE_MARK,
+    query_key_in_bare_file,
     query_option_names,
     query_spellings,
     query_writes_a_key_shape,
@@ -218,6 +219,13 @@ class Query:
         """The anchor lookups of the query's flag- and key-shaped words, one list per word, most
         specific first (what :attr:`names_a_definition` is about)."""
         return [group for group in self.spellings if group and group[0].startswith(ANCHOR_MARK)]
+
+    @cached_property
+    def key_in_bare_file(self) -> tuple[list[str], list[str]] | None:
+        """A key of one word in a file named by its stem (``managed in pyproject``): the key's
+        anchor lookups and the file names the stem may stand for
+        (:func:`~docs_mcp_core.spellings.query_key_in_bare_file`)."""
+        return query_key_in_bare_file(self.lexical)
 
     @cached_property
     def writes_a_key_shape(self) -> bool:
