@@ -303,3 +303,17 @@ def test_numbers_of_unknown_keys_are_written_back_as_the_author_wrote_them(tmp_p
     assert '"zero": -0.0,\n' in new_text and '"nul": "\\u0000"\n' in new_text
     data = json.loads(new_text, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
     assert data["overrides"][0]["pattern"] == "guides/big.md"
+
+
+@pytest.mark.parametrize("kind", ["folder", "broken link"])
+def test_a_root_manifest_that_is_not_a_file_is_a_note(tmp_path: Path, kind: str) -> None:
+    # fix said "nothing to fix": the folder's files had no manifest, and nothing said why
+    write(tmp_path, "guide.md", "# Guide\n\n## One\n\nText.\n")
+    root = tmp_path / ".docs-mcp.json"
+    if kind == "folder":
+        root.mkdir()
+    else:
+        root.symlink_to(tmp_path / "missing.json")
+    plan = plan_fixes(tmp_path)
+    assert plan.empty
+    assert any(note.startswith(".docs-mcp.json: not a file") for note in plan.notes)

@@ -231,7 +231,13 @@ def bootstrap_manifest(corpus: Corpus | Path) -> FixPlan:
     docs_dir, resolver, files = corpus.docs_dir, corpus.resolver, corpus.files.markdown
     plan = FixPlan(docs_dir)
     _check_manifests(corpus)
-    if (docs_dir / MANIFEST_FILENAME).exists():
+    root = docs_dir / MANIFEST_FILENAME
+    if root.is_symlink() or root.exists():
+        if not root.is_file():  # a folder or a broken link: "nothing to fix" said nothing of it
+            plan.notes.append(
+                f"{MANIFEST_FILENAME}: not a file (a folder, a device, or a broken symbolic link), so fix "
+                "cannot create the root manifest there; make it a file or remove it, then run fix again"
+            )
         return plan
     unmanaged = [rel for rel in files if resolver.nearest(rel) is None]
     if files and not unmanaged:
