@@ -317,3 +317,13 @@ def test_a_root_manifest_that_is_not_a_file_is_a_note(tmp_path: Path, kind: str)
     plan = plan_fixes(tmp_path)
     assert plan.empty
     assert any(note.startswith(".docs-mcp.json: not a file") for note in plan.notes)
+
+
+def test_a_manifest_with_a_key_given_twice_is_left_as_it_is(tmp_path: Path) -> None:
+    # read into a dict and written back, the first "x-note" vanished from the author's file unseen
+    text = EXISTING.replace('"x-note":"kept"', '"x-note":"first","x-note":"second"')
+    write(tmp_path, "sdk/.docs-mcp.json", text)
+    write(tmp_path, "sdk/guides/big.md", "# Guide\n\n" + BIG_SECTION)
+    plan = drift_repairs(tmp_path)
+    assert plan.empty
+    assert any(n.startswith('sdk/.docs-mcp.json: gives the key "x-note" twice') for n in plan.notes)

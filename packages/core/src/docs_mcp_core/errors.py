@@ -217,3 +217,11 @@ def json_limit(exc: RecursionError | ValueError, *, advice: bool = True) -> str:
     if isinstance(exc, RecursionError):
         return "it nests arrays or objects too deeply to read" + ("; flatten it" if advice else "")
     return "it holds a number too long to read (over 4,300 digits)" + ("; shorten it" if advice else "")
+
+
+class DuplicateKeyError(ValueError):
+    """A manifest object that gives one key twice: rewriting it would keep only the last value."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key

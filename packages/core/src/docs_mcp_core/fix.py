@@ -36,9 +36,10 @@ from typing import Any
 
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
 from docs_mcp_core.corpus import BOM, Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
-from docs_mcp_core.errors import FindingError, ManifestError
+from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestError
 from docs_mcp_core.globs import glob_match
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, parse_manifest
+from docs_mcp_core.manifest_text import dump_manifest_text, load_manifest_text
 from docs_mcp_core.markdown import ParsedMarkdown, utf16_len
 from docs_mcp_core.ordering import sort_key
 
@@ -178,36 +179,6 @@ def _new_file_beside(target: Path) -> tuple[int, Path]:
             continue  # another name: 64 random bits do not repeat for long
 
 
-class _Number:
-    """A number with a fraction or exponent as the author wrote it: read as a float, ``1e999``
-    became ``Infinity`` (not JSON) and ``12345678901234567890.5`` ``1.2345678901234567e+19``."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-def _load(text: str) -> Any:
-    return json.loads(text, parse_float=_Number)
-
-
-def _dump(data: Any) -> str:
-    numbers: list[str] = []
-    tag = os.urandom(8).hex()
-
-    def placeholder(value: object) -> str:
-        if not isinstance(value, _Number):
-            raise TypeError(f"cannot write {type(value).__name__} to a manifest")
-        numbers.append(value.text)
-        return f"\0{tag}:{len(numbers) - 1}\0"
-
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=placeholder) + "\n"
-    if not numbers:
-        return text
-    return re.sub(rf'"\\u0000{tag}:(\d+)\\u0000"', lambda m: numbers[int(m.group(1))], text)
-
-
 def _check_manifests(corpus: Corpus) -> None:
     for _path, error in corpus.resolver.load_all(corpus.files.manifests):
         if error is not None:
@@ -267,7 +238,7 @@ def bootstrap_manifest(corpus: Corpus | Path) -> FixPlan:
         ManifestChange(
             MANIFEST_FILENAME,
             None,
-            _dump(manifest),
+            dump_manifest_text(manifest),
             f"created {MANIFEST_FILENAME} (default={default}, overrides={len(overrides)})",
             reasons,
         )
@@ -437,10 +408,17 @@ def drift_repairs(corpus: Corpus | Path, base: FixPlan | None = None) -> FixPlan
         current = texts.get(path)
         if current is None:
             current = (docs_dir / path).read_text(encoding="utf-8")
-        raw = _load(current.removeprefix(BOM))
+        try:
+            raw = load_manifest_text(current.removeprefix(BOM))
+        except DuplicateKeyError as exc:  # rewritten, the author's first value would be dropped unseen
+            notes.append(
+                f"{path}: gives the key {json.dumps(exc.key, ensure_ascii=False)} twice in one object, so fix "
+                "leaves it as it is; remove one, then run fix again"
+            )
+            continue
         creating = previous is not None and previous.old_text is None
         _apply(raw, items, entry.base, sort_all=creating)
-        new_text = _dump(raw)
+        new_text = dump_manifest_text(raw)
         noun = "override" if len(items) == 1 else "overrides"
         reasons = tuple(p.reason for p in items)
         if previous is not None:
