@@ -140,6 +140,8 @@ class ManifestChange:
                 handle.write(self.new_text)
                 if mode is not None:
                     os.fchmod(handle.fileno(), mode)
+                handle.flush()
+                os.fsync(handle.fileno())  # on disk before it replaces the manifest: a crash keeps one whole
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
