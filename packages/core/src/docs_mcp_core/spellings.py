@@ -283,7 +283,7 @@ def query_anchors(text: str) -> list[str]:
     word also asks for the key with its tables dropped one by one, down to the key alone
     (``[tool.uv.pip] strict`` → ... ``pip.strict``, ``strict``: :func:`key_tails`). Most specific
     first, each once."""
-    words = [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
+    words = _query_words(text)
     found: dict[str, None] = {}
     for end, word in enumerate(words):
         if not word or _KEYISH_RE.search(word) is None:
@@ -302,8 +302,9 @@ def query_anchors(text: str) -> list[str]:
             found.update(dict.fromkeys(key_tails([*parts, following])))
     # a query that is a key of one word in a named file ("managed in uv.toml"); a word of prose
     # before "in" ("set the cache directory in uv.toml") names no key
-    if len(words) >= 3 and _ONE_WORD_RE.fullmatch(words[0]) and words[1] == "in" and _names_a_file(words[2]):
-        found.update(dict.fromkeys(key_tails([words[0]])))
+    in_file = _key_in_file(words)
+    if in_file is not None and _names_a_file(in_file[1]):
+        found.update(dict.fromkeys(key_tails([in_file[0]])))
     return sorted(found, key=lambda s: (-s.count("."), s))
 
 
@@ -312,13 +313,11 @@ def query_key_in_bare_file(text: str) -> tuple[list[str], list[str]] | None:
     pyproject``): the key's anchor spellings and the file names it may mean (``pyproject.toml``,
     ``pyproject.json``, ...), of which the corpus must write one for the word to name a file (a
     reader names ``pyproject.toml`` by its stem; ``shared in memory`` names no file). None otherwise."""
-    words = [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
-    if len(words) < 3 or _ONE_WORD_RE.fullmatch(words[0]) is None or words[1] != "in":
+    in_file = _key_in_file(_query_words(text))
+    if in_file is None or _ONE_WORD_RE.fullmatch(in_file[1]) is None:
         return None
-    stem = words[2].rstrip(".?!")
-    if _ONE_WORD_RE.fullmatch(stem) is None:
-        return None
-    return [ANCHOR_MARK + slug for slug in key_tails([words[0]])], [
+    key, stem = in_file
+    return [ANCHOR_MARK + slug for slug in key_tails([key])], [
         f"{stem}.{s}" for s in sorted(_CONFIG_SUFFIXES)
     ]
 
@@ -328,7 +327,7 @@ def query_writes_a_key_shape(text: str) -> bool:
     bracketed table, a dotted name (``project.requires-python``) or a key of one word in a named
     file. A word that is only hyphenated (``re-open``, ``two-factor``, ``requires-python``) is not
     one: prose writes those too, so such a word names a definition only where the corpus has one."""
-    words = [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
+    words = _query_words(text)
     for word in words:
         if (
             word
@@ -336,12 +335,21 @@ def query_writes_a_key_shape(text: str) -> bool:
             and _HYPHENATED_RE.fullmatch(word.rstrip(".?!")) is None
         ):
             return True
-    return (
-        len(words) >= 3
-        and _ONE_WORD_RE.fullmatch(words[0]) is not None
-        and words[1] == "in"
-        and _names_a_file(words[2])
-    )
+    in_file = _key_in_file(words)
+    return in_file is not None and _names_a_file(in_file[1])
+
+
+def _query_words(text: str) -> list[str]:
+    """A query's words without the quotes, commas and brackets of prose around them."""
+    return [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
+
+
+def _key_in_file(words: list[str]) -> tuple[str, str] | None:
+    """``(key, file)`` for a query that is a key of one word in a file (``managed in uv.toml``,
+    ``managed in pyproject``): its first word and its third without a sentence's end; else None."""
+    if len(words) >= 3 and _ONE_WORD_RE.fullmatch(words[0]) is not None and words[1] == "in":
+        return words[0], words[2].rstrip(".?!")
+    return None
 
 
 def _names_a_file(word: str) -> bool:

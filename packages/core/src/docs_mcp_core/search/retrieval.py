@@ -182,22 +182,15 @@ class Retrieval:
         # a query that writes a flag or a key names a definition exactly: the anchor cue finds it,
         # and headings that only mean something close (other commands' options) compete with it.
         # A word that is only hyphenated does so where the corpus defines it (requires-python),
-        # not as prose (re-open, two-factor, long-running).
-        # a key in a file named by its stem ("managed in pyproject") when the corpus writes that
-        # file's name with a configuration suffix (pyproject.toml)
-        in_file = query.key_in_bare_file if self.spelling is not None else None
-        file_key = (
-            in_file[0]
-            if in_file and self.spelling is not None and self.spelling.holds_any([in_file[1]])
-            else []
-        )
+        # not as prose (re-open, two-factor, long-running); a key in a file named by its stem
+        # ("managed in pyproject") where the corpus writes that file's name (pyproject.toml).
+        spelling = self.spelling
+        file_key: list[str] = []
+        if spelling is not None and (in_file := query.key_in_bare_file) and spelling.holds_any([in_file[1]]):
+            file_key = in_file[0]
         named = bool(file_key) or (
             query.names_a_definition
-            and (
-                query.writes_a_key_shape
-                or self.spelling is None
-                or self.spelling.holds_any(query.anchor_spellings)
-            )
+            and (query.writes_a_key_shape or spelling is None or spelling.holds_any(query.anchor_spellings))
         )
         heading = self.heading.start(query.focus) if self.heading is not None and not named else None
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
@@ -220,9 +213,9 @@ class Retrieval:
         else:
             legs["match"] = asyncio.ensure_future(self.fts(self._match_query(query), where, fetch))
             found = {}
-        spellings = (
-            [*query.spellings, file_key] if file_key else query.spellings if self.spelling is not None else []
-        )
+        spellings = query.spellings if spelling is not None else []
+        if file_key:
+            spellings = [*spellings, file_key]
         if spellings:
             assert self.spelling is not None
             found["spelling"] = self.spelling.leg(spellings, mask, fetch)
