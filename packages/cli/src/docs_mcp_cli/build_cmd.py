@@ -17,6 +17,7 @@ from docs_mcp_cli.errors import fail, reporting, sigterm_stops_like_ctrl_c, usag
 from docs_mcp_cli.params import docs_dir_option, location, storage_option_option
 from docs_mcp_cli.progress import ConsoleReporter, human_bytes
 from docs_mcp_core.errors import CorpusInvalidError, OutputNotAnIndexError
+from docs_mcp_core.utf8 import is_utf8
 
 if TYPE_CHECKING:
     from docs_mcp_core.build import BuildOptions
@@ -150,7 +151,7 @@ def build(
         "--mcp-server-instructions": mcp_server_instructions,
     }
     for flag, text in texts.items():  # bytes that are not UTF-8 failed the build at metadata.json
-        if text is not None and not _is_utf8(text):
+        if text is not None and not is_utf8(text):
             raise usage_error("the text is not valid UTF-8; give it as UTF-8", flag)
     embedding = EmbeddingOptions(
         provider="none" if embedding_provider == "headings" else embedding_provider,
@@ -207,11 +208,3 @@ def _run_build(options: BuildOptions) -> None:
         f"{summary.out_dir} ({unchanged:,} file{'s' * (unchanged != 1)} unchanged, "
         f"{human_bytes(summary.index_bytes)}, {summary.seconds:.1f}s)"
     )
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # argv bytes that are not UTF-8 arrive as lone surrogates
-        return False
-    return True

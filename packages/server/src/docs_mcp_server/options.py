@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from docs_mcp_core.utf8 import is_utf8
 from docs_mcp_server.errors import OptionsError
 
 if TYPE_CHECKING:
@@ -263,19 +264,11 @@ def validate_options(options: ServerOptions) -> None:
         )
     validate_custom_tools(options.custom_tools, {options.search_tool_name, options.get_doc_tool_name})
     _check_identity(options.build_info())
-    if options.cursor_secret is not None and not _is_utf8(options.cursor_secret):
+    if options.cursor_secret is not None and not is_utf8(options.cursor_secret):
         # the engine signs with its UTF-8 bytes: the server started, and every search then failed
         raise OptionsError(
             "--cursor-secret (or DOCS_MCP_CURSOR_SECRET) is not valid UTF-8 text; give it as UTF-8"
         )
-
-
-def _is_utf8(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _check_identity(info: BuildInfo) -> None:
@@ -291,7 +284,7 @@ def _check_identity(info: BuildInfo) -> None:
     for flag, value in given:
         if value is None:
             continue
-        if not _is_utf8(value):
+        if not is_utf8(value):
             raise OptionsError(f"{flag} is not valid UTF-8 text; give it as UTF-8")
         if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
             raise OptionsError(

@@ -49,6 +49,7 @@ from docs_mcp_core.index.lock import LOCK_FILENAME, BuildLock, acquire_build_loc
 from docs_mcp_core.index.table import LANCEDB_DIRNAME, TABLE_NAME, directory_size, write_table
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata
 from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.utf8 import is_utf8
 
 if TYPE_CHECKING:
     from docs_mcp_core.search.heading_leg import HeadingVocabulary
@@ -461,9 +462,7 @@ def _local_out(out_dir: str | os.PathLike[str]) -> Path:
         raise BuildError(
             f"--out '{out_dir}' leads round a loop of symbolic links; point it at a folder"
         ) from None
-    try:
-        str(resolved).encode("utf-8")
-    except UnicodeEncodeError:  # bytes that are not UTF-8 (argv's lone surrogates)
+    if not is_utf8(str(resolved)):  # bytes that are not UTF-8 (argv's lone surrogates)
         shown = str(resolved).encode("utf-8", "backslashreplace").decode("utf-8")
         raise BuildError(
             f"--out '{shown}' is not valid UTF-8, and LanceDB opens tables by UTF-8 paths only; "

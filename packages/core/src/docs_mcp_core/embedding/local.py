@@ -44,6 +44,7 @@ from docs_mcp_core.embedding.local_model import (
 )
 from docs_mcp_core.embedding.provider import EmbedProgress, compute_config_fingerprint
 from docs_mcp_core.errors import EmbeddingError
+from docs_mcp_core.utf8 import utf8_safe
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -169,10 +170,12 @@ class LocalEmbeddingProvider:
         session, tokenizer = self._load()
         started = time.perf_counter()
         try:
+            # the tokenizer refuses a lone surrogate (a "\ud800" escape in a client's JSON): one such
+            # query turned the heading-path leg off for the server's life
             if len(texts) == 1:  # no tokenizer thread pool for one query (nor a fork warning later)
-                token_ids = [tokenizer.encode(_tokenisable(texts[0])).ids]
+                token_ids = [tokenizer.encode(utf8_safe(texts[0])).ids]
             else:
-                token_ids = [e.ids for e in tokenizer.encode_batch([_tokenisable(t) for t in texts])]
+                token_ids = [e.ids for e in tokenizer.encode_batch([utf8_safe(t) for t in texts])]
         except Exception as exc:
             raise EmbeddingError(f"local embedding model could not tokenise its input: {exc}") from exc
 
@@ -307,20 +310,9 @@ class LocalEmbeddingProvider:
         return session, tokenizer
 
 
-def _tokenisable(text: str) -> str:
-    """``text`` with each lone surrogate (a ``\\ud800`` escape a client's JSON may carry) as ``?``:
-    the tokenizer refuses such a string, and one query holding one disabled the heading-path leg
-    for every later search of the server."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
-
-
 def _token_ids(tokenizer: tokenizers.Tokenizer, texts: Sequence[str]) -> list[list[int]]:
     try:
-        return [e.ids for e in tokenizer.encode_batch([_tokenisable(t) for t in texts])]
+        return [e.ids for e in tokenizer.encode_batch([utf8_safe(t) for t in texts])]
     except Exception as exc:
         raise EmbeddingError(f"local embedding model could not tokenise its input: {exc}") from exc
 
