@@ -213,7 +213,8 @@ def split_keeping(
     """:func:`split_halves` for a set that changed: a case whose name is in ``tune_names`` or
     ``check_names`` (the halves written before) stays in its half, and only the other cases are
     dealt out, by the same rule among themselves. Each half keeps the order of the full set."""
-    new = [case for case in cases if str(case.get("name")) not in tune_names | check_names]
+    split_before = tune_names | check_names
+    new = [case for case in cases if str(case.get("name")) not in split_before]
     to_check = set(check_names) | {str(case.get("name")) for case in split_halves(new)[1]}
     tune = [case for case in cases if str(case.get("name")) not in to_check]
     check = [case for case in cases if str(case.get("name")) in to_check]
