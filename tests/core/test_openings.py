@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from docs_mcp_core.chunk_ids import is_opening
 from docs_mcp_core.search import SearchEngine
-from docs_mcp_core.search.openings import Openings, is_opening
+from docs_mcp_core.search.openings import Openings
 from tests.support.tiny_corpus import build_pages, opened, ranking_weights
 
 PAGES = {

@@ -25,12 +25,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from docs_mcp_core.chunk_ids import is_opening
 from docs_mcp_core.search.coverage import best_rows
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.row_catalog import opening_mask
 
-__all__ = ["OPENING_DEPTH", "Openings", "is_opening", "opening_mask"]
+__all__ = ["OPENING_DEPTH", "Openings"]
 
 OPENING_DEPTH = 50  # best-scored rows the nearest opening must be among to be raised
 
