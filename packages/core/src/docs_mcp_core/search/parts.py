@@ -19,7 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["PART_DEPTH", "first_part", "part_factors"]
+from docs_mcp_core.search.coverage import best_rows
+from docs_mcp_core.search.legs import Leg
+from docs_mcp_core.search.row_catalog import members
+
+__all__ = ["PART_DEPTH", "damp_later_parts", "first_part", "part_factors"]
 
 PART_DEPTH = 50  # best-scored rows among which parts of one section are compared
 _PART_RE = re.compile(r"-part-(\d+)$")  # the chunk id of a section's later part (chunking._chunk_id)
@@ -42,3 +46,14 @@ def part_factors(chunk_ids: Sequence[str], keep: np.ndarray, weight: float) -> n
         if first is not None and first in present and not keep[i]:
             factors[i] = 1.0 / (1.0 + weight)
     return factors
+
+
+def damp_later_parts(
+    rows: np.ndarray, score: np.ndarray, chunk_ids: Sequence[str], option: Leg | None, weight: float
+) -> None:
+    """Multiply ``score`` (of catalog positions ``rows``) in place by :func:`part_factors` of the
+    :data:`PART_DEPTH` best rows; the rows of the ``option`` leg keep their scores."""
+    top = best_rows(score, PART_DEPTH)
+    keep = members(rows[top], option[0]) if option is not None else np.zeros(len(top), bool)
+    ids = [chunk_ids[int(p)] for p in rows[top].tolist()]
+    score[top] *= part_factors(ids, keep, weight)

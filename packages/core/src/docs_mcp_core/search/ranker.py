@@ -13,11 +13,11 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
 2. **Multipliers** (default ranking): the row's static prior (computed at build time,
    :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
-   (:mod:`.coverage`); for a query that names an action, the operations on the page its object
-   names (:mod:`.objects`); a section's later part when its first part ranks too (:mod:`.parts`),
-   and a subsection when the operation it sits under ranks too (:mod:`.subsections`); among the
-   best rows of one page, the one whose heading path is nearest the question (:mod:`.siblings`);
-   for a description, the page opening nearest it (:mod:`.openings`).
+   (:mod:`.coverage`); for an action, the operations on the page its object names
+   (:mod:`.objects`); the sections named in the query's direction (:mod:`.direction`); a later
+   part beside its first part (:mod:`.parts`), a subsection beside its operation
+   (:mod:`.subsections`); among the best rows of one page, the one whose heading path is nearest
+   the question (:mod:`.siblings`); for a description, the page opening nearest it (:mod:`.openings`).
 3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
    best first; ties by path depth (default ranking), then chunk id; byte-identical chunks give one
    hit. Then near-identical hits that differ only by a collapse key (the same method in three SDK
@@ -46,6 +46,7 @@ from docs_mcp_core.search.coverage import (
     neighbour_factors,
     variable_factors,
 )
+from docs_mcp_core.search.direction import direction_boost
 from docs_mcp_core.search.every import asks_for_every, every_factors
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
@@ -62,7 +63,7 @@ from docs_mcp_core.search.intent import (
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.objects import object_factors, object_names
 from docs_mcp_core.search.openings import Openings
-from docs_mcp_core.search.parts import PART_DEPTH, part_factors
+from docs_mcp_core.search.parts import damp_later_parts
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
@@ -135,6 +136,7 @@ class RankingWeights:
     subsection: float = 0.2  # damping of an operation's subsection when the operation ranks too
     every: float = 0.3  # the ``verbAll`` operations, for a query that says all or every
     opening: float = 0.1  # the nearest page opening, for a description (``search/openings.py``)
+    direction: float = 0.3  # sections named ``csv to json``, not ``json to csv`` (``search/direction.py``)
 
 
 @dataclass(frozen=True)
@@ -466,12 +468,10 @@ class Ranker:
             score[top] *= await neighbour_factors(
                 self._reader, rows[top], query.contrast_terms, weights.neighbour
             )
+        if weights.direction and catalog.chunk_ids:
+            direction_boost(rows, score, catalog.chunk_ids, query.words, weights.direction)
         if weights.later_part and catalog.chunk_ids and len(rows):
-            top = best_rows(score, PART_DEPTH)
-            option = legs.get("option")
-            keep = members(rows[top], option[0]) if option is not None else np.zeros(len(top), bool)
-            ids = [catalog.chunk_ids[int(p)] for p in rows[top].tolist()]
-            score[top] *= part_factors(ids, keep, weights.later_part)
+            damp_later_parts(rows, score, catalog.chunk_ids, legs.get("option"), weights.later_part)
         if weights.subsection and catalog.chunk_ids and len(rows):
             await damp_subsections(self._reader, rows, score, catalog.chunk_ids, weights.subsection)
         heading = legs.get("heading")
