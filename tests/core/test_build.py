@@ -444,6 +444,33 @@ def test_recovery_drops_leftovers_of_a_finished_swap(live_index: Path) -> None:
     assert _hit_ids(live_index, "lighthouse") == ["alpha.md#alpha/lighthouse"]
 
 
+def test_a_swap_cut_short_after_the_new_table_went_live_is_finished_by_the_next_build(
+    live_index: Path, tmp_path: Path
+) -> None:
+    docs = tmp_path / "good"
+    (docs / "beta.md").write_text(
+        "# Beta\n\n## Harbour\n\nThe harbour master rings the bell.\n", encoding="utf-8"
+    )
+    new = tmp_path / "new"
+    _build(docs, new)
+    published = json.loads((new / "metadata.json").read_text(encoding="utf-8"))
+    published_chunks = _chunks(new)
+    # killed between the table's rename and metadata.json's: the new table beside the old metadata
+    (live_index / ".lancedb").rename(live_index / ".lancedb.old")
+    (new / ".lancedb").rename(live_index / ".lancedb")
+    (live_index / ".lancedb.work").mkdir()
+    (new / "chunks.json").rename(live_index / ".lancedb.work" / "chunks.json.tmp")
+    (new / "metadata.json").rename(live_index / "metadata.json.tmp")
+    recover_interrupted_swap(live_index)
+    assert sorted(p.name for p in live_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
+    assert json.loads((live_index / "metadata.json").read_text(encoding="utf-8")) == published
+    assert _chunks(live_index) == published_chunks
+    # the build rerun after the crash keeps beta.md's title (it reuses the titles metadata.json gives)
+    _build(docs, live_index)
+    files = json.loads((live_index / "metadata.json").read_text(encoding="utf-8"))["files"]
+    assert files["beta.md"] == {"title": "Beta"}
+
+
 # ── embeddings ─────────────────────────────────────────────────────────────────────────────────
 
 

@@ -132,10 +132,25 @@ def _read_file(folder: Path) -> Callable[[str], bytes | None]:
 
 
 def recover_interrupted_swap(out_dir: Path) -> None:
-    """Finish or undo a swap that a crash interrupted, so the live index is whole again."""
+    """Finish or undo a swap that a crash interrupted, so the live index is whole again.
+
+    Cut short before the new table went live, the swap is undone (``.lancedb.old`` put back). Cut
+    short after it, the swap is finished: the new ``chunks.json`` and ``metadata.json`` (both
+    complete before the first rename) replace the previous ones, which would otherwise describe
+    another table, and lend their file titles to every later build."""
     live, old = out_dir / LANCEDB_DIRNAME, out_dir / f"{LANCEDB_DIRNAME}.old"
+    metadata_tmp = out_dir / f"{METADATA_FILENAME}.tmp"
     if not live.exists() and old.exists():
         old.rename(live)
+    elif (
+        live.is_dir()
+        and not (out_dir / f"{LANCEDB_DIRNAME}.tmp").exists()
+        and _is_index_metadata(_read_file(out_dir)(metadata_tmp.name))
+    ):
+        chunks_tmp = out_dir / WORK_DIRNAME / f"{CHUNKS_FILENAME}.tmp"
+        if chunks_tmp.is_file():
+            os.replace(chunks_tmp, out_dir / CHUNKS_FILENAME)
+        os.replace(metadata_tmp, out_dir / METADATA_FILENAME)
     _remove(old)
     for name in (
         f"{LANCEDB_DIRNAME}.tmp",
