@@ -471,6 +471,28 @@ def test_a_swap_cut_short_after_the_new_table_went_live_is_finished_by_the_next_
     assert files["beta.md"] == {"title": "Beta"}
 
 
+def test_a_build_that_waited_for_the_lock_keeps_the_index_another_build_published(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docs_mcp_core.build import output
+    from docs_mcp_core.index.lock import acquire_build_lock as take_lock
+
+    good = _write(tmp_path / "good", {"alpha.md": "# Alpha\n\n## Lighthouse\n\nThe keeper trims the wick.\n"})
+    bad = _write(tmp_path / "bad", {"bad.md": "---\ntitle: [unclosed\n---\n# Bad\n"})
+    out = tmp_path / "out"
+
+    def another_build_first(*args: Any, **kwargs: Any) -> Any:
+        # this build found no --out; another one creates it and publishes before this one gets the lock
+        monkeypatch.setattr(output, "acquire_build_lock", take_lock)
+        _build(good, out)
+        return take_lock(*args, **kwargs)
+
+    monkeypatch.setattr(output, "acquire_build_lock", another_build_first)
+    with pytest.raises(CorpusInvalidError):
+        _build(bad, out, wait_for_lock=True)
+    assert _hit_ids(out, "lighthouse") == ["alpha.md#alpha/lighthouse"]
+
+
 # ── embeddings ─────────────────────────────────────────────────────────────────────────────────
 
 

@@ -213,6 +213,12 @@ class Output:
                     raise BuildError(f"cannot read --out '{self.options.out_dir}': {exc.strerror}") from None
                 refuse_unless_index(names, _read_file(self.out_dir), str(self.options.out_dir))
             self._lock = acquire_build_lock(self.out_dir, wait=self.options.wait_for_lock, notify=rep.step)
+            if self._created and any(p.name != LOCK_FILENAME for p in self.out_dir.iterdir()):
+                # another build created the folder and published there while this one waited (--wait):
+                # the folder is no longer this build's to remove when it fails
+                self._created = False
+                names = sorted(p.name for p in self.out_dir.iterdir())
+                refuse_unless_index(names, _read_file(self.out_dir), str(self.options.out_dir))
             recover_interrupted_swap(self.out_dir)
         elif self.storage is not None:
             _previous_index(self.storage)  # unreachable store, bad credentials, no bucket: fail here
