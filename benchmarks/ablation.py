@@ -13,7 +13,7 @@ collapse, the intent signals (topic introduction, action verbs, data-model dampi
 queries and for descriptions, short forms), compounds, contrasts, narrower neighbours (``, not
 just X``), inverse operations, contrast neighbours, one environment variable, the object of the
 action, every one at once, parts of a split section, subsections of an operation, the
-sibling-section choice, page openings, direction and the option leg. The
+sibling-section choice, page openings, small words and the option leg. The
 identifier-aware heading and text fields are build-time columns and cannot be switched off without
 another index; the ``original`` row shows the recipe without any signal. ``--only LABEL`` (repeatable,
 a row's label without its ``- ``) runs the default and those rows alone.
@@ -157,7 +157,7 @@ VARIANTS = (
     Variant("- subsections of an operation", weights={"subsection": 0.0}),
     Variant("- every one at once", weights={"every": 0.0}),
     Variant("- page openings", weights={"opening": 0.0}),
-    Variant("- direction", weights={"direction": 0.0}),
+    Variant("- small words", weights={"small_words": 0.0}),
     Variant("original recipe", options={"ranking": "original"}),
 )
 

@@ -14,7 +14,7 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
    :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
    (:mod:`.coverage`); for an action, the operations on the page its object names
-   (:mod:`.objects`); the sections named in the query's direction (:mod:`.direction`); a later
+   (:mod:`.objects`); the sections named with the query's small words (:mod:`.small_words`); a later
    part beside its first part (:mod:`.parts`), a subsection beside its operation
    (:mod:`.subsections`); among the best rows of one page, the one whose heading path is nearest
    the question (:mod:`.siblings`); for a description, the page opening nearest it (:mod:`.openings`).
@@ -46,7 +46,6 @@ from docs_mcp_core.search.coverage import (
     neighbour_factors,
     variable_factors,
 )
-from docs_mcp_core.search.direction import direction_boost
 from docs_mcp_core.search.every import asks_for_every, every_factors
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
@@ -68,6 +67,7 @@ from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.siblings import sibling_boost
+from docs_mcp_core.search.small_words import weigh_small_words
 from docs_mcp_core.search.subsections import damp_subsections
 
 __all__ = [
@@ -136,7 +136,7 @@ class RankingWeights:
     subsection: float = 0.2  # damping of an operation's subsection when the operation ranks too
     every: float = 0.3  # the ``verbAll`` operations, for a query that says all or every
     opening: float = 0.1  # the nearest page opening, for a description (``search/openings.py``)
-    direction: float = 0.3  # sections named ``csv to json``, not ``json to csv`` (``search/direction.py``)
+    small_words: float = 0.3  # ``csv to json``, not ``json to csv``; ``sign in``, not ``sign up``
 
 
 @dataclass(frozen=True)
@@ -468,8 +468,8 @@ class Ranker:
             score[top] *= await neighbour_factors(
                 self._reader, rows[top], query.contrast_terms, weights.neighbour
             )
-        if weights.direction and catalog.chunk_ids:
-            direction_boost(rows, score, catalog.chunk_ids, query.words, weights.direction)
+        if weights.small_words and catalog.chunk_ids:
+            weigh_small_words(rows, score, catalog.chunk_ids, query.words, weights.small_words)
         if weights.later_part and catalog.chunk_ids and len(rows):
             damp_later_parts(rows, score, catalog.chunk_ids, legs.get("option"), weights.later_part)
         if weights.subsection and catalog.chunk_ids and len(rows):
