@@ -247,6 +247,32 @@ def test_a_hyphenated_word_names_a_definition_only_where_the_corpus_defines_one(
     assert defined and all(h.chunk_id.startswith("settings.md") for h in defined)
 
 
+def test_an_environment_variable_the_corpus_spells_is_left_to_the_lexical_legs(tmp_path: Path) -> None:
+    # ACME_CACHE_DIR is the variable's name, not the words of the `acme cache dir` command's page,
+    # whose path the heading leg reads as the same three words
+    docs = tmp_path / "docs"
+    _write_reference(docs)
+    (docs / "cli").mkdir()
+    (docs / "cli" / "acme-cache-dir.md").write_text(
+        "# acme cache dir\n\nShow the cache directory.\n\n```console\n$ acme cache dir\n```\n",
+        encoding="utf-8",
+    )
+    (docs / "environment.md").write_text(
+        "# Environment variables\n\n## ACME_CACHE_DIR\n\nWhere acme keeps its cache.\n\n"
+        "## ACME_API_KEY\n\nThe key the client sends.\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "idx"
+    build_index(BuildOptions(docs_dir=docs, out_dir=out, heading_vectors=True))
+    assert _search(out, "ACME_CACHE_DIR")[0].chunk_id == "environment.md#environment-variables/acmecachedir"
+    spelled = [h.chunk_id for h in _search(out, f"{QUESTION} ACME_API_KEY")]
+    assert spelled[0] == "environment.md#environment-variables/acmeapikey"
+    assert not any(c.startswith("sdks/acme/payouts.md") for c in spelled)  # no heading rows
+    # a name of that shape the corpus does not spell leaves the question to the leg
+    unspelled = _search(out, f"{QUESTION} ACME_PAYOUT_LIMIT")
+    assert unspelled and unspelled[0].chunk_id.startswith("sdks/acme/payouts.md#")
+
+
 def test_row_scale_in_blocks_is_the_whole_computation_bit_for_bit() -> None:
     """The build sums each row's path and chain vectors a block at a time (the whole sum held
     three arrays of every row's vector); every row's scale stays the same bits."""

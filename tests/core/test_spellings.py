@@ -24,6 +24,7 @@ from docs_mcp_core.spellings import (
     element_ids,
     is_compound,
     query_anchors,
+    query_constants,
     query_option_names,
     query_spellings,
     spelling_forms,
@@ -287,3 +288,10 @@ def test_the_original_recipe_has_no_spelling_leg(three_languages: Path) -> None:
     # full-text search folds case: the two spellings are the same query to it
     assert ranked("client.links.createMany") == ranked("client.Links.CreateMany")
     assert engine.vector_search_enabled is False
+
+
+def test_query_constants_are_the_words_written_as_environment_variables() -> None:
+    assert query_constants("what does UV_CACHE_DIR do?") == ["UV_CACHE_DIR"]
+    assert query_constants("set `NODE_ENV` and HTTP2_MAX_STREAMS") == ["NODE_ENV", "HTTP2_MAX_STREAMS"]
+    # one capitalised word, snake_case of code and a constant without an underscore are not
+    assert query_constants("PATH cache_dir HTTP Uv_Cache_Dir _PRIVATE") == []

@@ -49,6 +49,7 @@ from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_p
 from docs_mcp_core.spellings import (
     ANCHOR_MARK,
     PAGE_MARK,
+    query_constants,
     query_key_in_bare_file,
     query_option_names,
     query_spellings,
@@ -226,6 +227,12 @@ class Query:
         anchor lookups and the file names the stem may stand for
         (:func:`~docs_mcp_core.spellings.query_key_in_bare_file`)."""
         return query_key_in_bare_file(self.lexical)
+
+    @cached_property
+    def constants(self) -> list[str]:
+        """The names the query writes as an environment variable or a constant is (``UV_CACHE_DIR``:
+        :func:`~docs_mcp_core.spellings.query_constants`)."""
+        return query_constants(self.lexical)
 
     @cached_property
     def writes_a_key_shape(self) -> bool:

@@ -192,6 +192,11 @@ class Retrieval:
             query.names_a_definition
             and (query.writes_a_key_shape or spelling is None or spelling.holds_any(query.anchor_spellings))
         )
+        # so does an environment variable's name (UV_CACHE_DIR) that some chunk spells: the
+        # headings nearest its words name a command (`uv cache dir`), not the variable
+        named = named or bool(
+            query.constants and spelling is not None and spelling.holds_any([query.constants])
+        )
         heading = self.heading.start(query.focus) if self.heading is not None and not named else None
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self.vector is not None:
