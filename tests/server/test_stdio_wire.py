@@ -1,4 +1,5 @@
-"""The stdio wire's writes on real pipes: a message larger than the pipe holds arrives whole."""
+"""The stdio wire on real pipes: a message larger than the pipe holds arrives whole; a request
+whose id is in flight is refused."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, cast
 
 from docs_mcp_server.handshake import EarlyHandshake
 from docs_mcp_server.stdio import StdioWire
+from docs_mcp_server.stdio_streams import WireMessages
 from tests.support.protocol import INITIALIZE
 
 PIPE_BOUND = 30.0
@@ -74,6 +76,53 @@ def test_the_sdk_waits_for_a_search_being_answered_early() -> None:
         assert wire.wait_early_calls(PIPE_BOUND)
     finally:
         held.release.set()
+        os.close(stdin_write)
+        wire.restore()
+        for fd in (stdin_read, stdout_read, stdout_write):
+            os.close(fd)
+
+
+def _line(stdout_read: int) -> dict[str, Any]:
+    received = bytearray()
+    while not received.endswith(b"\n"):
+        ready, _, _ = select.select([stdout_read], [], [], PIPE_BOUND)
+        assert ready, f"no whole line after {len(received)} bytes"
+        received += os.read(stdout_read, 1)
+    return json.loads(received)
+
+
+def test_a_request_whose_id_is_in_flight_is_refused_and_the_id_is_free_again_once_answered() -> None:
+    import anyio
+
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    wire = StdioWire(stdin_fd=stdin_read, stdout_fd=stdout_write)
+    wire.start()
+    messages = WireMessages(wire)
+
+    def ping(request_id: Any) -> None:
+        os.write(
+            stdin_write, (json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}) + "\n").encode()
+        )
+
+    async def session() -> None:
+        with anyio.fail_after(PIPE_BOUND):
+            ping(7)
+            assert (await messages.receive()).message.id == 7  # the SDK has it: in flight
+            ping(7)
+            ping("7")  # another id: a string is not the integer
+            assert (await messages.receive()).message.id == "7"
+            refusal = _line(stdout_read)
+            assert refusal["id"] == 7 and refusal["error"]["code"] == -32600
+            assert "already used by a request in flight" in refusal["error"]["message"]
+            wire.send(json.dumps({"jsonrpc": "2.0", "id": 7, "result": {}}))
+            assert _line(stdout_read) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+            ping(7)  # answered: the id may be used again
+            assert (await messages.receive()).message.id == 7
+
+    try:
+        anyio.run(session)
+    finally:
         os.close(stdin_write)
         wire.restore()
         for fd in (stdin_read, stdout_read, stdout_write):

@@ -18,8 +18,9 @@ status 0, and answers still being computed are dropped.
 
 A client that stops reading does not make the server buffer without bound: input is read only
 while fewer than :data:`MAX_IN_FLIGHT` requests await their answer and less than
-:data:`MAX_PENDING_OUTPUT_BYTES` of answers wait to be written. A line longer than
-:data:`MAX_LINE_BYTES` (the HTTP body limit) is answered with ``-32600`` (its id when the start of
+:data:`MAX_PENDING_OUTPUT_BYTES` of answers wait to be written. A request whose id is that
+of a request still in flight is answered with ``-32600`` (two answers would carry one id). A line
+longer than :data:`MAX_LINE_BYTES` (the HTTP body limit) is answered with ``-32600`` (its id when the start of
 the line shows one) and skipped without being held in memory; the session goes on.
 """
 
@@ -381,13 +382,18 @@ class StdioWire:
 
     # -- checking what the SDK gets -------------------------------------------------------------
 
-    def admit(self, message: Any) -> None:
-        """Note a message the SDK accepted (a request in flight, a cancelled one answered)."""
+    def admit(self, message: Any) -> jsonrpc.Rejection | None:
+        """Note a message the SDK accepted (a request in flight, a cancelled one answered), or
+        return the rejection of a request whose id is that of a request still in flight: both
+        answers would carry the one id (as over HTTP, :mod:`docs_mcp_server.http_checks`)."""
         from mcp.types import JSONRPCNotification, JSONRPCRequest
 
         if isinstance(message, JSONRPCRequest):
+            key = _id_key(message.id)
             with self._state_lock:
-                self._in_flight.add(_id_key(message.id))
+                if key in self._in_flight:
+                    return jsonrpc.duplicate_id(message.id)
+                self._in_flight.add(key)
                 self._idle.clear()
         elif (
             isinstance(message, JSONRPCNotification)
@@ -397,6 +403,7 @@ class StdioWire:
             request_id = message.params.get("requestId")
             if jsonrpc.is_request_id(request_id):
                 self._answered(_id_key(request_id))  # a cancelled request gets no answer
+        return None
 
     def reject(self, text: str, rejection: jsonrpc.Rejection) -> None:
         """Answer a message that is not handed to the SDK (when JSON-RPC wants an answer) and log it."""

@@ -27,7 +27,7 @@ class StdioWire(Protocol):
     def cancel_wake(self) -> None: ...
     def wait_idle(self, timeout: float) -> bool: ...
     def reject(self, text: str, rejection: jsonrpc.Rejection) -> None: ...
-    def admit(self, message: Any) -> None: ...
+    def admit(self, message: Any) -> jsonrpc.Rejection | None: ...
     def send(self, text: str) -> None: ...
 
 
@@ -97,10 +97,11 @@ class WireMessages:
         """The parsed message when the SDK gets ``text``; a line it would drop is answered and
         rejected here (``None``)."""
         message, rejection = jsonrpc.screen(text)
+        if rejection is None:
+            rejection = self._wire.admit(message)  # an id already in flight
         if rejection is not None:
             self._wire.reject(text, rejection)
             return None
-        self._wire.admit(message)
         return message
 
     async def _next_line(self) -> bytes | None:
