@@ -30,12 +30,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from docs_mcp_core.search.analyzer import analyze_words
+from docs_mcp_core.search.coverage import COVERAGE_DEPTH, best_rows
 from docs_mcp_core.search.intent import PHRASAL_VERBS, VERB_GROUPS, page_names
 from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.subsections import is_operation_heading
 
-__all__ = ["OBJECT_MAX_WORDS", "PREFIX_MIN_CHARS", "object_factors", "object_names"]
+__all__ = ["OBJECT_MAX_WORDS", "PREFIX_MIN_CHARS", "object_factors", "object_names", "weigh_objects"]
 
 OBJECT_MAX_WORDS = 6  # words of an object phrase looked at
 PREFIX_MIN_CHARS = 4  # letters of a name that may name a compound page name by its start
@@ -117,3 +118,14 @@ async def object_factors(
         if any(_names(stem, name) for stem in _page_stems(path, crumb) for name in names):
             factors[i] = 1.0 + weight
     return factors
+
+
+async def weigh_objects(
+    reader: RowReader, rows: np.ndarray, score: np.ndarray, focus: str, weight: float
+) -> None:
+    """Multiply ``score`` (of catalog positions ``rows``) in place by :func:`object_factors` of the
+    best rows, for the object the query's ``focus`` names (nothing when it names none)."""
+    names = object_names(focus)
+    if names:
+        top = best_rows(score, COVERAGE_DEPTH)
+        score[top] *= await object_factors(reader, rows[top], names, weight)

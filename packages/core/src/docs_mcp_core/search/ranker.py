@@ -14,7 +14,7 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
    :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
    :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
    (:mod:`.coverage`); for an action, the operations on the page its object names
-   (:mod:`.objects`); the sections named with the query's small words (:mod:`.small_words`); a later
+   (:mod:`.objects`) and the plain operation (:mod:`.plain_operations`); the sections named with the query's small words (:mod:`.small_words`); a later
    part beside its first part (:mod:`.parts`), a subsection beside its operation
    (:mod:`.subsections`); among the best rows of one page, the one whose heading path is nearest
    the question (:mod:`.siblings`); for a description, the page opening nearest it (:mod:`.openings`).
@@ -39,7 +39,6 @@ import numpy as np
 from docs_mcp_core.search.coverage import (
     COVERAGE_DEPTH,
     asks_for_variable,
-    best_rows,
     coverage_factor,
     coverage_rows,
     coverage_texts,
@@ -60,9 +59,10 @@ from docs_mcp_core.search.intent import (
     verb_factors,
 )
 from docs_mcp_core.search.legs import Leg
-from docs_mcp_core.search.objects import object_factors, object_names
+from docs_mcp_core.search.objects import weigh_objects
 from docs_mcp_core.search.openings import Openings
 from docs_mcp_core.search.parts import damp_later_parts
+from docs_mcp_core.search.plain_operations import weigh_plain_operations
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
@@ -135,6 +135,7 @@ class RankingWeights:
     later_part: float = 0.2  # damping of a section's later part when its first part ranks too
     subsection: float = 0.2  # damping of an operation's subsection when the operation ranks too
     every: float = 0.3  # the ``verbAll`` operations, for a query that says all or every
+    plain_operation: float = 0.2  # ``delete link``: links.delete, not links.deleteMany
     opening: float = 0.1  # the nearest page opening, for a description (``search/openings.py``)
     small_words: float = 0.3  # ``csv to json``, not ``json to csv``; ``sign in``, not ``sign up``
 
@@ -453,10 +454,9 @@ class Ranker:
             factors = (coverage_factor(t, terms, bool(wanted & UNDO_GROUP)) for t in texts)
             score[top] *= np.fromiter(factors, np.float64, len(top))
         if wanted and weights.object and len(matched):
-            names = object_names(query.focus)
-            if names:
-                top = best_rows(score, COVERAGE_DEPTH)
-                score[top] *= await object_factors(self._reader, rows[top], names, weights.object)
+            await weigh_objects(self._reader, rows, score, query.focus, weights.object)
+        if wanted and weights.plain_operation and len(matched):
+            await weigh_plain_operations(self._reader, rows, score, query, weights.plain_operation)
         if weights.every and len(matched) and asks_for_every(query.terms):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
             score[top] *= await every_factors(self._reader, rows[top], query.terms, weights.every)
