@@ -46,6 +46,7 @@ __all__ = [
     "DerivedWriter",
     "Part",
     "StoredStrings",
+    "StreamedArray",
     "arrays_from_arrow",
     "arrays_from_strings",
     "arrow_from_arrays",
@@ -71,6 +72,8 @@ class Part:
 
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    # arrays a DerivedWriter already holds, written piece by piece (DerivedWriter.stream)
+    streamed: dict[str, StreamedArray] = field(default_factory=dict)
 
 
 @dataclass
@@ -153,10 +156,15 @@ class DerivedWriter:
         self._end = 0  # bytes in the scratch file
 
     def add(self, name: str, part: Part) -> None:
-        """Write ``part``'s arrays to the scratch file; its ``meta`` is encoded as it is now."""
+        """Write ``part``'s arrays to the scratch file (its ``streamed`` ones are already there:
+        :meth:`stream`); its ``meta`` is encoded as it is now."""
         if name in self._parts:
             raise ValueError(f"derived part {name} was already written")
         arrays: dict[str, tuple[np.dtype[Any], list[int], int, int]] = {}
+        for key, array in part.streamed.items():
+            if array.writer is not self or key in part.arrays:
+                raise ValueError(f"derived array {name}.{key} is not this writer's, or given twice")
+            arrays[key] = (array.dtype, [array.nbytes // array.dtype.itemsize], array.start, array.nbytes)
         for key in sorted(part.arrays):
             array = np.ascontiguousarray(part.arrays[key])
             if array.dtype.hasobject:
@@ -164,7 +172,14 @@ class DerivedWriter:
             self._scratch.write(array.data.cast("B"))
             arrays[key] = (array.dtype, list(array.shape), self._end, int(array.nbytes))
             self._end += array.nbytes
-        self._parts[name] = (copy.deepcopy(part.meta), arrays)
+        self._parts[name] = (copy.deepcopy(part.meta), dict(sorted(arrays.items())))
+
+    def stream(self, dtype: np.dtype[Any] | type) -> StreamedArray:
+        """A one-dimensional array of ``dtype`` written to the scratch file as its pieces come
+        (:meth:`StreamedArray.write`), so a part larger than what a build should hold at once is
+        never held whole; it joins a part by :meth:`add`. Nothing else may be written while its
+        pieces are; one left out of every part takes room in the scratch file only."""
+        return StreamedArray(self, np.dtype(dtype), self._end)
 
     def finish(self, rows: int, *, manifests: Mapping[str, bytes] | None = None) -> list[Path]:
         """Write ``<folder>/<table>.derived`` from the parts added and its binding to the table
@@ -239,6 +254,27 @@ class DerivedWriter:
         if not self._scratch.closed:
             self._scratch.close()
         self.scratch_path.unlink(missing_ok=True)
+
+
+@dataclass
+class StreamedArray:
+    """An array a :class:`DerivedWriter` writes piece by piece (:meth:`DerivedWriter.stream`)."""
+
+    writer: DerivedWriter
+    dtype: np.dtype[Any]
+    start: int  # where it starts in the scratch file
+    nbytes: int = 0
+
+    def write(self, piece: np.ndarray) -> None:
+        """Append ``piece`` (of this array's dtype) to the array."""
+        if piece.dtype != self.dtype:
+            raise TypeError(f"a piece of {piece.dtype} for an array of {self.dtype}")
+        writer = self.writer
+        if writer._end != self.start + self.nbytes:
+            raise ValueError("something else was written to the scratch file between an array's pieces")
+        writer._scratch.write(np.ascontiguousarray(piece).data.cast("B"))
+        self.nbytes += piece.nbytes
+        writer._end += piece.nbytes
 
 
 def read_derived(folder: Path, table: str) -> tuple[DerivedFiles | None, str]:

@@ -13,18 +13,19 @@ leaves it in the table and :mod:`~docs_mcp_core.search.documents` reads the rows
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from docs_mcp_core.index.derived_files import Part
+from docs_mcp_core.index.derived_files import DerivedWriter, Part, StreamedArray
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.search.analyzer import pc
 from docs_mcp_core.search.row_catalog import in_row_order, scan_within
+from docs_mcp_core.search.scan_batches import SCAN_BATCH_ROWS, CatalogScan
 
-__all__ = ["CONTENT_CACHE_BYTES", "ContentStore", "content_cache_bytes"]
+__all__ = ["CONTENT_CACHE_BYTES", "ContentStore", "content_cache_bytes", "write_content"]
 
 CONTENT_CACHE_BYTES = 256 * 1024 * 1024
 
@@ -97,3 +98,74 @@ class ContentStore:
     def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]:
         """The markdown of the rows at ``positions``, in that order."""
         return [self.text(int(p)) for p in positions]
+
+
+def write_content(
+    writer: DerivedWriter, name: str, table: Any, row_ids: np.ndarray, budget: int, scan_bytes: int
+) -> bool:
+    """Add to ``writer`` the part ``name``: the arrays :meth:`ContentStore.to_part` gives of
+    :meth:`ContentStore.load` (the same bytes), the text written as the table's batches are read
+    rather than held and copied into one buffer (twice the column); its ``meta`` says the bytes
+    the store holds plus ``scan_bytes``. False, and nothing added, where ``load`` gives ``None``."""
+    if budget <= 0 or "content" not in table.schema.names:
+        return False
+    offsets, scan = None, CatalogScan(table, ["content"], row_ids)
+    data = writer.stream(np.uint8)
+    # load holds a column of one batch as it is, of several combined: a small one is loaded
+    streamed = table.count_rows() > SCAN_BATCH_ROWS
+    if streamed:
+        try:
+            offsets = _stream_batches(data, iter(scan), budget)
+        except _Unusual:
+            scan.out_of_order = True
+    if not streamed or scan.out_of_order:  # rows out of order or nulls: load sorts and fills them
+        store = ContentStore.load(table, row_ids, budget)
+        if store is None:
+            return False
+        writer.add(name, Part(store.to_part().arrays, {"scan_bytes": store.nbytes + scan_bytes}))
+        return True
+    if offsets is None:
+        return False
+    meta = {"scan_bytes": data.nbytes + offsets.nbytes + scan_bytes}
+    writer.add(name, Part({"offsets": offsets}, meta, {"data": data}))
+    return True
+
+
+class _Unusual(Exception):
+    """A batch :func:`_stream_batches` does not write (nulls, where the store holds "")."""
+
+
+def _stream_batches(data: StreamedArray, batches: Iterator[pa.RecordBatch], budget: int) -> np.ndarray | None:
+    """Write the ``content`` of ``batches`` to ``data`` as :meth:`ContentStore.load` holds a column
+    of several batches (their texts end to end, offsets from 0) and return its offsets; ``None``
+    (what was written is left out) once the batches pass ``budget`` bytes, where ``load``'s scan
+    stops, or when there are none."""
+    size, end = 0, 0
+    offsets: list[np.ndarray] = []
+    for batch in batches:
+        size += batch.nbytes
+        if size > budget:
+            return None
+        values = batch.column("content")
+        if values.null_count:
+            raise _Unusual
+        at = _offsets(values)
+        start, stop = int(at[0]), int(at[-1])
+        data.write(_data(values)[start:stop])
+        offsets.append(at[1 if offsets else 0 :] - start + end)
+        end += stop - start
+    return np.concatenate(offsets) if offsets else None
+
+
+def _offsets(values: pa.Array) -> np.ndarray:
+    """The offsets of a string array's values in its data buffer."""
+    dtype = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    buffer = values.buffers()[1]
+    assert buffer is not None
+    return np.frombuffer(buffer, dtype=dtype)[values.offset : values.offset + len(values) + 1]
+
+
+def _data(values: pa.Array) -> np.ndarray:
+    """A string array's data buffer, whole."""
+    buffer = values.buffers()[2]
+    return np.frombuffer(buffer if buffer is not None else b"", dtype=np.uint8)

@@ -38,13 +38,14 @@ from docs_mcp_core.index.table import (
 )
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
-from docs_mcp_core.search.content_store import ContentStore
+from docs_mcp_core.search.content_store import ContentStore, write_content
 from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
 from docs_mcp_core.search.intent import IntentIndex, load_intent
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, LexicalIndex, Scoring
-from docs_mcp_core.search.retrieval import lexical_index_usable, load_lexical_index
+from docs_mcp_core.search.retrieval import PHRASE_COLUMN, lexical_index_usable, load_lexical_index
 from docs_mcp_core.search.row_catalog import RowCatalog, scan_in_row_order
 from docs_mcp_core.search.rows import RowReader, display_columns
+from docs_mcp_core.search.scan_batches import CatalogScan
 from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
 from docs_mcp_core.search.vector_matrix import VectorMatrix
 
@@ -128,6 +129,24 @@ def _lexical_from_table(
     if not (wanted.in_memory and lexical_index_usable(columns, wanted.match_boosts)):
         return None
     return load_lexical_index(table, catalog, wanted.match_boosts, wanted.scoring)
+
+
+def _lexical_for_build(
+    table: Any, catalog: RowCatalog, wanted: Wanted, columns: frozenset[str]
+) -> LexicalIndex | None:
+    """:func:`_lexical_from_table`, its columns read a batch of rows at a time and never held whole
+    (:meth:`LexicalIndex.build_batches`); when the table's rows do not come in the catalog's order
+    (scans usually do), :func:`_lexical_from_table` itself."""
+    if not (wanted.in_memory and lexical_index_usable(columns, wanted.match_boosts)):
+        return None
+    # the columns in the order load_lexical_index gives them (the derived part numbers them so)
+    names = [PHRASE_COLUMN, *(c for c in wanted.match_boosts if c != PHRASE_COLUMN)]
+    scan = CatalogScan(table, names, catalog.row_ids)
+    lexical = LexicalIndex.build_batches(scan, names, positions=[PHRASE_COLUMN], scoring=wanted.scoring)
+    if scan.out_of_order:
+        lexical = None
+    release_free_heap()
+    return lexical if lexical is not None else _lexical_from_table(table, catalog, wanted, columns)
 
 
 def _spelling_from_table(
@@ -329,8 +348,9 @@ def derive_into(
     part); returns the number of rows. The parts are those the default ranking's engine derives
     at open (:func:`derive_from_table`), and the heading-path vectors of the build's embedded
     texts, which ``headings`` gives, waiting for the embedding: the small parts are made while it
-    runs, the two largest (the lexical index and the content store, each about twice its size
-    while it is made) once it is done and its model and buffers are freed."""
+    runs, the two largest (the lexical index and the content store, made or written as the
+    table's rows are read a batch at a time: :mod:`~docs_mcp_core.search.scan_batches`) once it is
+    done and its model and buffers are freed."""
     columns = frozenset(table.schema.names)
     wanted = build_wanted(columns)
     catalog = _load_catalog(table, metadata, columns, budgets)
@@ -386,10 +406,10 @@ def _add_large_parts(
     vocabulary: HeadingVocabulary | None,
 ) -> None:
     """The lexical index (made beside the heading vectors of ``vocabulary``), then the content
-    store and the vectors."""
+    store (written to the derived file as it is read) and the vectors."""
     columns, rows = frozenset(facts["columns"]), len(catalog)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="docs-mcp-derive") as pool:
-        lexical = pool.submit(_lexical_from_table, table, catalog, wanted, columns)
+        lexical = pool.submit(_lexical_for_build, table, catalog, wanted, columns)
         if vocabulary is not None:
             writer.add("headings", heading_vectors_of(table, catalog, vocabulary).to_part())
         del vocabulary
@@ -398,13 +418,8 @@ def _add_large_parts(
         writer.add(f"lexical.{LANCEDB_SCORING.name}", made.to_part())
     del made, lexical
     release_free_heap()
-    content = ContentStore.load(table, catalog.row_ids, budgets.content)
-    if content is not None:
-        scan_bytes = content.nbytes + ROWID_BYTES * rows
-        writer.add("content", Part(content.to_part().arrays, {"scan_bytes": scan_bytes}))
-    else:
+    if not write_content(writer, "content", table, catalog.row_ids, budgets.content, ROWID_BYTES * rows):
         facts["content_over"] = budgets.content
-    del content
     if wanted.vectors:
         vectors = VectorMatrix.load(table, catalog.row_ids, budgets.vectors)
         if vectors is not None:

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,18 +43,13 @@ from docs_mcp_core.search.analyzer import (
     LANCEDB_STOP_WORDS,
     analyze,
     analyze_positions,
-    analyze_words,
-    pc,
-    split_words,
 )
 from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, add_at, every_best, meet, pruned_best
+from docs_mcp_core.search.postings_builder import K1, MAX_PHRASE_SPAN, B, Postings, PostingsBuilder
 from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
 
-K1 = 1.2
-B = 0.75
 BUILD_BATCH_ROWS = 2048
 PARALLEL_BUILD_MAX_ROWS = 50_000
-MAX_PHRASE_SPAN = 4096  # words a phrase may span (keys of neighbouring rows never meet below it)
 
 
 @dataclass(frozen=True)
@@ -105,66 +100,22 @@ class FieldIndex:
         """Index the texts of one column (row ``i`` is position ``i``; nulls are empty rows).
 
         ``positions`` also keeps where each term occurs, for :meth:`phrase_rows`. ``analyzed`` is a
-        word -> term cache that several columns can share. Texts are split a batch of rows at a
-        time, so the memory it takes beyond the result is a few bytes per word.
+        word -> term cache that several columns can share. Texts are split and sorted a batch of
+        rows at a time (:class:`~docs_mcp_core.search.postings_builder.PostingsBuilder`), so the
+        memory it takes beyond the result is a few bytes per word.
         """
-        size = len(texts)
-        cache = analyzed if analyzed is not None else {}
-        terms: dict[str, int] = {}
-        term_parts: list[np.ndarray] = []
-        row_parts: list[np.ndarray] = []
-        position_parts: list[np.ndarray] = []
-        for start in range(0, size, BUILD_BATCH_ROWS):
-            batch_terms, batch_rows, batch_positions = _tokens(
-                texts.slice(start, BUILD_BATCH_ROWS), start, terms, cache, scoring.stop_words
-            )
-            term_parts.append(batch_terms)
-            row_parts.append(batch_rows)
-            if positions:
-                position_parts.append(batch_positions)
-        token_terms, token_rows = _joined(term_parts), _joined(row_parts)  # each list emptied as it is joined
-        token_positions = _joined(position_parts) if positions else None
+        builder = PostingsBuilder(positions=positions, stop_words=scoring.stop_words, analyzed=analyzed)
+        for start in range(0, len(texts), BUILD_BATCH_ROWS):
+            builder.add(texts.slice(start, BUILD_BATCH_ROWS))
+        return cls.from_postings(builder.finish(counts_every_row=scoring.counts_every_row))
 
-        row_lengths = np.bincount(token_rows, minlength=size).astype(np.float64)
-        # tokens grouped by term, in row then position order within a term (a stable sort of
-        # small integers is a radix sort); each temporary array is freed as soon as it is used
-        order = np.argsort(token_terms.astype(np.min_scalar_type(max(len(terms), 1))), kind="stable")
-        sorted_terms = token_terms[order]
-        del token_terms
-        sorted_rows = token_rows[order]
-        del token_rows
-        sorted_positions = token_positions[order] if token_positions is not None else None
-        del token_positions, order
-        bounds = np.searchsorted(sorted_terms, np.arange(len(terms) + 1)).astype(np.int64)
-        first = np.ones(len(sorted_terms), dtype=bool)  # the first token of each (term, row) pair
-        first[1:] = (sorted_terms[1:] != sorted_terms[:-1]) | (sorted_rows[1:] != sorted_rows[:-1])
-        count = len(sorted_terms)
-        del sorted_terms
-        starts_of_pairs = np.flatnonzero(first)
-        del first
-        tf = np.diff(np.append(starts_of_pairs, count)).astype(np.float64)
-        pair_rows = sorted_rows[starts_of_pairs]
-        offsets = np.searchsorted(starts_of_pairs, bounds).astype(np.int64)
-        del starts_of_pairs
-
-        # LanceDB 0.40 counts the rows with at least one term in the column, 0.26 every row
-        counted = size if scoring.counts_every_row else int(np.count_nonzero(row_lengths))
-        average = float(row_lengths.sum()) / counted if counted else 1.0
-        norm = 1.0 - B + B * row_lengths[pair_rows] / average
-        weights = (tf * (K1 + 1.0) / (tf + K1 * norm)).astype(np.float32)
-        del norm, tf, row_lengths
-        df = np.diff(offsets).astype(np.float64)
-        idf = np.log1p((counted - df + 0.5) / (df + 0.5))
-        occurrences = None
-        if sorted_positions is not None:
-            # every occurrence as one sortable key, grouped by term like the postings
-            stride = (int(sorted_positions.max()) + 1 if len(sorted_positions) else 1) + MAX_PHRASE_SPAN
-            keys = sorted_rows.astype(np.int64)
-            del sorted_rows
-            keys *= stride
-            keys += sorted_positions
-            occurrences = _Occurrences(keys, bounds, stride)
-        return cls(terms, offsets, pair_rows.astype(np.int32), weights, idf, occurrences)
+    @classmethod
+    def from_postings(cls, postings: Postings) -> FieldIndex:
+        """The field of ``postings`` (its arrays used as they are)."""
+        p, occurrences = postings, None
+        if p.keys is not None and p.bounds is not None:
+            occurrences = _Occurrences(p.keys, p.bounds, p.stride)
+        return cls(p.terms, p.offsets, p.rows, p.weights, p.idf, occurrences)
 
     def score(self, query_terms: Mapping[str, int], size: int) -> np.ndarray | None:
         """BM25 of every row for the query's terms (with their counts); None when none is indexed."""
@@ -332,6 +283,43 @@ class LexicalIndex:
             fields = dict(zip(columns, pool.map(build, columns), strict=True))
         return cls(fields, size, scoring)
 
+    @classmethod
+    def build_batches(
+        cls,
+        batches: Iterable[pa.RecordBatch],
+        names: Sequence[str],
+        *,
+        positions: Sequence[str] = (),
+        scoring: Scoring = LANCEDB_SCORING,
+    ) -> LexicalIndex:
+        """:meth:`build` of the columns ``names`` read a batch of rows at a time (each batch holds
+        every name's next rows), so the columns' texts are never held whole: the same index, in
+        the memory of the postings being made and a batch or two."""
+        analyzed: dict[str, str] = {}
+        builders = {
+            name: PostingsBuilder(
+                positions=name in positions, stop_words=scoring.stop_words, analyzed=analyzed, name=name
+            )
+            for name in names
+        }
+        # two threads (Arrow's splitting and NumPy's sorting release the GIL): the first column
+        # (the longest) in one, the others in the other, while the next batch is read
+        groups = [[builders[n] for n in names[:1]], [builders[n] for n in names[1:]]]
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="docs-mcp-lexical") as pool:
+            pending: list[Future[None]] = []
+            for batch in batches:
+                for done in pending:
+                    done.result()
+                pending = [pool.submit(_add_rows, group, batch) for group in groups if group]
+            for done in pending:
+                done.result()
+        size = builders[names[0]].rows if names else 0
+        fields: dict[str, FieldIndex] = {}
+        for name in names:  # one column's postings placed at a time, its builder then let go
+            postings = builders.pop(name).finish(counts_every_row=scoring.counts_every_row)
+            fields[name] = FieldIndex.from_postings(postings)
+        return cls(fields, size, scoring)
+
     @property
     def nbytes(self) -> int:
         return sum(f.nbytes for f in self.fields.values())
@@ -449,46 +437,12 @@ class LexicalIndex:
         return positions, scores[np.searchsorted(rows, positions)]
 
 
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    """The parts end to end; the list is emptied, so each part is freed once copied."""
-    joined = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-    parts.clear()
-    return joined
-
-
-def _tokens(
-    texts: pa.Array | pa.ChunkedArray,
-    first_row: int,
-    terms: dict[str, int],
-    cache: dict[str, str],
-    stop_words: frozenset[str],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(term, row, position)`` of every indexed token of ``texts`` (rows from ``first_row``);
-    new terms are added to ``terms``."""
-    words = split_words(texts)
-    encoded = pc.dictionary_encode(pc.list_flatten(words))
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    unique_words = encoded.dictionary.to_pylist()
-    new_words = [w for w in unique_words if w not in cache]
-    cache.update(zip(new_words, analyze_words(new_words, stop_words), strict=True))
-    term_of_word = np.fromiter(
-        ((terms.setdefault(t, len(terms)) if (t := cache[w]) else -1) for w in unique_words),
-        dtype=np.int32,
-        count=len(unique_words),
-    )
-    word_ids = encoded.indices.to_numpy(zero_copy_only=False)
-    lengths = pc.list_value_length(words).fill_null(0).to_numpy(zero_copy_only=False)
-    rows = np.repeat(np.arange(first_row, first_row + len(texts), dtype=np.int32), lengths)
-    if "" in cache and "" in unique_words:  # "" before a leading separator, after a trailing one
-        real = word_ids != unique_words.index("")
-        word_ids, rows = word_ids[real], rows[real]
-    token_terms = term_of_word[word_ids]
-    # a token's position counts every word before it in its row, dropped words included
-    starts = np.searchsorted(rows, np.arange(first_row, first_row + len(texts), dtype=np.int32))
-    token_positions = np.arange(len(rows), dtype=np.int32) - starts[rows - first_row].astype(np.int32)
-    kept = token_terms >= 0
-    return token_terms[kept], rows[kept], token_positions[kept]
+def _add_rows(builders: list[PostingsBuilder], batch: pa.RecordBatch) -> None:
+    """Add the next rows of ``batch`` to each builder, its column's a slice at a time."""
+    for builder in builders:
+        texts = batch.column(builder.name)
+        for start in range(0, len(texts), BUILD_BATCH_ROWS):
+            builder.add(texts.slice(start, BUILD_BATCH_ROWS))
 
 
 _EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
