@@ -436,6 +436,15 @@ def test_recovery_after_a_crash_between_the_two_renames(live_index: Path) -> Non
     assert _hit_ids(live_index, "lighthouse") == ["alpha.md#alpha/lighthouse"]
 
 
+def test_recovery_puts_the_old_table_back_in_place_of_a_live_folder_without_one(live_index: Path) -> None:
+    # killed between the two renames; then a tool opened .lancedb, which made an empty folder
+    (live_index / ".lancedb").rename(live_index / ".lancedb.old")
+    (live_index / ".lancedb").mkdir()
+    recover_interrupted_swap(live_index)
+    assert sorted(p.name for p in live_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
+    assert _hit_ids(live_index, "lighthouse") == ["alpha.md#alpha/lighthouse"]
+
+
 def test_recovery_drops_leftovers_of_a_finished_swap(live_index: Path) -> None:
     shutil.copytree(live_index / ".lancedb", live_index / ".lancedb.old")
     (live_index / "metadata.json.tmp").write_text("{", encoding="utf-8")

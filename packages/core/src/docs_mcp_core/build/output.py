@@ -134,13 +134,14 @@ def _read_file(folder: Path) -> Callable[[str], bytes | None]:
 def recover_interrupted_swap(out_dir: Path) -> None:
     """Finish or undo a swap that a crash interrupted, so the live index is whole again.
 
-    Cut short before the new table went live, the swap is undone (``.lancedb.old`` put back). Cut
-    short after it, the swap is finished: the new ``chunks.json`` and ``metadata.json`` (both
-    complete before the first rename) replace the previous ones, which would otherwise describe
-    another table, and lend their file titles to every later build."""
+    Cut short before the new table went live, the swap is undone: ``.lancedb.old`` is put back (in
+    place of a ``.lancedb`` without a table, made by a tool that opened it). Cut short after, it is
+    finished: the new ``chunks.json`` and ``metadata.json`` (complete before the first rename)
+    replace the previous ones, which would describe another table and lend later builds its titles."""
     live, old = out_dir / LANCEDB_DIRNAME, out_dir / f"{LANCEDB_DIRNAME}.old"
     metadata_tmp = out_dir / f"{METADATA_FILENAME}.tmp"
-    if not live.exists() and old.exists():
+    if old.exists() and not (live / f"{TABLE_NAME}.lance").exists():
+        _remove(live)
         old.rename(live)
     elif (
         live.is_dir()
