@@ -69,7 +69,6 @@ _SLUG_WORD_RE = re.compile(r"-{2,}[a-z0-9]+|[a-z0-9]+")  # "--frozen" keeps its 
 _KEYISH_RE = re.compile(r"^(?:--?[A-Za-z0-9]|\[.+\]$)|[A-Za-z0-9]-[A-Za-z0-9]")
 _QUERY_WORD_RE = re.compile(r"[^\s]+")
 _HYPHENATED_RE = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")  # re-open, two-factor, requires-python
-_CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # UV_CACHE_DIR, NODE_ENV
 _CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # UV_NO_CACHE, MAX_RETRIES
 _ONE_WORD_RE = re.compile(r"[a-z][a-z0-9]*")  # a key of one word, after its [table]
 # a dotted key whose last part is one word (tool.uv.package, tool.uv.pip.strict): its id may be
@@ -342,8 +341,8 @@ def query_writes_a_key_shape(text: str) -> bool:
 
 def query_constants(text: str) -> list[str]:
     """The query's words written as an environment variable or a constant is (``UV_CACHE_DIR``,
-    ``NODE_ENV``: capitals and digits joined by underscores), a shape prose never takes."""
-    return [w.rstrip(".?!") for w in _query_words(text) if _CONSTANT_RE.fullmatch(w.rstrip(".?!"))]
+    ``NODE_ENV``: :func:`is_constant_name`), a shape prose never takes."""
+    return [name for w in _query_words(text) if is_constant_name(name := w.rstrip(".?!"))]
 
 
 def _query_words(text: str) -> list[str]:
