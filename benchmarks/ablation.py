@@ -12,7 +12,7 @@ the index has vectors), taxonomy cues, static priors, query-term coverage, the b
 collapse, the intent signals (topic introduction, action verbs, data-model damping for action
 queries and for descriptions, short forms), compounds, contrasts, narrower neighbours (``, not
 just X``), inverse operations, contrast neighbours, one environment variable, the object of the
-action, every one at once, the plain operation, parts of a split section, subsections of an operation, the
+action, every one at once, the plain operation, type definitions, parts of a split section, subsections of an operation, the
 sibling-section choice, page openings, small words and the option leg. The
 identifier-aware heading and text fields are build-time columns and cannot be switched off without
 another index; the ``original`` row shows the recipe without any signal. ``--only LABEL`` (repeatable,
@@ -157,6 +157,7 @@ VARIANTS = (
     Variant("- subsections of an operation", weights={"subsection": 0.0}),
     Variant("- every one at once", weights={"every": 0.0}),
     Variant("- plain operation", weights={"plain_operation": 0.0}),
+    Variant("- type definitions", weights={"type_definition": 0.0}),
     Variant("- page openings", weights={"opening": 0.0}),
     Variant("- small words", weights={"small_words": 0.0}),
     Variant("original recipe", options={"ranking": "original"}),

@@ -34,6 +34,8 @@ __all__ = [
     "coverage_texts",
     "neighbour_factors",
     "variable_factors",
+    "weigh_neighbours",
+    "weigh_variables",
 ]
 
 COVERAGE_DEPTH = 50  # rows (best fused scores first) whose query-term coverage is measured
@@ -140,3 +142,26 @@ async def variable_factors(reader: RowReader, positions: np.ndarray, weight: flo
         if is_constant_name(heading.strip().strip("`")):
             factors[i] = 1.0 + weight
     return factors
+
+
+async def weigh_neighbours(
+    reader: RowReader,
+    rows: np.ndarray,
+    score: np.ndarray,
+    matched: np.ndarray,
+    contrast_terms: Sequence[str],
+    weight: float,
+) -> None:
+    """Multiply ``score`` (of catalog positions ``rows``) in place by :func:`neighbour_factors` of
+    the best rows with a full-text match (``matched``), for the query's ``contrast_terms``."""
+    top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
+    score[top] *= await neighbour_factors(reader, rows[top], contrast_terms, weight)
+
+
+async def weigh_variables(
+    reader: RowReader, rows: np.ndarray, score: np.ndarray, matched: np.ndarray, weight: float
+) -> None:
+    """Multiply ``score`` (of catalog positions ``rows``) in place by :func:`variable_factors` of
+    the best rows with a full-text match (``matched``)."""
+    top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
+    score[top] *= await variable_factors(reader, rows[top], weight)

@@ -19,10 +19,11 @@ import numpy as np
 
 from docs_mcp_core.ranking import identifier_parts
 from docs_mcp_core.search.analyzer import analyze_words
+from docs_mcp_core.search.coverage import COVERAGE_DEPTH, coverage_rows
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.subsections import is_operation_heading
 
-__all__ = ["EVERY_WORDS", "asks_for_every", "every_factors"]
+__all__ = ["EVERY_WORDS", "asks_for_every", "every_factors", "weigh_every"]
 
 EVERY_WORDS = frozenset({"all", "every"})
 
@@ -49,3 +50,17 @@ async def every_factors(
         if len(parts) >= 2 and parts[1] == "all" and analyze_words(parts[:1])[0] in said:
             factors[i] = 1.0 + weight
     return factors
+
+
+async def weigh_every(
+    reader: RowReader,
+    rows: np.ndarray,
+    score: np.ndarray,
+    matched: np.ndarray,
+    terms: Sequence[str],
+    weight: float,
+) -> None:
+    """Multiply ``score`` (of catalog positions ``rows``) in place by :func:`every_factors` of the
+    best rows with a full-text match (``matched``)."""
+    top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
+    score[top] *= await every_factors(reader, rows[top], terms, weight)

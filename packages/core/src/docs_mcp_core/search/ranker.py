@@ -10,14 +10,14 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
    credits scaled by the best one. The original recipe (:func:`original_contributions`) is weighted
    reciprocal-rank fusion, ``w / (k + rank)`` with k = 60, a row counting at its best rank.
    :func:`summed` adds them up per row, in leg order.
-2. **Multipliers** (default ranking): the row's static prior (computed at build time,
-   :func:`docs_mcp_core.ranking.static_prior`), the query's taxonomy cues (:func:`query_cues`,
-   :func:`cue_factors`) and, for the best rows with a full-text match, query-term coverage
-   (:mod:`.coverage`); for an action, the operations on the page its object names
-   (:mod:`.objects`) and the plain operation (:mod:`.plain_operations`); the sections named with the query's small words (:mod:`.small_words`); a later
-   part beside its first part (:mod:`.parts`), a subsection beside its operation
-   (:mod:`.subsections`); among the best rows of one page, the one whose heading path is nearest
-   the question (:mod:`.siblings`); for a description, the page opening nearest it (:mod:`.openings`).
+2. **Multipliers** (default ranking): the row's static prior (:func:`docs_mcp_core.ranking.static_prior`),
+   the query's taxonomy cues (:func:`query_cues`, :func:`cue_factors`), query-term coverage of the
+   best rows (:mod:`.coverage`), then the intent signals: the operations on the page an action's
+   object names (:mod:`.objects`), the plain operation (:mod:`.plain_operations`), a named type's
+   fields (:mod:`.type_definitions`), sections named with the query's small words
+   (:mod:`.small_words`), a later part beside its first part (:mod:`.parts`), a subsection beside its
+   operation (:mod:`.subsections`), the sibling nearest the question (:mod:`.siblings`) and, for a
+   description, the page opening nearest it (:mod:`.openings`).
 3. **Order** (:func:`order`): scores rounded to 6 decimals, as the original rounds them, sorted
    best first; ties by path depth (default ranking), then chunk id; byte-identical chunks give one
    hit. Then near-identical hits that differ only by a collapse key (the same method in three SDK
@@ -42,10 +42,10 @@ from docs_mcp_core.search.coverage import (
     coverage_factor,
     coverage_rows,
     coverage_texts,
-    neighbour_factors,
-    variable_factors,
+    weigh_neighbours,
+    weigh_variables,
 )
-from docs_mcp_core.search.every import asks_for_every, every_factors
+from docs_mcp_core.search.every import asks_for_every, weigh_every
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
     IntentIndex,
@@ -69,6 +69,7 @@ from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.siblings import sibling_boost
 from docs_mcp_core.search.small_words import weigh_small_words
 from docs_mcp_core.search.subsections import damp_subsections
+from docs_mcp_core.search.type_definitions import weigh_type_definitions
 
 __all__ = [
     "DEFAULT_CONTRIBUTIONS",
@@ -136,6 +137,7 @@ class RankingWeights:
     subsection: float = 0.2  # damping of an operation's subsection when the operation ranks too
     every: float = 0.3  # the ``verbAll`` operations, for a query that says all or every
     plain_operation: float = 0.2  # ``delete link``: links.delete, not links.deleteMany
+    type_definition: float = 0.25  # ``components.DomainSchema``: its page's fields section
     opening: float = 0.1  # the nearest page opening, for a description (``search/openings.py``)
     small_words: float = 0.3  # ``csv to json``, not ``json to csv``; ``sign in``, not ``sign up``
 
@@ -458,18 +460,17 @@ class Ranker:
         if wanted and weights.plain_operation and len(matched):
             await weigh_plain_operations(self._reader, rows, score, query, weights.plain_operation)
         if weights.every and len(matched) and asks_for_every(query.terms):
-            top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
-            score[top] *= await every_factors(self._reader, rows[top], query.terms, weights.every)
+            await weigh_every(self._reader, rows, score, matched, query.terms, weights.every)
         if weights.variable and len(matched) and asks_for_variable(query.terms):
-            top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
-            score[top] *= await variable_factors(self._reader, rows[top], weights.variable)
+            await weigh_variables(self._reader, rows, score, matched, weights.variable)
         if query.contrast_terms and weights.neighbour and len(matched):
-            top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
-            score[top] *= await neighbour_factors(
-                self._reader, rows[top], query.contrast_terms, weights.neighbour
+            await weigh_neighbours(
+                self._reader, rows, score, matched, query.contrast_terms, weights.neighbour
             )
         if weights.small_words and catalog.chunk_ids:
             weigh_small_words(rows, score, catalog.chunk_ids, query.words, weights.small_words)
+        if weights.type_definition and catalog.chunk_ids:
+            weigh_type_definitions(rows, score, catalog.chunk_ids, query.text, weights.type_definition)
         if weights.later_part and catalog.chunk_ids and len(rows):
             damp_later_parts(rows, score, catalog.chunk_ids, legs.get("option"), weights.later_part)
         if weights.subsection and catalog.chunk_ids and len(rows):
