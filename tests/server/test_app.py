@@ -154,6 +154,35 @@ async def test_tool_errors_are_is_error_results(
     assert text_of(result) == message
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments", "start"),
+    [
+        ("get_doc", {"chunk_id": "a#" * 50_000}, "Chunk ID 'a#a#"),
+        ("get_doc", {"chunk_id": "guides/" + "x" * 99_993}, "Chunk ID 'guides/xxx"),
+        ("search_docs", {"query": "retry", "language": "p" * 100_000}, "Invalid taxonomy value for 'language': 'ppp"),
+        ("n" * 100_000, {}, "Unknown tool 'nnn"),
+    ],
+)  # fmt: skip
+async def test_an_error_repeats_a_huge_value_only_in_part(
+    built_app: DocsMcpApp, tool: str, arguments: dict[str, Any], start: str
+) -> None:
+    # a megabyte sent back to an agent would fill its context with the mistake it made
+    async with Client(built_app.server) as client:
+        result = await client.call_tool(tool, arguments)
+    assert result.is_error is True
+    message = text_of(result)
+    assert message.startswith(start)
+    assert len(message) < 500 and "(100,000 characters)" in message
+
+
+async def test_a_resource_error_repeats_a_huge_uri_only_in_part(built_app: DocsMcpApp) -> None:
+    async with Client(built_app.server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.read_resource("docs:///" + "x" * 100_000)
+    assert info.value.message.startswith("Resource not found: docs:///xxx")
+    assert len(info.value.message) < 500 and "(100,008 characters)" in info.value.message
+
+
 async def test_tool_prefix_routes_and_hides_unprefixed_names(built_index: Path) -> None:
     app = create_app(built_index, tool_prefix="acme")
     async with Client(app.server) as client:

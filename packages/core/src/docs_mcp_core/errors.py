@@ -6,7 +6,8 @@ also inherits the builtin category that fits (``ValueError`` for bad input), so 
 ValueError`` still catches it. :class:`MustacheError`, :class:`InvalidPrompt` and :class:`YamlExpansionError` are raised
 inside core and turned into an error naming the file (:class:`PromptTemplateError`,
 :class:`MetadataError`, a finding). :func:`write_error` turns a full disk, a read-only disk or a
-missing permission into a :class:`BuildError`.
+missing permission into a :class:`BuildError`; :func:`shown` is what a message shows of a value the
+caller sent.
 """
 
 from __future__ import annotations
@@ -154,6 +155,18 @@ class InvalidPrompt(ValueError):
     @property
     def where(self) -> str:
         return format_path(self.path)
+
+
+SHOWN_CHARS = 200  # of a value a message repeats back to whoever sent it
+
+
+def shown(value: object) -> str:
+    """``value`` as an error message repeats it: whole up to :data:`SHOWN_CHARS` characters, else
+    its start and how long it was (a megabyte-long chunk id is not worth sending back)."""
+    text = str(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
 
 
 def format_path(path: tuple[str | int, ...]) -> str:

@@ -22,6 +22,7 @@ import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from docs_mcp_core.errors import shown
 from docs_mcp_server import prompts as prompt_support
 from docs_mcp_server.arguments import (
     ToolArguments,
@@ -155,7 +156,7 @@ class DocsMcpApp:
             return await self._get_doc(arguments)
         if name in self._custom:
             return await self._run_custom(name, arguments)
-        return _error_result(f"Unknown tool '{name}'.")
+        return _error_result(f"Unknown tool '{shown(name)}'.")
 
     async def _search_docs(self, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         try:
@@ -304,7 +305,7 @@ class DocsMcpApp:
             with lease as engine:
                 listed = {resource.name for resource in await self._resources_of(lease)}
                 if filepath not in listed:
-                    raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
+                    raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {shown(uri)}")
                 text = await engine.file_content_async(filepath)  # from memory: no thread hop
         except IndexUnavailableError as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
@@ -339,17 +340,17 @@ def resource_filepath(uri: str) -> str:
     parts = urlsplit(uri)
     if not parts.scheme:
         raise MCPError(
-            code=types.INVALID_PARAMS, message=f"Invalid URI: '{uri}'. Expected docs:///<filepath>"
+            code=types.INVALID_PARAMS, message=f"Invalid URI: '{shown(uri)}'. Expected docs:///<filepath>"
         )
     if parts.scheme.lower() != RESOURCE_SCHEME:
         raise MCPError(
             code=types.INVALID_PARAMS,
-            message=f"Invalid URI scheme: {parts.scheme}:. Expected '{RESOURCE_SCHEME}:'",
+            message=f"Invalid URI scheme: {shown(parts.scheme)}:. Expected '{RESOURCE_SCHEME}:'",
         )
     path = parts.path[1:] if parts.path.startswith("/") else parts.path
     path = unquote(path)
     if not path:
-        raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid URI: missing filepath in '{uri}'")
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid URI: missing filepath in '{shown(uri)}'")
     return path
 
 

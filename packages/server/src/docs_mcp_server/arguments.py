@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from docs_mcp_core.errors import shown
 from docs_mcp_server.errors import ArgumentError
 from docs_mcp_server.schemas import CONTEXT_DEFAULT, LIMIT_DEFAULT, SCOPE_DEFAULT
 
@@ -146,7 +147,9 @@ class ToolArguments:
             allowed = ", ".join(str(v) for v in spec.get("enum", []))
             if self.filters is not None and field not in self.filters:
                 return f"{field} must be one of: {allowed}"
-            return f"Invalid taxonomy value for '{field}': '{error.instance}'. Allowed values: {allowed}"
+            return (
+                f"Invalid taxonomy value for '{field}': '{shown(error.instance)}'. Allowed values: {allowed}"
+            )
         if spec.get("type") == "boolean":
             return f"{field} must be a boolean"
         if spec.get("type") == "string":

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from docs_mcp_core.errors import SearchError
+from docs_mcp_core.errors import SearchError, shown
 from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.table import quote_identifier, quote_string
 from docs_mcp_core.ordering import sort_key
@@ -124,10 +124,10 @@ class Documents:
         if located is None:
             if not is_chunk_id_format(chunk_id):
                 raise SearchError(
-                    f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or {{filepath}}#{{heading-path}}."
+                    f"Chunk ID '{shown(chunk_id)}' has invalid format. Expected {{filepath}} or {{filepath}}#{{heading-path}}."
                 )
             raise SearchError(
-                f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
+                f"Chunk ID '{shown(chunk_id)}' not found. Use search_docs to discover valid chunk IDs."
             )
         siblings, index = located  # every chunk of the file: chunk_index -> (row id, chunk id)
         request = DocRequest(chunk_id, scope, c)

@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from docs_mcp_core.errors import SearchError
+from docs_mcp_core.errors import SearchError, shown
 from docs_mcp_core.index.table import quote_identifier, quote_string
 from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
 
@@ -34,7 +34,9 @@ def active_filters(
     active = {k: v.replace("\0", "") for k, v in active.items()}
     for key in active:
         if key not in taxonomy_keys or key not in columns:
-            raise SearchError(f"Unknown filter '{key}'. Valid filters: {', '.join(taxonomy_keys) or 'none'}")
+            raise SearchError(
+                f"Unknown filter '{shown(key)}'. Valid filters: {', '.join(taxonomy_keys) or 'none'}"
+            )
     return active
 
 

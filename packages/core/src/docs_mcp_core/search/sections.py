@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from docs_mcp_core.chunk_ids import PREAMBLE, split_chunk_id
+from docs_mcp_core.errors import shown
 
 __all__ = ["SCOPES", "FileChunk", "Section", "find_section", "section_paths", "split_chunk_id"]
 
@@ -91,7 +92,7 @@ def find_section(chunks: Sequence[FileChunk], target: int, scope: str) -> Sectio
     scope or a target that is not among them.
     """
     if scope not in SCOPES:
-        raise ValueError(f"unknown scope '{scope}'. Valid scopes: {', '.join(SCOPES)}")
+        raise ValueError(f"unknown scope '{shown(scope)}'. Valid scopes: {', '.join(SCOPES)}")
     position = next((i for i, c in enumerate(chunks) if c.index == target), None)
     if position is None:
         raise ValueError(f"chunk index {target} is not in the file")
