@@ -1,0 +1,44 @@
+"""A page's title names its introduction: ``TLS certificates`` finds the page's opening, end to end.
+
+A page chunked below its title keeps the title and its introduction in a preamble whose breadcrumb
+is the file alone; the title is in the breadcrumbs of the page's sections. A reader who types the
+title (a topic of two words) wants the page from its start, not the section whose heading repeats
+one of its words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from docs_mcp_core.search import SearchEngine
+from tests.support.tiny_corpus import build_pages, opened
+
+PAGES = {
+    "concepts/certificates.md": (
+        "# TLS certificates\n\nBy default the tool loads certificates from its bundled roots, which are "
+        "portable and safe across platforms.\n\n## System certificates\n\nUse the platform's native "
+        "certificate store with `--native-tls`, for example behind a corporate proxy.\n\n## Custom "
+        "certificates\n\nSet `SSL_CERT_FILE` to a bundle of custom certificates when a direct path to "
+        "the certificate is required.\n"
+    ),
+    "concepts/cache.md": (
+        "# Caching\n\n## Cache directory\n\nThe cache lives in the user's cache folder.\n\n## Clearing "
+        "the cache\n\nRemove every entry with `tool cache clean`.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    with opened(build_pages(tmp_path_factory, "titles", PAGES)) as engine:
+        yield engine
+
+
+def test_a_pages_title_of_two_words_finds_its_opening(engine: SearchEngine) -> None:
+    assert engine.search("TLS certificates", limit=3).hits[0].chunk_id == "concepts/certificates.md#_preamble"
+
+
+def test_the_file_name_still_names_the_page(engine: SearchEngine) -> None:
+    assert engine.search("certificates", limit=3).hits[0].chunk_id == "concepts/certificates.md#_preamble"
