@@ -23,6 +23,10 @@ PAGES = {
         "certificates\n\nSet `SSL_CERT_FILE` to a bundle of custom certificates when a direct path to "
         "the certificate is required.\n"
     ),
+    "guides/audio.md": (
+        "# Text to Speech\n\nTurn written text into natural audio in dozens of voices, streamed or as a "
+        "file.\n\n## Streaming\n\nStream the speech as it is generated with `tool say --stream`.\n\n## Voices\n\nList the voices with `tool voices`.\n"
+    ),
     "concepts/cache.md": (
         "# Caching\n\n## Cache directory\n\nThe cache lives in the user's cache folder.\n\n## Clearing "
         "the cache\n\nRemove every entry with `tool cache clean`.\n"
@@ -42,3 +46,8 @@ def test_a_pages_title_of_two_words_finds_its_opening(engine: SearchEngine) -> N
 
 def test_the_file_name_still_names_the_page(engine: SearchEngine) -> None:
     assert engine.search("certificates", limit=3).hits[0].chunk_id == "concepts/certificates.md#_preamble"
+
+
+def test_a_title_with_a_small_word_names_its_page_without_it(engine: SearchEngine) -> None:
+    # the query's small words are dropped (text to speech: text, speech), so is the title's
+    assert engine.search("text to speech", limit=3).hits[0].chunk_id == "guides/audio.md#_preamble"

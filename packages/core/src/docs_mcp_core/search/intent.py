@@ -250,7 +250,8 @@ def page_names(filepath: str, breadcrumb: str) -> set[str]:
     crumbs = breadcrumb.split(" > ")
     if len(crumbs) > 1 and crumbs[1].strip():  # the first crumb is the file's path
         title = crumbs[1]
-        names.update((title, re.split(r"[.:/]", title)[-1]))
+        words = [w for w in _WORD_RE.findall(title) if w.lower() not in STOP_WORDS]
+        names.update((title, re.split(r"[.:/]", title)[-1], "".join(words)))  # "Text to Speech": textspeech
     return {name for name in map(_name, names) if name}
 
 
