@@ -24,6 +24,7 @@ from docs_mcp_core.build import (
 )
 from docs_mcp_core.errors import BuildError, CorpusInvalidError, DocsDirError, DocsMcpError
 from docs_mcp_core.index import table as index_table
+from docs_mcp_core.index.live_files import LiveFiles, live_files
 from docs_mcp_core.markdown import utf16_len
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.validation import validate_corpus
@@ -440,7 +441,9 @@ def test_recovery_puts_the_old_table_back_in_place_of_a_live_folder_without_one(
     # killed between the two renames; then a tool opened .lancedb, which made an empty folder
     (live_index / ".lancedb").rename(live_index / ".lancedb.old")
     (live_index / ".lancedb").mkdir()
+    assert live_files(live_index) == LiveFiles(table=".lancedb.old")
     recover_interrupted_swap(live_index)
+    assert live_files(live_index) == LiveFiles()
     assert sorted(p.name for p in live_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
     assert _hit_ids(live_index, "lighthouse") == ["alpha.md#alpha/lighthouse"]
 
@@ -470,7 +473,14 @@ def test_a_swap_cut_short_after_the_new_table_went_live_is_finished_by_the_next_
     (live_index / ".lancedb.work").mkdir()
     (new / "chunks.json").rename(live_index / ".lancedb.work" / "chunks.json.tmp")
     (new / "metadata.json").rename(live_index / "metadata.json.tmp")
+    left = sorted(p for p in live_index.rglob("*"))
+    # what a server started now serves, and the repair below moves into place (reading only)
+    assert live_files(live_index) == LiveFiles(
+        metadata="metadata.json.tmp", chunks=".lancedb.work/chunks.json.tmp"
+    )
+    assert sorted(p for p in live_index.rglob("*")) == left
     recover_interrupted_swap(live_index)
+    assert live_files(live_index) == LiveFiles()
     assert sorted(p.name for p in live_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
     assert json.loads((live_index / "metadata.json").read_text(encoding="utf-8")) == published
     assert _chunks(live_index) == published_chunks

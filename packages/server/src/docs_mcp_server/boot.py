@@ -37,17 +37,23 @@ def load_index_metadata(
         )
     if not index_dir.is_dir():
         raise BootError(f"index directory is not a directory: '{index_dir}'")
-    metadata_path = index_dir / "metadata.json"
     from docs_mcp_core.errors import MetadataError
-    from docs_mcp_core.metadata import missing_index_advice, read_metadata
+    from docs_mcp_core.index.live_files import live_files
+    from docs_mcp_core.metadata import missing_index_advice, parse_metadata_bytes, read_metadata
 
+    files = live_files(index_dir)  # a build stopped mid-swap: the complete index's files, where they are
+    metadata_path = index_dir / files.metadata
     if not metadata_path.is_file():
+        _refuse_if_left_mid_swap(index_dir)
         raise BootError(
             f"metadata.json not found in index directory: '{metadata_path}'. {missing_index_advice(index_dir)}"
         )
 
     try:
-        metadata = read_metadata(index_dir)
+        if files.mid_swap:
+            metadata = parse_metadata_bytes(metadata_path.read_bytes(), str(metadata_path))
+        else:
+            metadata = read_metadata(index_dir)
     except MetadataError as exc:
         detail = _one_line(str(exc))
         if str(metadata_path) not in detail and "metadata.json" not in detail:
@@ -56,7 +62,10 @@ def load_index_metadata(
     except (OSError, UnicodeDecodeError) as exc:
         raise BootError(f"cannot read '{metadata_path}': {exc}") from exc
     view = MetadataView.from_metadata(metadata)
-    lancedb_dir = (index_dir / view.index_path).resolve()
+    table_folder = files.table if view.index_path == ".lancedb" else view.index_path
+    lancedb_dir = (index_dir / table_folder).resolve()
+    if not (lancedb_dir / f"{view.index_table}.lance").is_dir():
+        _refuse_if_left_mid_swap(index_dir)
     if not lancedb_dir.is_dir():
         raise BootError(
             f"LanceDB index not found at '{lancedb_dir}'. Re-run docs-mcp build to generate the index."
@@ -68,6 +77,19 @@ def load_index_metadata(
             "Re-run docs-mcp build to generate the index."
         )
     return view
+
+
+def _refuse_if_left_mid_swap(index_dir: Path) -> None:
+    """Raise :class:`BootError` when ``index_dir`` holds what a build stopped while it published
+    leaves (``.lancedb.old`` or ``metadata.json.tmp``) and no complete index."""
+    from docs_mcp_core.index.live_files import NEW_METADATA_FILENAME, OLD_TABLE_DIRNAME
+
+    left = [name for name in (OLD_TABLE_DIRNAME, NEW_METADATA_FILENAME) if (index_dir / name).exists()]
+    if left:
+        raise BootError(
+            f"no complete index in '{index_dir}': a build was stopped while it replaced the index there "
+            f"(it left {' and '.join(left)}). Re-run docs-mcp build --out {index_dir} to build it again."
+        )
 
 
 def _load_remote_metadata(uri: str, storage_options: Mapping[str, str] | None) -> MetadataView:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from docs_mcp_server.errors import IndexUnavailableError
 from docs_mcp_server.generation import Generation, Lease, prime
 from docs_mcp_server.logs import log
-from docs_mcp_server.snapshot import remove_stale_snapshots, take_snapshot
+from docs_mcp_server.snapshot import remove_stale_snapshots, take_snapshot, take_view
 from docs_mcp_server.store_copies import StoreCopies
 
 if TYPE_CHECKING:
@@ -230,8 +230,10 @@ class LazyEngine:
         """Identity of the local ``metadata.json`` (None for object stores or when unreadable)."""
         if self._local is None:
             return None
+        from docs_mcp_core.index.live_files import live_files
+
         try:
-            st = os.stat(self._local / "metadata.json")
+            st = os.stat(self._local / live_files(self._local).metadata)  # mid-swap: the new one's
         except OSError:
             return None
         return (st.st_mtime_ns, st.st_ino, st.st_size)
@@ -361,6 +363,13 @@ class LazyEngine:
             except Exception:  # noqa: BLE001 - opened in place below, for the error to name the real folder
                 snapshot.remove()
         stamp = self._metadata_stamp()  # taken first: a build finishing meanwhile is seen next time
+        view = take_view(self._local)  # a folder left mid-swap, where links cannot be made
+        if view is not None:
+            try:
+                return Generation(next(self._numbers), open_at(view.path), stamp, view)
+            except BaseException:
+                view.remove()
+                raise
         return Generation(next(self._numbers), open_at(self.index_dir), stamp, None)
 
     def _open_copy(self, fetched: FetchedGeneration) -> Generation:
@@ -402,6 +411,7 @@ class LazyEngine:
 
         if self._local is not None:
             remove_stale_snapshots(self._local)
+            _log_mid_swap(self._local)
         try:
             self._current = self._open_generation()
         except DocsMcpError as exc:
@@ -458,3 +468,20 @@ class LazyEngine:
         if thread is not None:
             thread.join(timeout)
         return self._current is not None
+
+
+def _log_mid_swap(folder: Path) -> None:
+    """Say so when ``folder`` was left mid-swap by a build (the complete index there is served)."""
+    from docs_mcp_core.index.live_files import OLD_TABLE_DIRNAME, live_files
+
+    files = live_files(folder)
+    if files.mid_swap:
+        log(
+            logging.WARNING,
+            "the index folder was left mid-swap by a build that was stopped; serving the "
+            + ("previous" if files.table == OLD_TABLE_DIRNAME else "new")
+            + " complete index from it as it is; the next docs-mcp build finishes or undoes the swap",
+            index_dir=str(folder),
+            table=files.table,
+            metadata=files.metadata,
+        )

@@ -88,6 +88,33 @@ def take_snapshot(index_dir: Path) -> Snapshot | None:
     return None
 
 
+def take_view(index_dir: Path) -> Snapshot | None:
+    """For a folder a build was stopped in mid-swap, where links cannot be made: a private folder
+    outside it (in the temporary directory) holding a copy of the complete index's
+    ``metadata.json`` and a symbolic link to its table folder, for the index to be opened from
+    there, read-only, under the usual names. None for a folder that is not mid-swap."""
+    from docs_mcp_core.index.live_files import live_files
+    from docs_mcp_core.index.private_copies import make_private_folder
+
+    files = live_files(index_dir)
+    if not files.mid_swap:
+        return None
+    data = (index_dir / files.metadata).read_bytes()
+    if _table_path(data) != DEFAULT_TABLE_PATH:
+        return None
+    folder = make_private_folder() / "index"
+    try:
+        folder.mkdir()
+        (folder / METADATA_FILENAME).write_bytes(data)
+        (folder / DEFAULT_TABLE_PATH).symlink_to(
+            (index_dir / files.table).resolve(), target_is_directory=True
+        )
+    except OSError:
+        remove_snapshot(folder)
+        raise
+    return Snapshot(folder)
+
+
 def remove_stale_snapshots(index_dir: Path) -> None:
     """Remove snapshots that servers on this host left behind when they were killed."""
     root = index_dir / SNAPSHOT_DIRNAME
@@ -108,20 +135,29 @@ def remove_stale_snapshots(index_dir: Path) -> None:
 
 
 def _link_generation(index_dir: Path, target: Path) -> None:
-    """Link ``metadata.json``, then the table folder it names (so the pair belongs together)."""
+    """Link ``metadata.json``, then the table folder it names (so the pair belongs together).
+
+    In a folder a build was stopped in mid-swap, the files that form the complete index
+    (:func:`docs_mcp_core.index.live_files.live_files`) are linked under the usual names: the
+    snapshot is then an ordinary index, and the folder itself is left as it is for the next build."""
+    from docs_mcp_core.index.live_files import live_files
+
+    files = live_files(index_dir)
     try:
-        os.link(index_dir / METADATA_FILENAME, target / METADATA_FILENAME)
+        os.link(index_dir / files.metadata, target / METADATA_FILENAME)
     except FileNotFoundError as exc:
-        if (index_dir / METADATA_FILENAME).exists():
+        if files.mid_swap or (index_dir / files.metadata).exists():
             raise _Vanished from exc
         raise
     table_path = _table_path((target / METADATA_FILENAME).read_bytes())
     if table_path is None:
         raise OSError("metadata.json does not name a table folder inside the index folder")
-    source = index_dir / table_path
+    source = index_dir / (files.table if table_path == DEFAULT_TABLE_PATH else table_path)
     if not _inside(source, index_dir) or _inside(source, index_dir / SNAPSHOT_DIRNAME):
         raise OSError(f"the table folder {table_path!r} is not inside the index folder")
     _link_tree(source, target / table_path)
+    if files.mid_swap and live_files(index_dir) != files:
+        raise _Vanished  # a build moved the files meanwhile: link what is there now
 
 
 def _table_path(metadata: bytes) -> str | None:

@@ -37,6 +37,13 @@ from docs_mcp_core.build.options import BuildOptions, BuildReporter
 from docs_mcp_core.build.verify import verify_table
 from docs_mcp_core.embedding.cache import CACHE_DIRNAME
 from docs_mcp_core.errors import BuildError, OutputNotAnIndexError
+from docs_mcp_core.index.live_files import (
+    CHUNKS_FILENAME,
+    OLD_TABLE_DIRNAME,
+    WORK_DIRNAME,
+    is_index_metadata,
+    live_files,
+)
 from docs_mcp_core.index.location import (
     GENERATION_PREFIX,
     IndexStorage,
@@ -63,8 +70,6 @@ __all__ = [
     "refuse_unless_index",
 ]
 
-CHUNKS_FILENAME = "chunks.json"
-WORK_DIRNAME = ".lancedb.work"  # a local build's scratch: the chunk spill and chunks.json being written
 SPILL_FILENAME = "chunks.spill"  # chunks waiting between chunking and the table write
 
 
@@ -88,14 +93,6 @@ _BUILD_FILES = frozenset(
 )
 
 
-def _is_index_metadata(data: bytes | None) -> bool:
-    try:
-        raw = json.loads(data.decode("utf-8-sig")) if data is not None else None
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(raw, dict) and "metadata_version" in raw
-
-
 def refuse_unless_index(names: list[str], read: Callable[[str], bytes | None], where: str) -> None:
     """Raise :class:`OutputNotAnIndexError` when an output holding ``names`` (its top-level entries)
     is neither empty nor an index: no ``metadata.json`` (or, for a first build cut short while
@@ -105,7 +102,7 @@ def refuse_unless_index(names: list[str], read: Callable[[str], bytes | None], w
     if not theirs:
         return
     for name in (METADATA_FILENAME, f"{METADATA_FILENAME}.tmp"):
-        if name in names and _is_index_metadata(read(name)):
+        if name in names and is_index_metadata(read(name)):
             return
     theirs.sort(key=sort_key)
     shown = ", ".join(theirs[:5]) + (f" and {len(theirs) - 5} more" if len(theirs) > 5 else "")
@@ -134,24 +131,20 @@ def _read_file(folder: Path) -> Callable[[str], bytes | None]:
 def recover_interrupted_swap(out_dir: Path) -> None:
     """Finish or undo a swap that a crash interrupted, so the live index is whole again.
 
-    Cut short before the new table went live, the swap is undone: ``.lancedb.old`` is put back (in
-    place of a ``.lancedb`` without a table, made by a tool that opened it). Cut short after, it is
-    finished: the new ``chunks.json`` and ``metadata.json`` (complete before the first rename)
-    replace the previous ones, which would describe another table and lend later builds its titles."""
-    live, old = out_dir / LANCEDB_DIRNAME, out_dir / f"{LANCEDB_DIRNAME}.old"
-    metadata_tmp = out_dir / f"{METADATA_FILENAME}.tmp"
-    if old.exists() and not (live / f"{TABLE_NAME}.lance").exists():
+    The files that form the complete index (:func:`~docs_mcp_core.index.live_files.live_files`, the
+    same decision a server started on the folder meanwhile serves by) are moved into place: cut
+    short before the new table went live, ``.lancedb.old`` is put back (in place of a ``.lancedb``
+    without a table); after, the new ``chunks.json`` and ``metadata.json`` replace the previous
+    ones, which would describe another table and lend later builds its titles."""
+    live, old = out_dir / LANCEDB_DIRNAME, out_dir / OLD_TABLE_DIRNAME
+    files = live_files(out_dir)
+    if files.table != LANCEDB_DIRNAME:
         _remove(live)
-        old.rename(live)
-    elif (
-        live.is_dir()
-        and not (out_dir / f"{LANCEDB_DIRNAME}.tmp").exists()
-        and _is_index_metadata(_read_file(out_dir)(metadata_tmp.name))
-    ):
-        chunks_tmp = out_dir / WORK_DIRNAME / f"{CHUNKS_FILENAME}.tmp"
-        if chunks_tmp.is_file():
-            os.replace(chunks_tmp, out_dir / CHUNKS_FILENAME)
-        os.replace(metadata_tmp, out_dir / METADATA_FILENAME)
+        (out_dir / files.table).rename(live)
+    elif files.metadata != METADATA_FILENAME:
+        if files.chunks != CHUNKS_FILENAME:
+            os.replace(out_dir / files.chunks, out_dir / CHUNKS_FILENAME)
+        os.replace(out_dir / files.metadata, out_dir / METADATA_FILENAME)
     _remove(old)
     for name in (
         f"{LANCEDB_DIRNAME}.tmp",
