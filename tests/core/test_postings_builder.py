@@ -228,6 +228,35 @@ def test_the_build_reads_the_content_and_postings_of_a_table_in_catalog_order(
     assert _lexical_for_build(table, catalog, wanted, columns) is None
 
 
+@pytest.mark.parametrize("rows_at_a_time", [7, 8192])
+def test_the_build_reads_the_display_columns_of_a_table_as_the_catalog_holds_them(
+    built_index: Path, monkeypatch: pytest.MonkeyPatch, rows_at_a_time: int
+) -> None:
+    from docs_mcp_core.index.derived_files import arrays_from_arrow
+    from docs_mcp_core.index.lancedb_import import import_lancedb
+    from docs_mcp_core.metadata import read_metadata
+    from docs_mcp_core.search import derived, scan_batches
+    from docs_mcp_core.search.derived import Budgets, _catalog_for_build, _load_catalog
+
+    table = import_lancedb().connect(str(built_index / ".lancedb")).open_table("chunks")
+    monkeypatch.setattr(scan_batches, "SCAN_BATCH_ROWS", rows_at_a_time)
+    monkeypatch.setattr(derived, "SCAN_BATCH_ROWS", rows_at_a_time)
+    metadata, columns = read_metadata(built_index), frozenset(table.schema.names)
+    budgets = Budgets(1 << 30, 1 << 30, 1 << 30)
+    held, read = (
+        _load_catalog(table, metadata, columns, budgets),
+        _catalog_for_build(table, metadata, columns, budgets),
+    )
+    assert held.display is not None and read.display is not None
+    assert read.display.schema == held.display.schema and read.display.num_rows == table.count_rows()
+    stored, expected = arrays_from_arrow("d", read.display), arrays_from_arrow("d", held.display)
+    assert stored is not None and expected is not None
+    assert {k: v.tobytes() for k, v in stored.items()} == {k: v.tobytes() for k, v in expected.items()}
+    assert read.to_part().arrays.keys() == held.to_part().arrays.keys()
+    over = Budgets(held.display.nbytes // 2, 1 << 30, 1 << 30)  # more than the budget: none held
+    assert _catalog_for_build(table, metadata, columns, over).display is None
+
+
 def test_content_over_the_budget_or_with_nulls_is_not_streamed(tmp_path: Path) -> None:
     writer = DerivedWriter(tmp_path, "t")
     batches = _batches([_content(["a" * 100]), _content(["b" * 100])])

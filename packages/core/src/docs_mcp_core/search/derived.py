@@ -45,7 +45,7 @@ from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, LexicalIndex, Sc
 from docs_mcp_core.search.retrieval import PHRASE_COLUMN, lexical_index_usable, load_lexical_index
 from docs_mcp_core.search.row_catalog import RowCatalog, scan_in_row_order
 from docs_mcp_core.search.rows import RowReader, display_columns
-from docs_mcp_core.search.scan_batches import CatalogScan
+from docs_mcp_core.search.scan_batches import SCAN_BATCH_ROWS, CatalogScan, combined_within
 from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
 from docs_mcp_core.search.vector_matrix import VectorMatrix
 
@@ -336,6 +336,26 @@ def _load_catalog(
     )
 
 
+def _catalog_for_build(
+    table: Any, metadata: IndexMetadata, columns: frozenset[str], budgets: Budgets
+) -> RowCatalog:
+    """:func:`_load_catalog`, its display columns read a range of rows at a time and combined a
+    column at a time (:func:`combined_within`: the same table in less memory); a table of one
+    batch (which the catalog holds as it is read) or of rows out of order: ``_load_catalog``."""
+    from docs_mcp_core.search.row_catalog import _display_table
+
+    if table.count_rows() <= SCAN_BATCH_ROWS:
+        return _load_catalog(table, metadata, columns, budgets)
+    catalog = _load_catalog(table, metadata, columns, Budgets(0, budgets.content, budgets.vectors))
+    shown = display_columns(columns, list(metadata.taxonomy))
+    scan = CatalogScan(table, shown, catalog.row_ids)
+    catalog.display = combined_within(scan, budgets.display) if shown and budgets.display > 0 else None
+    if scan.out_of_order:
+        catalog.display = _display_table(table, shown, budgets.display, catalog.row_ids)
+    release_free_heap()  # the batches' pages, freed among the combined columns'
+    return catalog
+
+
 def derive_into(
     writer: DerivedWriter,
     table: Any,
@@ -353,7 +373,7 @@ def derive_into(
     done and its model and buffers are freed."""
     columns = frozenset(table.schema.names)
     wanted = build_wanted(columns)
-    catalog = _load_catalog(table, metadata, columns, budgets)
+    catalog = _catalog_for_build(table, metadata, columns, budgets)
     facts: dict[str, Any] = {
         "columns": sorted(columns),
         "rows": len(catalog),

@@ -19,7 +19,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["SCAN_BATCH_ROWS", "CatalogScan"]
+__all__ = ["SCAN_BATCH_ROWS", "CatalogScan", "combined_within"]
 
 SCAN_BATCH_ROWS = 8192  # rows read of the table at a time
 
@@ -50,3 +50,30 @@ class CatalogScan:
                 seen += len(ids)
                 yield batch
         self.out_of_order = seen != len(self.row_ids)
+
+
+def combined_within(scan: CatalogScan, budget: int) -> pa.Table | None:
+    """The columns ``scan`` reads (without ``_rowid``) as one table of one chunk per column, or
+    ``None`` as soon as they pass ``budget`` bytes or when there are no rows; check
+    :attr:`CatalogScan.out_of_order` after. Each column is combined as the one before it is let
+    go (combining the table at once would hold it twice)."""
+    import pyarrow as pa
+
+    batches, size = [], 0
+    for batch in scan:
+        size += batch.nbytes
+        if size > budget:
+            return None
+        batches.append(batch)
+    if not batches or scan.out_of_order:
+        return None
+    read = batches[0].schema  # the columns in the order asked for, as the scan gives them
+    schema = pa.schema([read.field(name) for name in scan.columns], metadata=read.metadata)
+    chunked = [pa.chunked_array([batch.column(name) for batch in batches]) for name in scan.columns]
+    batches.clear()
+    columns = []
+    for number in range(len(chunked)):
+        column, chunked[number] = chunked[number], None
+        columns.append(column.combine_chunks())
+        del column
+    return pa.Table.from_arrays(columns, schema=schema)
