@@ -257,6 +257,26 @@ def test_the_build_reads_the_display_columns_of_a_table_as_the_catalog_holds_the
     assert _catalog_for_build(table, metadata, columns, over).display is None
 
 
+def test_the_intent_attributes_read_with_fewer_display_columns_are_the_same(
+    built_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docs_mcp_core.index.lancedb_import import import_lancedb
+    from docs_mcp_core.metadata import read_metadata
+    from docs_mcp_core.search import derived
+    from docs_mcp_core.search.intent import _NAME_COLUMNS
+
+    table = import_lancedb().connect(str(built_index / ".lancedb")).open_table("chunks")
+    written = []
+    # the columns the intent attributes read, and too few of them (all are then read again)
+    for number, read in enumerate([_NAME_COLUMNS, ("breadcrumb",)]):
+        monkeypatch.setattr(derived, "INTENT_COLUMNS", read)
+        writer = DerivedWriter(tmp_path, f"t{number}")
+        rows = derived.derive_into(writer, table, read_metadata(built_index), derived._build_budgets())
+        writer.finish(rows, manifests={"1.manifest": b"m"})
+        written.append((tmp_path / f"t{number}.derived").read_bytes())
+    assert written[0] == written[1]
+
+
 def test_content_over_the_budget_or_with_nulls_is_not_streamed(tmp_path: Path) -> None:
     writer = DerivedWriter(tmp_path, "t")
     batches = _batches([_content(["a" * 100]), _content(["b" * 100])])

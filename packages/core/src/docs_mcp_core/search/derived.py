@@ -40,11 +40,12 @@ from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.search.content_store import ContentStore, write_content
 from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
+from docs_mcp_core.search.intent import _NAME_COLUMNS as INTENT_COLUMNS
 from docs_mcp_core.search.intent import IntentIndex, load_intent
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, LexicalIndex, Scoring
 from docs_mcp_core.search.retrieval import PHRASE_COLUMN, lexical_index_usable, load_lexical_index
-from docs_mcp_core.search.row_catalog import RowCatalog, scan_in_row_order
-from docs_mcp_core.search.rows import RowReader, display_columns
+from docs_mcp_core.search.row_catalog import RowCatalog, _display_table, scan_in_row_order
+from docs_mcp_core.search.rows import RowReader, display_columns, text_column
 from docs_mcp_core.search.scan_batches import SCAN_BATCH_ROWS, CatalogScan, combined_within
 from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
 from docs_mcp_core.search.vector_matrix import VectorMatrix
@@ -143,10 +144,8 @@ def _lexical_for_build(
     names = [PHRASE_COLUMN, *(c for c in wanted.match_boosts if c != PHRASE_COLUMN)]
     scan = CatalogScan(table, names, catalog.row_ids)
     lexical = LexicalIndex.build_batches(scan, names, positions=[PHRASE_COLUMN], scoring=wanted.scoring)
-    if scan.out_of_order:
-        lexical = None
     release_free_heap()
-    return lexical if lexical is not None else _lexical_from_table(table, catalog, wanted, columns)
+    return _lexical_from_table(table, catalog, wanted, columns) if scan.out_of_order else lexical
 
 
 def _spelling_from_table(
@@ -218,8 +217,6 @@ def from_files(
 def _display_from_table(
     table: Any, catalog: RowCatalog, columns: frozenset[str], metadata: IndexMetadata, budgets: Budgets
 ) -> Any:
-    from docs_mcp_core.search.row_catalog import _display_table
-
     shown = display_columns(columns, list(metadata.taxonomy))
     return _display_table(table, shown, budgets.display, catalog.row_ids)
 
@@ -339,11 +336,8 @@ def _load_catalog(
 def _catalog_for_build(
     table: Any, metadata: IndexMetadata, columns: frozenset[str], budgets: Budgets
 ) -> RowCatalog:
-    """:func:`_load_catalog`, its display columns read a range of rows at a time and combined a
-    column at a time (:func:`combined_within`: the same table in less memory); a table of one
-    batch (which the catalog holds as it is read) or of rows out of order: ``_load_catalog``."""
-    from docs_mcp_core.search.row_catalog import _display_table
-
+    """:func:`_load_catalog`, its display columns read in ranges of rows and combined a column at a
+    time (:func:`combined_within`); a table of one batch or of rows out of order: ``_load_catalog``."""
     if table.count_rows() <= SCAN_BATCH_ROWS:
         return _load_catalog(table, metadata, columns, budgets)
     catalog = _load_catalog(table, metadata, columns, Budgets(0, budgets.content, budgets.vectors))
@@ -397,20 +391,29 @@ def _add_small_parts(
     budgets: Budgets,
     facts: dict[str, Any],
 ) -> None:
-    """The intent attributes (which read the display columns while the catalog holds them), the
-    display columns (then let go) and the spelling index."""
+    """The display columns, the intent attributes (which read some of them while the catalog
+    holds them, then let go) and the spelling index."""
     columns, rows = frozenset(facts["columns"]), len(catalog)
-    intent = _intent_of(table, catalog, metadata, columns)
-    if intent is not None:
-        writer.add("intent", intent.to_part())
-    del intent
-    display, catalog.display = catalog.display, None
+    display = catalog.display
     stored = arrays_from_arrow("display", display) if display is not None else None
     if display is not None and stored is not None:
         writer.add("display", Part(stored, {"scan_bytes": int(display.nbytes) + ROWID_BYTES * rows}))
     elif display is None:  # more than the budget (or no display column): a smaller one needs no look
         facts["display_over"] = budgets.display
-    del display, stored
+    del stored
+    if display is not None:  # the intent attributes read these of the display columns: the rest let go
+        read = [c for c in (*INTENT_COLUMNS, text_column(columns)) if c in display.column_names]
+        catalog.display = display.select(read)
+    del display
+    try:
+        intent = _intent_of(table, catalog, metadata, columns)
+    except KeyError:  # they read another display column: every one, read again
+        catalog.display = _display_from_table(table, catalog, columns, metadata, budgets)
+        intent = _intent_of(table, catalog, metadata, columns)
+    catalog.display = None
+    if intent is not None:
+        writer.add("intent", intent.to_part())
+    del intent
     spelling = _spelling_from_table(table, catalog, wanted, columns)
     if spelling is not None:
         writer.add("spelling", spelling.to_part())
