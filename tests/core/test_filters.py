@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.index.table import TABLE_NAME, chunks_to_arrow, write_table
+from docs_mcp_core.index.live_files import TABLE_NAME
+from docs_mcp_core.index.table import chunks_to_arrow, write_table
 from docs_mcp_core.metadata import AutoInclude
 from docs_mcp_core.search.filters import matches_filters, where_clause
 

@@ -26,7 +26,7 @@ import numpy as np
 from docs_mcp_core.build.options import BuildReporter
 from docs_mcp_core.errors import BuildError, EmbeddingError
 from docs_mcp_core.index.derived_files import read_derived
-from docs_mcp_core.index.table import TABLE_NAME
+from docs_mcp_core.index.live_files import TABLE_NAME
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.search.heading_leg import (
     HeadingTexts,

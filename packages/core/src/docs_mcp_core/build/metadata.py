@@ -20,7 +20,7 @@ from docs_mcp_core.corpus import ManifestEntry, ManifestResolver
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.embedding import EmbeddingProvider
 from docs_mcp_core.embedding.local import resolve_local_model
-from docs_mcp_core.index.table import LANCEDB_DIRNAME, TABLE_NAME
+from docs_mcp_core.index.live_files import LANCEDB_DIRNAME, TABLE_NAME
 from docs_mcp_core.manifest import AutoIncludeConfig
 from docs_mcp_core.prompts import PromptDefinition
 

@@ -39,7 +39,9 @@ from docs_mcp_core.embedding.cache import CACHE_DIRNAME
 from docs_mcp_core.errors import BuildError, OutputNotAnIndexError
 from docs_mcp_core.index.live_files import (
     CHUNKS_FILENAME,
+    LANCEDB_DIRNAME,
     OLD_TABLE_DIRNAME,
+    TABLE_NAME,
     WORK_DIRNAME,
     is_index_metadata,
     live_files,
@@ -53,7 +55,7 @@ from docs_mcp_core.index.location import (
     open_storage,
 )
 from docs_mcp_core.index.lock import LOCK_FILENAME, BuildLock, acquire_build_lock
-from docs_mcp_core.index.table import LANCEDB_DIRNAME, TABLE_NAME, directory_size, write_table
+from docs_mcp_core.index.table import directory_size, write_table
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.utf8 import is_utf8

@@ -37,7 +37,8 @@ from docs_mcp_core.corpus import Corpus
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.embedding import EmbeddingProvider
 from docs_mcp_core.errors import BuildError, CorpusInvalidError, write_error
-from docs_mcp_core.index.table import LANCEDB_DIRNAME, CachedChunks, chunks_to_arrow, read_cached_chunks
+from docs_mcp_core.index.live_files import LANCEDB_DIRNAME
+from docs_mcp_core.index.table import CachedChunks, chunks_to_arrow, read_cached_chunks
 from docs_mcp_core.metadata import IndexMetadata, metadata_to_json, normalize_metadata
 from docs_mcp_core.prompts import load_prompt_templates
 from docs_mcp_core.ranking import generic_headings

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from docs_mcp_core.errors import BuildError
 from docs_mcp_core.index.lancedb_import import import_lancedb
-from docs_mcp_core.index.table import TABLE_NAME, quote_string
+from docs_mcp_core.index.live_files import TABLE_NAME
+from docs_mcp_core.index.table import quote_string
 
 __all__ = ["verify_table"]
 

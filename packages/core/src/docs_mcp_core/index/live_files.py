@@ -18,21 +18,26 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs_mcp_core.index.table import LANCEDB_DIRNAME, TABLE_NAME
 from docs_mcp_core.metadata import METADATA_FILENAME
 
 __all__ = [
     "CHUNKS_FILENAME",
+    "LANCEDB_DIRNAME",
     "NEW_CHUNKS_PATH",
     "NEW_METADATA_FILENAME",
     "NEW_TABLE_DIRNAME",
     "OLD_TABLE_DIRNAME",
+    "TABLE_NAME",
     "WORK_DIRNAME",
     "LiveFiles",
     "is_index_metadata",
     "live_files",
 ]
 
+# the folder of the LanceDB table and the table's name (defined here, not with the table's code in
+# index.table, so that a server's start reads them without importing that module)
+LANCEDB_DIRNAME = ".lancedb"
+TABLE_NAME = "chunks"
 CHUNKS_FILENAME = "chunks.json"
 WORK_DIRNAME = ".lancedb.work"  # a local build's scratch: the chunk spill and chunks.json being written
 OLD_TABLE_DIRNAME = f"{LANCEDB_DIRNAME}.old"  # the previous table, between the swap's first two renames

@@ -19,8 +19,8 @@ from typing import Any
 from docs_mcp_core.errors import IndexNotFoundError
 from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.index.live_files import TABLE_NAME
 from docs_mcp_core.index.location import describe, is_uri, open_storage
-from docs_mcp_core.index.table import TABLE_NAME
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, parse_metadata_bytes, read_metadata
 
 

@@ -16,7 +16,6 @@ SQL quoting (search filters, document access) do not load them.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import math
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
 from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.index.live_files import TABLE_NAME
 from docs_mcp_core.ranking import derived_search_columns, static_prior
 
 if TYPE_CHECKING:
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 
     from docs_mcp_core.chunking import Chunk  # (the chunker imports the markdown parser)
 
-TABLE_NAME = "chunks"
-LANCEDB_DIRNAME = ".lancedb"
 BASE_COLUMNS = (
     "chunk_id",
     "filepath",
@@ -327,6 +325,8 @@ def _create_indexes_together(table: Any, configs: Mapping[str, Any]) -> list[str
     Each index build is single-threaded for much of its time; on two cores, building the five
     full-text and the scalar indexes together takes about 0.6 s instead of 0.95 s on sdk-docs.
     """
+    import asyncio  # here: a server's start reads this module's names before it needs asyncio
+
     columns = list(configs)
 
     async def run() -> list[BaseException | None]:
