@@ -273,6 +273,16 @@ def test_stored_strings_are_decoded_as_they_are_read() -> None:
     assert not stored_strings(arrays_from_strings("none", []), "none")
 
 
+def test_stored_strings_read_again_are_the_same_past_the_kept_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    import docs_mcp_core.index.derived_files as derived_files
+
+    monkeypatch.setattr(derived_files, "DECODED_KEPT", 3)  # kept strings are dropped every 3 reads
+    values = [f"docs/{n}.md#h" for n in range(10)]
+    stored = stored_strings(arrays_from_strings("ids", values), "ids")
+    reads = [stored[i % 10] for i in range(0, 70, 7)] * 3
+    assert reads == [values[i % 10] for i in range(0, 70, 7)] * 3
+
+
 def test_a_derived_file_written_part_by_part_is_the_same_in_any_order(tmp_path: Path) -> None:
     (tmp_path / "t.lance" / "_versions").mkdir(parents=True)
     (tmp_path / "t.lance" / "_versions" / "1.manifest").write_bytes(b"manifest")

@@ -372,6 +372,9 @@ def arrays_from_arrow(prefix: str, table: Any) -> dict[str, np.ndarray] | None:
     return arrays
 
 
+DECODED_KEPT = 16_384  # strings a StoredStrings keeps decoded (about 2 MB of chunk ids)
+
+
 class StoredStrings(Sequence[str]):
     """The strings :func:`arrays_from_strings` stored, decoded one at a time as they are read.
 
@@ -381,11 +384,14 @@ class StoredStrings(Sequence[str]):
     Iterating decodes everything at once.
     """
 
-    __slots__ = ("_data", "_offsets")
+    __slots__ = ("_data", "_decoded", "_offsets")
 
     def __init__(self, offsets: np.ndarray, data: np.ndarray) -> None:
         self._offsets = offsets
         self._data = data
+        # the strings read so far (a search reads the ids of its best rows in several steps, and
+        # the best rows of one query are often the next one's), up to DECODED_KEPT of them
+        self._decoded: dict[int, str] = {}
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -401,8 +407,14 @@ class StoredStrings(Sequence[str]):
         position = index + size if index < 0 else index
         if not 0 <= position < size:
             raise IndexError(f"string {index} of {size}")
-        start, end = int(self._offsets[position]), int(self._offsets[position + 1])
-        return self._data[start:end].tobytes().decode("utf-8")
+        found = self._decoded.get(position)
+        if found is None:
+            start, end = int(self._offsets[position]), int(self._offsets[position + 1])
+            found = self._data[start:end].tobytes().decode("utf-8")
+            if len(self._decoded) >= DECODED_KEPT:
+                self._decoded.clear()
+            self._decoded[position] = found
+        return found
 
     def __iter__(self) -> Iterator[str]:
         return iter(strings_from_arrays({"s.offsets": self._offsets, "s.data": self._data}, "s"))
