@@ -41,6 +41,18 @@ def test_a_two_word_verb_names_its_own_action_not_its_first_words() -> None:
     assert query_verbs(["set", "the", "name"]) == bit("update")
 
 
+def test_reading_all_or_every_of_something_lists_it() -> None:
+    assert query_verbs(["get", "all", "links"]) == bit("list")  # not get
+    assert query_verbs(["show", "every", "tag"]) == bit("list")
+    assert query_verbs(["fetch", "all", "my", "customers"]) == bit("list")
+    # ... unless what follows is an aspect of one thing
+    assert query_verbs(["get", "all", "the", "details", "of", "a", "link"]) == bit("get")
+    assert query_verbs(["get", "all", "fields", "of", "a", "link"]) == bit("get")
+    assert query_verbs(["delete", "all", "links"]) == bit("delete") | bit(
+        "list"
+    )  # unchanged: not a reading verb
+
+
 def test_an_operation_heading_names_its_verb_first_in_any_naming_convention() -> None:
     assert heading_verbs("deleteByTransactionId") == bit("delete")
     assert heading_verbs("delete_by_transaction_id") == bit("delete")

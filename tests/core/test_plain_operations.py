@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from docs_mcp_core.search import SearchEngine
-from docs_mcp_core.search.plain_operations import plain_operation_factors, said_words
+from docs_mcp_core.search.plain_operations import displaced_words, plain_operation_factors, said_words
 from tests.support.tiny_corpus import build_pages, opened, ranking_weights
 
 
@@ -28,6 +28,11 @@ PAGES = {
     + _operation("delete", "Delete a link for the authenticated workspace.", 'links.delete(link_id="l_1")')
     + _operation(
         "deleteMany", "Bulk delete up to 100 links for the workspace.", 'links.delete_many(link_ids=["l_1"])'
+    ),
+    "sdks/tags/README.md": "# Tags\n\n"
+    + _operation("list", "Retrieve a list of tags for the authenticated workspace.", "tags.list()")
+    + _operation(
+        "get", "Retrieve a tag by its id for the authenticated workspace.", 'tags.get(tag_id="t_1")'
     ),
     "sdks/partners/README.md": "# Partners\n\n"
     + _operation("create", "Create a partner for a program.", 'partners.create(email="a@b.c")')
@@ -86,3 +91,30 @@ def test_narrower_names_are_damped_only_beside_a_plain_one() -> None:
 def test_a_verb_group_says_its_other_words() -> None:
     assert {"mani", "bulk"} <= said_words(["delete", "in", "bulk"])  # the batch group's words, stemmed
     assert "mani" not in said_words(["delete", "a", "link"])
+
+
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [
+        ("show every tag", "sdks/tags/README.md#tags/list"),
+        ("get a tag", "sdks/tags/README.md#tags/get"),
+        ("get all the details of a tag", "sdks/tags/README.md#tags/get"),
+    ],
+)
+def test_reading_all_of_something_finds_the_list_operation(
+    engine: SearchEngine, query: str, wanted: str
+) -> None:
+    assert _first(engine, query) == wanted
+
+
+def test_a_two_word_verb_displaces_the_action_its_first_word_names() -> None:
+    assert {"get", "fetch", "retriev"} <= displaced_words(["get", "all", "links"])  # lists them
+    assert "get" in displaced_words(["get", "rid", "of", "a", "tag"])  # deletes it
+    assert displaced_words(["get", "a", "link"]) == frozenset()
+    assert displaced_words(["delete", "all", "links"]) == frozenset()
+    said, displaced = said_words(["get", "all", "tags"]), displaced_words(["get", "all", "tags"])
+    assert plain_operation_factors(["get", "list", "getTags"], said, 0.25, displaced).tolist() == [
+        0.8,
+        1.0,
+        0.8,
+    ]

@@ -3,33 +3,32 @@
 Agents describe what they want in their own words. Three signals read those words against the
 shape every API reference and guide shares, none against a particular corpus:
 
-* **Topic → introduction.** A query that is only the name of a page's topic ("subscribers",
-  "environment variables", "QR codes"; stop words and named taxonomy values aside) asks for the
-  section that introduces the topic: the first section of that page with text of its own (a
-  resource's overview, a guide's opening; a data-model page, below, introduces no topic). The page's name is its file name (the folder's for a
-  ``README``/``index``), its title, or the title's last dotted part, compared as one lower-case word
-  without a plural ``s`` (so a folder ``environmentvariables`` names "environment variables").
-  Such a section is multiplied by ``1 + weight`` with its static prior undone: an overview is often
-  a list of links to its operations, which the link-list prior damps. An introduction that only
-  lists a link to one section of its page (a resource with one operation) introduces that section;
-  a key of :data:`TOPIC_PREFIX_MIN_CHARS` letters that names no page names the one page whose name
-  starts with it; and when the request leaves a taxonomy key open, the introductions that carry no
-  value for it are preferred (:func:`neutral_introductions`: the guide, not one language's page).
-* **Action → operation.** Generated references name an operation's section by the operation
-  (``create``, ``createBulk``, ``delete_by_transaction_id``), verb first. When the query says an
-  action in any of the common words for it (:data:`VERB_GROUPS`: remove ↔ delete, fetch ↔ get ↔
-  retrieve, many ↔ bulk ↔ batch...), the best rows whose own heading is such a name and starts with
-  a verb of the same group (or, for the batch group, holds one anywhere) are multiplied by
-  ``1 + weight``. A heading with a space is prose, not an operation name, and is left alone. An
-  operation named ``un`` + a verb undoes it (the undo group, :func:`undoes`); a query about one
-  thing (:data:`SINGLE`) divides the batch operations' factor instead.
-* **Action → not a data model.** A page whose every section carries one of the corpus's generic
-  headings ("Fields", "Supported Types", "Values"), none of them an operation verb, documents a data
-  type. An action query wants the operation, not the type its nouns name: such sections are
-  multiplied by ``1 - weight``. So are they for a **description** (:func:`describes`): a question
-  of at least :data:`DESCRIPTION_MIN_TERMS` words of the reader's own that names no identifier
-  ("a checkout completed: report the sale for that customer") asks how to do something, where a
-  type's field table answers a question that names the type.
+* **Topic → introduction.** A query that is only the name of a page's topic ("subscribers", "environment
+  variables", "QR codes"; stop words and named taxonomy values aside) asks for the section that introduces
+  the topic: the first section of that page with text of its own (a resource's overview, a guide's opening;
+  a data-model page, below, introduces no topic). The page's name is its file name (the folder's for a
+  ``README``/``index``), its title, or the title's last dotted part, compared as one lower-case word without
+  a plural ``s`` (so a folder ``environmentvariables`` names "environment variables"). Such a section is
+  multiplied by ``1 + weight`` with its static prior undone: an overview is often a list of links to its
+  operations, which the link-list prior damps. An introduction that only lists a link to one section of its
+  page (a resource with one operation) introduces that section; a key of :data:`TOPIC_PREFIX_MIN_CHARS`
+  letters that names no page names the one page whose name starts with it; and when the request leaves a
+  taxonomy key open, the introductions that carry no value for it are preferred
+  (:func:`neutral_introductions`: the guide, not one language's page).
+* **Action → operation.** Generated references name an operation's section by the operation (``create``,
+  ``createBulk``, ``delete_by_transaction_id``), verb first. When the query says an action in any of the
+  common words for it (:data:`VERB_GROUPS`: remove ↔ delete, fetch ↔ get ↔ retrieve, many ↔ bulk ↔
+  batch...), the best rows whose own heading is such a name and starts with a verb of the same group (or,
+  for the batch group, holds one anywhere) are multiplied by ``1 + weight``. A heading with a space is
+  prose, not an operation name, and is left alone. An operation named ``un`` + a verb undoes it (the undo
+  group, :func:`undoes`); a query about one thing (:data:`SINGLE`) divides the batch operations' factor
+  instead.
+* **Action → not a data model.** A page whose every section carries one of the corpus's generic headings
+  ("Fields", "Supported Types", "Values"), none of them an operation verb, documents a data type. An action
+  query wants the operation, not the type its nouns name: such sections are multiplied by ``1 - weight``. So
+  are they for a **description** (:func:`describes`): a question of at least :data:`DESCRIPTION_MIN_TERMS`
+  words of the reader's own that names no identifier ("a checkout completed: report the sale for that
+  customer") asks how to do something, where a type's field table answers a question that names the type.
 
 The per-row attributes (:class:`IntentIndex`) are derived from the headings, breadcrumbs and paths
 (and the text of each file's first sections) by the build, into the derived files, or else when the
@@ -102,8 +101,8 @@ VERB_GROUPS: tuple[frozenset[str], ...] = tuple(
         "has exists whether",
     )
 )
-# Two-word verbs that mean another group's action than their first word's (``set up`` creates,
-# ``get rid of`` deletes): read as that group's word instead.
+# Two-word verbs, read as another group's word (``set up`` creates, ``get rid of`` deletes, ``get all
+# links`` lists them, unless an aspect of one thing follows: ``get all the details of a link``)
 PHRASAL_VERBS: dict[tuple[str, str], str] = {
     ("set", "up"): "create",
     ("get", "rid"): "delete",
@@ -111,6 +110,8 @@ PHRASAL_VERBS: dict[tuple[str, str], str] = {
     ("tear", "down"): "delete",
     ("shut", "down"): "stop",
 }
+PHRASAL_VERBS.update({(verb, every): "list" for verb in VERB_GROUPS[0] for every in ("all", "every")})
+_ASPECTS = frozenset({"detail", "details", "info", "information", "data", "fields", "properties", "metadata"})
 
 
 def _group_bit(word: str) -> int:
@@ -118,15 +119,13 @@ def _group_bit(word: str) -> int:
     return next(1 << bit for bit, group in enumerate(VERB_GROUPS) if word in group)
 
 
-# Bumped whenever what IntentIndex.build derives changes, so that derived files of an older build
-# are not read (2: operations that undo another, ``unsnooze``; 3: an introduction that links to one
-# section only introduces that section; 4: a page's title from its sections' breadcrumbs).
+# Bumped whenever what IntentIndex.build derives changes (2: operations that undo another, ``unsnooze``; 3:
+# an introduction linking to one section introduces it; 4: a page's title from its sections' breadcrumbs).
 INTENT_VERSION = 4
 _STILL_READ = (3,)  # read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
-# "a single link", "one workflow": the operation on one thing, not its batch form; "in one call",
-# "in a single request" ask for the batch form
+# "a single link": the operation on one thing, not its batch form ("in one call": the batch form)
 SINGLE = 1 << len(VERB_GROUPS)  # above every group's bit
 _SINGLE_WORDS = frozenset({"single", "one", "individual"})
 _AT_ONCE = frozenset({"in", "with"})
@@ -185,6 +184,8 @@ def query_verbs(terms: Sequence[str]) -> int:
     words = list(terms)
     for i, term in enumerate(words):
         phrasal = PHRASAL_VERBS.get((term, words[i + 1])) if i + 1 < len(words) else None
+        if phrasal == "list" and _ASPECTS.intersection(words[i + 2 : i + 4]):
+            phrasal = None  # get all the details of a link
         if phrasal is not None or (previous, term) in PHRASAL_VERBS:
             term = phrasal or ""  # the phrase counts once, as its group's word
         for bit, group in enumerate(VERB_GROUPS):

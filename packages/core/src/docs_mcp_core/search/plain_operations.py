@@ -26,11 +26,18 @@ import numpy as np
 from docs_mcp_core.ranking import identifier_parts
 from docs_mcp_core.search.analyzer import analyze_words
 from docs_mcp_core.search.coverage import best_rows
-from docs_mcp_core.search.intent import VERB_GROUPS, is_action_word
+from docs_mcp_core.search.intent import VERB_GROUPS, is_action_word, query_verbs
 from docs_mcp_core.search.query import STOP_WORDS, Query
 from docs_mcp_core.search.rows import RowReader
 
-__all__ = ["MAX_NOUNS", "PLAIN_DEPTH", "plain_operation_factors", "said_words", "weigh_plain_operations"]
+__all__ = [
+    "MAX_NOUNS",
+    "PLAIN_DEPTH",
+    "displaced_words",
+    "plain_operation_factors",
+    "said_words",
+    "weigh_plain_operations",
+]
 
 MAX_NOUNS = 2  # content words besides the verb of a query that names an operation
 PLAIN_DEPTH = 50  # best-scored rows compared
@@ -47,6 +54,19 @@ def said_words(words: Sequence[str]) -> frozenset[str]:
     return frozenset(said)
 
 
+def displaced_words(terms: Sequence[str]) -> frozenset[str]:
+    """The stems of the verb-table groups the query writes a word of but does not ask for: a
+    two-word verb reads its first word as another action (``get all links`` lists, ``set up``
+    creates, ``get rid of`` deletes; :func:`~docs_mcp_core.search.intent.query_verbs`)."""
+    lowered = [t.lower() for t in terms]
+    wanted = query_verbs(lowered)
+    displaced: set[str] = set()
+    for bit, group in enumerate(VERB_GROUPS):
+        if not group.isdisjoint(lowered) and not wanted >> bit & 1:
+            displaced.update(analyze_words(sorted(group), _NO_STOP_WORDS))
+    return frozenset(displaced)
+
+
 def _operation_words(heading: str) -> list[str]:
     """The stemmed words of a heading that is one identifier (``deleteMany`` → ``delet``, ``mani``),
     small words left out; none for a heading of several words."""
@@ -57,17 +77,23 @@ def _operation_words(heading: str) -> list[str]:
     return [s for s in analyze_words(parts, _NO_STOP_WORDS) if s]
 
 
-def plain_operation_factors(headings: Sequence[str], said: frozenset[str], weight: float) -> np.ndarray:
+def plain_operation_factors(
+    headings: Sequence[str], said: frozenset[str], weight: float, displaced: frozenset[str] = frozenset()
+) -> np.ndarray:
     """Per heading (of the best rows): ``1 / (1 + weight)`` for an operation's name that starts
-    with a verb in ``said`` and has a word not in ``said``, when some other such name has none; else 1."""
+    with a verb in ``said`` and has a word not in ``said``, or that starts with a ``displaced`` verb
+    (``get`` for ``get all links``), when some other name starts with a verb in ``said`` and has no
+    such word; else 1."""
     factors = np.ones(len(headings), dtype=np.float64)
     narrower = np.zeros(len(headings), dtype=bool)
     plain = False
     for i, heading in enumerate(headings):
         words = _operation_words(heading)
-        if not words or words[0] not in said:
+        if words and words[0] in displaced:
+            narrower[i] = True  # the action the query's words name only in appearance
+        elif not words or words[0] not in said:
             continue  # not an operation's name, or another action's
-        if any(w not in said for w in words[1:]):
+        elif any(w not in said for w in words[1:]):
             narrower[i] = True
         else:
             plain = True
@@ -85,4 +111,5 @@ async def weigh_plain_operations(
         return
     top = best_rows(score, PLAIN_DEPTH)
     (headings,) = await reader.values(rows[top], ("heading",))
-    score[top] *= plain_operation_factors([h or "" for h in headings], said_words(query.words), weight)
+    said, displaced = said_words(query.words), displaced_words(query.terms)
+    score[top] *= plain_operation_factors([h or "" for h in headings], said, weight, displaced)
