@@ -28,6 +28,7 @@ __all__ = [
     "COVERAGE_DEPTH",
     "COVERAGE_TEXT_CHARS",
     "asks_for_variable",
+    "best_chunk_ids",
     "best_rows",
     "coverage_factor",
     "coverage_rows",
@@ -56,6 +57,15 @@ def best_rows(score: np.ndarray, depth: int) -> np.ndarray:
     """Indices of the ``depth`` best ``score`` values, best first (equal scores in index order): the
     rows a multiplier of the best rows looks at."""
     return np.argsort(-score, kind="stable")[:depth]
+
+
+def best_chunk_ids(
+    rows: np.ndarray, score: np.ndarray, chunk_ids: Sequence[str], depth: int
+) -> tuple[np.ndarray, list[str]]:
+    """:func:`best_rows` of ``score`` (of catalog positions ``rows``) and their chunk ids: what a
+    multiplier that reads the best rows' names looks at."""
+    top = best_rows(score, depth)
+    return top, [chunk_ids[int(p)] for p in rows[top].tolist()]
 
 
 def coverage_factor(text: str, terms: Sequence[str], undo: bool = False) -> float:

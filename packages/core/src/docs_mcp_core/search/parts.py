@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from docs_mcp_core.search.coverage import best_rows
+from docs_mcp_core.search.coverage import best_chunk_ids
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.row_catalog import members
 
@@ -53,7 +53,6 @@ def damp_later_parts(
 ) -> None:
     """Multiply ``score`` (of catalog positions ``rows``) in place by :func:`part_factors` of the
     :data:`PART_DEPTH` best rows; the rows of the ``option`` leg keep their scores."""
-    top = best_rows(score, PART_DEPTH)
+    top, ids = best_chunk_ids(rows, score, chunk_ids, PART_DEPTH)
     keep = members(rows[top], option[0]) if option is not None else np.zeros(len(top), bool)
-    ids = [chunk_ids[int(p)] for p in rows[top].tolist()]
     score[top] *= part_factors(ids, keep, weight)

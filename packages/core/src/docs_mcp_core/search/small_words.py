@@ -37,7 +37,7 @@ from functools import lru_cache
 import numpy as np
 
 from docs_mcp_core.search.analyzer import analyze_words
-from docs_mcp_core.search.coverage import best_rows
+from docs_mcp_core.search.coverage import best_chunk_ids
 
 __all__ = [
     "DIRECTION_WORDS",
@@ -204,6 +204,5 @@ def weigh_small_words(
     found = readings(words)
     if not found or not len(rows):
         return
-    top = best_rows(score, SMALL_WORDS_DEPTH)
-    ids = [chunk_ids[int(p)] for p in rows[top].tolist()]
+    top, ids = best_chunk_ids(rows, score, chunk_ids, SMALL_WORDS_DEPTH)
     score[top] *= small_word_factors(ids, found, weight)

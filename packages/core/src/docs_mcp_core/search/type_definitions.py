@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from docs_mcp_core.search.coverage import best_rows
+from docs_mcp_core.search.coverage import best_chunk_ids
 
 __all__ = ["DEFINITION_ANCHORS", "TYPE_DEPTH", "definition_factors", "type_names", "weigh_type_definitions"]
 
@@ -65,6 +65,5 @@ def weigh_type_definitions(
     names = type_names(text)
     if not names or not len(rows):
         return
-    top = best_rows(score, TYPE_DEPTH)
-    ids = [chunk_ids[int(p)] for p in rows[top].tolist()]
+    top, ids = best_chunk_ids(rows, score, chunk_ids, TYPE_DEPTH)
     score[top] *= definition_factors(ids, names, weight)
