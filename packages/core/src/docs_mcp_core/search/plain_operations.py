@@ -19,6 +19,7 @@ verb table (``in bulk`` says ``many``); small words (``by``) do not count.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -44,13 +45,19 @@ PLAIN_DEPTH = 50  # best-scored rows compared
 _NO_STOP_WORDS: frozenset[str] = frozenset()
 
 
+@functools.cache
+def _group_stems() -> tuple[frozenset[str], ...]:
+    """The stems of each group of the verb table (stemmed once, on first use)."""
+    return tuple(frozenset(analyze_words(sorted(group), _NO_STOP_WORDS)) for group in VERB_GROUPS)
+
+
 def said_words(words: Sequence[str]) -> frozenset[str]:
     """The stems a query says: its own words' and those of every verb-table group it names."""
     lowered = [w.lower() for w in words]
     said = set(analyze_words(lowered, _NO_STOP_WORDS))
-    for group in VERB_GROUPS:
+    for group, stems in zip(VERB_GROUPS, _group_stems(), strict=True):
         if not group.isdisjoint(lowered):
-            said.update(analyze_words(sorted(group), _NO_STOP_WORDS))
+            said.update(stems)
     return frozenset(said)
 
 
@@ -61,9 +68,9 @@ def displaced_words(terms: Sequence[str]) -> frozenset[str]:
     lowered = [t.lower() for t in terms]
     wanted = query_verbs(lowered)
     displaced: set[str] = set()
-    for bit, group in enumerate(VERB_GROUPS):
+    for bit, (group, stems) in enumerate(zip(VERB_GROUPS, _group_stems(), strict=True)):
         if not group.isdisjoint(lowered) and not wanted >> bit & 1:
-            displaced.update(analyze_words(sorted(group), _NO_STOP_WORDS))
+            displaced.update(stems)
     return frozenset(displaced)
 
 
