@@ -72,6 +72,18 @@ def _write_reference(docs: Path) -> None:
         (folder / f"{resource}.md").write_text(page, encoding="utf-8")
 
 
+def _reference_with(tmp_path: Path, pages: dict[str, str]) -> Path:
+    """The reference with ``pages`` (relative path → markdown) beside it, built with heading vectors."""
+    docs = tmp_path / "docs"
+    _write_reference(docs)
+    for relative, text in pages.items():
+        (docs / relative).parent.mkdir(parents=True, exist_ok=True)
+        (docs / relative).write_text(text, encoding="utf-8")
+    out = tmp_path / "idx"
+    build_index(BuildOptions(docs_dir=docs, out_dir=out, heading_vectors=True))
+    return out
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The same reference built with heading vectors and without (lexical only)."""
@@ -232,15 +244,11 @@ def test_a_hyphenated_word_names_a_definition_only_where_the_corpus_defines_one(
     # prose writes hyphenated words (month-end, two-factor) that no anchor of the corpus holds: the
     # query's meaning is in its words, and the heading leg reads them; a key the corpus defines
     # (its settings page's element id) is left to the lexical legs and the anchor cue
-    docs = tmp_path / "docs"
-    _write_reference(docs)
-    (docs / "settings.md").write_text(
+    settings = (
         '# Settings\n\n<dl>\n<dt id="max-amount"><code>max-amount</code></dt>\n'
-        "<dd>The largest single transfer allowed.</dd>\n</dl>\n",
-        encoding="utf-8",
+        "<dd>The largest single transfer allowed.</dd>\n</dl>\n"
     )
-    out = tmp_path / "idx"
-    build_index(BuildOptions(docs_dir=docs, out_dir=out, heading_vectors=True))
+    out = _reference_with(tmp_path, {"settings.md": settings})
     prose = _search(out, "my month-end earnings")  # no word of it is in the corpus
     assert prose and prose[0].chunk_id.startswith("sdks/acme/payouts.md#")
     defined = _search(out, "my month-end earnings max-amount")
@@ -250,20 +258,15 @@ def test_a_hyphenated_word_names_a_definition_only_where_the_corpus_defines_one(
 def test_an_environment_variable_the_corpus_spells_is_left_to_the_lexical_legs(tmp_path: Path) -> None:
     # ACME_CACHE_DIR is the variable's name, not the words of the `acme cache dir` command's page,
     # whose path the heading leg reads as the same three words
-    docs = tmp_path / "docs"
-    _write_reference(docs)
-    (docs / "cli").mkdir()
-    (docs / "cli" / "acme-cache-dir.md").write_text(
-        "# acme cache dir\n\nShow the cache directory.\n\n```console\n$ acme cache dir\n```\n",
-        encoding="utf-8",
+    out = _reference_with(
+        tmp_path,
+        {
+            "cli/acme-cache-dir.md": "# acme cache dir\n\nShow the cache directory.\n\n```console\n"
+            "$ acme cache dir\n```\n",
+            "environment.md": "# Environment variables\n\n## ACME_CACHE_DIR\n\nWhere acme keeps its cache."
+            "\n\n## ACME_API_KEY\n\nThe key the client sends.\n",
+        },
     )
-    (docs / "environment.md").write_text(
-        "# Environment variables\n\n## ACME_CACHE_DIR\n\nWhere acme keeps its cache.\n\n"
-        "## ACME_API_KEY\n\nThe key the client sends.\n",
-        encoding="utf-8",
-    )
-    out = tmp_path / "idx"
-    build_index(BuildOptions(docs_dir=docs, out_dir=out, heading_vectors=True))
     assert _search(out, "ACME_CACHE_DIR")[0].chunk_id == "environment.md#environment-variables/acmecachedir"
     spelled = [h.chunk_id for h in _search(out, f"{QUESTION} ACME_API_KEY")]
     assert spelled[0] == "environment.md#environment-variables/acmeapikey"
