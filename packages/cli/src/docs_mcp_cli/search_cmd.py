@@ -34,13 +34,22 @@ StorageOption = Annotated[list[str] | None, storage_option_option()]
 def _open_engine(where: Path | str, storage_options: dict[str, str] | None) -> SearchEngine:
     os.environ.setdefault("LANCEDB_LOG", "error")
     # imported when a command runs: the other commands and --help do not load NumPy and pyarrow
+    from docs_mcp_core.index.live_files import OLD_TABLE_DIRNAME, live_files
     from docs_mcp_core.search import SearchEngine
 
-    return SearchEngine.open(
+    engine = SearchEngine.open(
         where,
         on_warning=lambda m: typer.echo(f"warning: {m}", err=True),
         storage_options=storage_options,
     )
+    if isinstance(where, Path) and (files := live_files(where)).mid_swap:
+        which = "previous" if files.table == OLD_TABLE_DIRNAME else "new"
+        typer.echo(
+            f"warning: a build was stopped while it replaced the index in '{where}'; reading the {which} "
+            f"complete index there as it is (the next docs-mcp build --out {where} finishes or undoes the swap)",
+            err=True,
+        )
+    return engine
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from typing import Any
 from docs_mcp_core.errors import IndexNotFoundError
 from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.lancedb_import import import_lancedb
-from docs_mcp_core.index.live_files import TABLE_NAME
+from docs_mcp_core.index.live_files import LANCEDB_DIRNAME, TABLE_NAME, live_files
 from docs_mcp_core.index.location import describe, is_uri, open_storage
 from docs_mcp_core.metadata import METADATA_FILENAME, IndexMetadata, parse_metadata_bytes, read_metadata
 
@@ -91,8 +91,20 @@ def open_index(
     folder = Path(index_dir).resolve()
     if not folder.is_dir():
         raise IndexNotFoundError(f"index directory does not exist: '{folder}'")
-    metadata = read_metadata(folder)
-    db_path = folder / metadata.index.path
+    # a build stopped mid-swap: the complete index's files where they are, as a server serves them
+    files = live_files(folder)
+    if files.mid_swap:
+        metadata_path = folder / files.metadata
+        try:
+            metadata_bytes = metadata_path.read_bytes()
+        except OSError as exc:
+            raise IndexNotFoundError(f"cannot read '{metadata_path}': {exc}") from None
+        metadata = parse_metadata_bytes(metadata_bytes, str(metadata_path))
+    else:
+        metadata = read_metadata(folder)
+        metadata_bytes = (folder / METADATA_FILENAME).read_bytes()
+    table_folder = files.table if metadata.index.path == LANCEDB_DIRNAME else metadata.index.path
+    db_path = folder / table_folder
     table_name = metadata.index.table or TABLE_NAME
     if not (db_path / f"{table_name}.lance").is_dir():
         raise IndexNotFoundError(
@@ -109,7 +121,7 @@ def open_index(
             ) from None
 
     table = LazyTable(connect) if lazy else connect()
-    return OpenedIndex(str(folder), metadata, (folder / METADATA_FILENAME).read_bytes(), table, db_path)
+    return OpenedIndex(str(folder), metadata, metadata_bytes, table, db_path)
 
 
 def _open_remote(uri: str, storage_options: Mapping[str, str] | None) -> OpenedIndex:
