@@ -183,6 +183,14 @@ async def test_a_resource_error_repeats_a_huge_uri_only_in_part(built_app: DocsM
     assert len(info.value.message) < 500 and "(100,008 characters)" in info.value.message
 
 
+async def test_a_prompt_error_repeats_a_huge_name_only_in_part(built_app: DocsMcpApp) -> None:
+    async with Client(built_app.server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.get_prompt("p" * 100_000, {})
+    assert info.value.message.startswith("Prompt 'ppp")
+    assert len(info.value.message) < 500 and "(100,000 characters)" in info.value.message
+
+
 async def test_tool_prefix_routes_and_hides_unprefixed_names(built_index: Path) -> None:
     app = create_app(built_index, tool_prefix="acme")
     async with Client(app.server) as client:

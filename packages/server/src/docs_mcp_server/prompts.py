@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import mcp.types as types
 
+from docs_mcp_core.errors import shown
 from docs_mcp_server.errors import PromptRequestError
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def get_prompt(
 ) -> types.GetPromptResult:
     prompt = next((p for p in prompts if p.name == name), None)
     if prompt is None:
-        raise PromptRequestError(f"Prompt '{name}' not found")
+        raise PromptRequestError(f"Prompt '{shown(name)}' not found")
     for argument in prompt.arguments:
         value = arguments.get(argument.name)
         if argument.required and (not isinstance(value, str) or not value.strip()):
