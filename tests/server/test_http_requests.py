@@ -33,7 +33,10 @@ MALFORMED: list[tuple[bytes, Any, int]] = [
     (b"true", None, -32600),
     (b'{"jsonrpc":"2.0","id":{"x":1},"method":"notifications/initialized"}', None, -32600),
     (b'{"jsonrpc":"2.0","id":"p","method":"tools/list",', "p", -32700),
-]
+    # bytes that are not UTF-8 inside a string: refused over both (stdio once read them as U+FFFD)
+    (b'{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"search_docs",'
+     b'"arguments":{"query":"caf\xe9 retry"}}}', "u", -32700),
+]  # fmt: skip
 
 
 @pytest.fixture(scope="module", params=["stateful", "stateless"])

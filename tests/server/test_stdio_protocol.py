@@ -73,6 +73,17 @@ def test_a_malformed_message_is_answered_and_the_session_goes_on(
     assert_still_serving(stdio_session)
 
 
+def test_bytes_that_are_not_utf8_are_named_not_replaced(stdio_session: Any) -> None:
+    # a Latin-1 é in a query: read as U+FFFD, the search ran for another query than the one meant
+    line = search_call(17, '{"query":"caf\u00e9 retry"}').replace(b"\xc3\xa9", b"\xe9")
+    stdio_session.send_raw(line)
+    reply = stdio_session.receive()
+    offset = line.index(b"\xe9")
+    assert reply == {"jsonrpc": "2.0", "id": 17, "error": {"code": PARSE_ERROR, "message": (
+        f"Parse error: the message is not valid UTF-8 (byte 0xe9 at offset {offset}); encode it as UTF-8")}}  # fmt: skip
+    assert_still_serving(stdio_session)
+
+
 def test_a_batch_gets_an_error_for_each_request_in_it(stdio_session: Any) -> None:
     stdio_session.send_raw(b"[" + request(9) + b"," + request("ten") + b"," + b"7]")
     replies = stdio_session.receive_any()

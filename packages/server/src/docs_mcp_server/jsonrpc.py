@@ -93,6 +93,11 @@ def screen(text: str | bytes) -> tuple[Any, Rejection | None]:
     try:
         message = jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValidationError as exc:
+        if isinstance(text, bytes):
+            try:
+                text.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return None, not_utf8(text, bad)
         errors = exc.errors(include_url=False, include_input=False)
         json_problem = next((e["msg"] for e in errors if e["type"] == "json_invalid"), None)
         detail = "; ".join(sorted({e["msg"] for e in errors})) or None
@@ -104,6 +109,20 @@ def screen(text: str | bytes) -> tuple[Any, Rejection | None]:
         if isinstance(parsed, dict) and "id" in parsed:
             return None, reject_message(parsed)
     return message, None
+
+
+def not_utf8(data: bytes, error: UnicodeDecodeError) -> Rejection:
+    """The rejection of ``data``, a message that is not UTF-8 (JSON text exchanged between systems
+    must be): a parse error naming the first bad byte, with the request's id when it can be read.
+    Both transports refuse it rather than read a replacement character in place of the bytes: the
+    client learns that it sent something else than it meant (a query or a chunk id with its bytes
+    replaced matches nothing, or something else)."""
+    request_id = top_level_id(data.decode("utf-8", errors="replace"))
+    bad = data[error.start : error.start + 1].hex()
+    return _parse_error(
+        request_id,
+        f"the message is not valid UTF-8 (byte 0x{bad} at offset {error.start}); encode it as UTF-8",
+    )
 
 
 def reject(text: str, json_problem: str | None = None, detail: str | None = None) -> Rejection:

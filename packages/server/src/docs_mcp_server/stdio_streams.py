@@ -79,7 +79,11 @@ class WireMessages:
                     )
                 self._done = True
                 raise anyio.EndOfStream
-            text = raw.decode("utf-8", errors="replace")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:  # answered as HTTP answers it: not read with U+FFFD
+                self._wire.reject(raw.decode("utf-8", errors="replace"), jsonrpc.not_utf8(raw, exc))
+                continue
             message = self._accepted(text)
             if message is not None:
                 return SessionMessage(message)
