@@ -125,6 +125,26 @@ def test_tool_arguments_that_are_not_an_object_get_the_documented_answer(
     assert_still_serving(stdio_session)
 
 
+WRONG_PARAMS = [
+    ("resources/read", {"uri": 5}, "resources/read: params.uri: Input should be a valid string"),
+    ("resources/read", {}, "resources/read: params.uri: Field required"),
+    ("prompts/get", {"name": "prompts/debug-webhook", "arguments": {"event_type": ["payment.failed"]}},
+     "prompts/get: params.arguments.event_type: Input should be a valid string"),
+    ("prompts/get", {"name": 7}, "prompts/get: params.name: Input should be a valid string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("method", "params", "named"), WRONG_PARAMS, ids=[repr(c[1]) for c in WRONG_PARAMS])
+def test_params_of_the_wrong_shape_are_named(
+    stdio_session: Any, method: str, params: dict[str, Any], named: str
+) -> None:
+    # the SDK answered every one "Invalid request parameters" with empty data: nothing to correct by
+    stdio_session.send_raw(request(903, method, params=params))
+    error = {"code": -32602, "message": f"Invalid request parameters for {named}"}
+    assert stdio_session.receive() == {"jsonrpc": "2.0", "id": 903, "error": error}
+    assert_still_serving(stdio_session)
+
+
 def test_null_tool_arguments_are_no_arguments(stdio_session: Any) -> None:
     stdio_session.send({"jsonrpc": "2.0", "id": 902, "method": "tools/call",
                         "params": {"name": "search_docs", "arguments": None}})  # fmt: skip

@@ -58,6 +58,21 @@ MIME_MARKDOWN = "text/markdown"
 _URI_PATH_SAFE = "/!$&'()*+,;=:@~"  # left as they are in a URI's path (RFC 3986 sub-delims, ":", "@")
 
 
+async def _named_invalid_params(ctx: Any, call_next: Any) -> Any:
+    """Params of the wrong shape (``resources/read`` with a numeric ``uri``, ``prompts/get`` with
+    an argument that is not a string ...) get ``-32602`` naming the field and what it must be; the
+    SDK's own answer, "Invalid request parameters" with empty data, names nothing to correct."""
+    from pydantic import ValidationError
+
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False, include_input=False)[0]
+        field = ".".join(str(part) for part in error["loc"]) or "params"
+        message = f"Invalid request parameters for {shown(ctx.method)}: {shown(field)}: {error['msg']}"
+        raise MCPError(code=types.INVALID_PARAMS, message=message) from None
+
+
 def _error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
@@ -122,6 +137,7 @@ class DocsMcpApp:
             on_get_prompt=self._get_prompt,
         )
         self.server.middleware.append(self._non_object_arguments)
+        self.server.middleware.append(_named_invalid_params)
 
     async def _non_object_arguments(self, ctx: Any, call_next: Any) -> Any:
         """A ``tools/call`` whose ``arguments`` are not an object gets the tool's documented
