@@ -16,6 +16,10 @@
   the same session is refused with ``-32600`` (status 400): the SDK routes each answer by its id
   (as a string), so the earlier request would never get its answer and would hold its connection
   and its session open for good.
+- **An answer the SDK abandoned is finished.** A session ended (``DELETE /mcp``, or a client
+  closing it) while one of its requests was in flight: the SDK had sent the 200 of an event stream
+  and then returned without ending it, so the client read a truncated response. The request now
+  gets an event with a JSON-RPC error carrying its id (:data:`SESSION_ENDED`), and the stream ends.
 - **No session for a refused opening.** A request without ``mcp-session-id`` that is refused (any
   status from 400) established no session, so its answer carries no session id.
 """
@@ -28,7 +32,7 @@ from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
 
-from starlette.types import Message, Receive, Scope
+from starlette.types import Message, Receive, Scope, Send
 
 from docs_mcp_server import jsonrpc
 from docs_mcp_server.handshake import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -154,6 +158,55 @@ async def screen_body(
     if rejection is not None:
         rejection.log(body)
     return replay, message, rejection
+
+
+SESSION_ENDED = (
+    "the session ended (DELETE /mcp) while this request was in flight, so it was not answered;"
+    " open a new session and send it again"
+)
+_ANSWER_MARKS = (b'"result"', b'"error"')  # an event stream that carried the request's answer
+
+
+class ResponseWatch:
+    """The ``send`` of the answer to a ``POST /mcp`` request with id ``request_id``, watched so that
+    an event stream that ends, or is abandoned, without the request's answer ends with an error
+    event for it (:data:`SESSION_ENDED`) instead of leaving the client waiting for an answer."""
+
+    def __init__(self, send: Send, request_id: Any) -> None:
+        self._send = send
+        self._request_id = request_id
+        self.started = self.ended = self.event_stream = self.answered = False
+        self.cut = False  # whether the error event was sent
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            self.event_stream = any(
+                key.lower() == b"content-type" and value.startswith(b"text/event-stream")
+                for key, value in message.get("headers", [])
+            )
+        elif message["type"] == "http.response.body":
+            body = message.get("body", b"")
+            self.answered = self.answered or any(mark in body for mark in _ANSWER_MARKS)
+            self.ended = not message.get("more_body", False)
+            if self.ended:
+                message = {**message, "body": self._unanswered() + body}
+        await self._send(message)
+
+    async def finish(self) -> bool:
+        """End an answer the SDK started and left open (True when there was one to end)."""
+        if not self.started or self.ended:
+            return False
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+        return True
+
+    def _unanswered(self) -> bytes:
+        """The error event for a request whose event stream ends without its answer, else ``b""``."""
+        if not self.event_stream or self.answered or self._request_id is None:
+            return b""
+        self.cut = True
+        error = jsonrpc.error_response(self._request_id, -32000, SESSION_ENDED)
+        return b"event: message\r\ndata: " + json.dumps(error).encode() + b"\r\n\r\n"
 
 
 class InFlightIds:

@@ -203,7 +203,11 @@ class DocsHttpMiddleware:
                 if rejection is not None:
                     await self._respond(send, *http_checks.rejection_response(rejection))
                     return
-                await self.inner(scope, receive, send)
+                watch = http_checks.ResponseWatch(send, getattr(message, "id", None))
+                await self.inner(scope, receive, watch.send)
+                await watch.finish()
+                if watch.cut:
+                    log(logging.WARNING, "a request's session ended while it was in flight", id=message.id)
             finally:
                 self.in_flight_ids.release(held)
                 self.drain.end()

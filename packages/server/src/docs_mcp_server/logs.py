@@ -99,6 +99,25 @@ def configure_logging(
         third_party.handlers[:] = []
         third_party.propagate = True
     logging.getLogger("uvicorn.access").disabled = True
+    sdk_http = logging.getLogger("mcp.server.streamable_http")
+    sdk_http.filters[:] = [f for f in sdk_http.filters if not isinstance(f, _SessionEndedFilter)]
+    sdk_http.addFilter(_SessionEndedFilter())
+
+
+class _SessionEndedFilter(logging.Filter):
+    """Drops the SDK's "SSE response error" for a request whose session was closed while it was in
+    flight (a ``ClosedResourceError``, alone or grouped): a client that ends its session is no
+    server error, and the HTTP layer logs that request as a warning when it finishes its answer."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if record.msg != "SSE response error" or error is None:
+            return True
+        import anyio
+
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]
+        return not isinstance(error, anyio.ClosedResourceError)
 
 
 def log(level: int, message: str, **properties: Any) -> None:
