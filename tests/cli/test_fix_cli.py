@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -83,3 +85,55 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert runner.invoke(app, ["fix"]).exit_code == 2
     result = runner.invoke(app, ["fix", "--docs-dir", str(tmp_path / "missing")], env=WIDE)
     assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def _edited_meanwhile(monkeypatch: pytest.MonkeyPatch, manifest: Path, text: str) -> None:
+    """The author saves ``text`` to ``manifest`` after fix read the folder, before it writes."""
+    import docs_mcp_cli.fix_cmd as fix_cmd
+    from docs_mcp_core.fix import plan_fixes
+
+    def plan_then_edit(docs_dir: Path) -> Any:
+        plan = plan_fixes(docs_dir)
+        manifest.write_text(text, encoding="utf-8")
+        return plan
+
+    monkeypatch.setattr(fix_cmd, "plan_fixes", plan_then_edit)
+
+
+DRIFTING = "# G\n\n## One\n\nintro\n\n### A\n\n" + "word " * 600 + "\n\n### B\n\n" + "more " * 600 + "\n"
+
+
+def test_a_manifest_edited_while_fix_runs_is_left_as_the_author_saved_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "docs/g.md", DRIFTING)  # h2 sections over max_chunk_size: fix proposes h3
+    write(
+        tmp_path,
+        "docs/.docs-mcp.json",
+        '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 5000}}\n',
+    )
+    write(tmp_path, "a.md", "no headings at all\n")  # the root manifest fix creates is written
+    edited = '{"version": "1", "strategy": {"chunk_by": "h3", "max_chunk_size": 5000}, "x-note": "mine"}\n'
+    _edited_meanwhile(monkeypatch, tmp_path / "docs" / ".docs-mcp.json", edited)
+    result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path)], env=WIDE)
+    assert result.exit_code == 1, result.output
+    assert (tmp_path / "docs" / ".docs-mcp.json").read_text(encoding="utf-8") == edited
+    assert result.stderr == (
+        "error: docs/.docs-mcp.json changed while fix was running, so fix left it as it is (nothing of "
+        "it is lost); run docs-mcp fix again\n"
+    )
+    assert "created .docs-mcp.json" in result.stdout and (tmp_path / ".docs-mcp.json").is_file()
+    assert not list(tmp_path.rglob(".docs-mcp.*.tmp"))
+
+
+def test_a_manifest_created_while_fix_runs_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus(tmp_path)
+    mine = '{"version": "1", "strategy": {"chunk_by": "file"}}\n'
+    _edited_meanwhile(monkeypatch, tmp_path / ".docs-mcp.json", mine)
+    result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path)], env=WIDE)
+    assert result.exit_code == 1, result.output
+    assert (tmp_path / ".docs-mcp.json").read_text(encoding="utf-8") == mine
+    assert result.stderr.startswith("error: .docs-mcp.json was created while fix was running")
+    assert not list(tmp_path.rglob(".docs-mcp.*.tmp"))

@@ -2,7 +2,8 @@
 
 Prints a unified diff per manifest it creates or changes, then writes them, or with ``--dry-run``
 writes nothing. Prints ``nothing to fix`` when every manifest already fits its documents. Exit
-status: 0 on success, 1 when an existing manifest cannot be parsed, 2 on usage errors.
+status: 0 on success, 1 when an existing manifest cannot be parsed or changed while fix ran (it is
+then left as it is; the other manifests are written), 2 on usage errors.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import typer
 
 from docs_mcp_cli.errors import fail, reporting
 from docs_mcp_cli.params import docs_dir_option
+from docs_mcp_core.errors import ManifestChangedError
 from docs_mcp_core.fix import plan_fixes
 
 
@@ -44,10 +46,19 @@ def fix(
     if dry_run:
         typer.echo(f"dry run: {len(plan.changes)} manifest(s) would change; nothing written")
         return
+    changed: list[str] = []  # manifests edited meanwhile: left as they are, the others written
     with reporting("fix"):
         try:
             for change in plan.changes:
-                change.write(docs_dir)
+                try:
+                    change.write(docs_dir)
+                except ManifestChangedError as exc:
+                    changed.append(str(exc))
+                    continue
                 typer.echo(change.summary)
         except OSError as exc:
             raise fail(f"cannot write {exc.filename}: {exc.strerror}") from None
+    for message in changed[:-1]:
+        typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
+    if changed:
+        raise fail(changed[-1])

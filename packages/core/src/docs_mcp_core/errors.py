@@ -69,6 +69,11 @@ class DocsDirError(DocsMcpError):
     """The docs folder does not exist or is not a folder."""
 
 
+class ManifestChangedError(DocsMcpError):
+    """A manifest ``fix`` was about to write changed (or was created) after ``fix`` read the folder:
+    it is left as it is, so that nobody's edit is lost."""
+
+
 class FindingError(DocsMcpError):
     """A problem that stops one file (or the corpus) from being processed."""
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
 from docs_mcp_core.corpus import BOM, Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
-from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestError
+from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestChangedError, ManifestError
 from docs_mcp_core.globs import glob_match
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, parse_manifest
 from docs_mcp_core.manifest_text import dump_manifest_text, load_manifest_text
@@ -126,7 +126,9 @@ class ManifestChange:
     def write(self, docs_dir: Path) -> Path:
         """Write the new text (atomically) and return the file's path. A manifest that is a
         symbolic link is written where the link leads (replacing the link with a file would cut
-        it from the manifest it shares)."""
+        it from the manifest it shares). Raises :class:`ManifestChangedError`, writing nothing,
+        when the manifest is no longer the text the change was made from (edited, or created,
+        while fix ran)."""
         target = Path(docs_dir) / self.path
         if target.is_symlink() and target.resolve().is_file():
             target = target.resolve()
@@ -142,11 +144,27 @@ class ManifestChange:
                     os.fchmod(handle.fileno(), mode)
                 handle.flush()
                 os.fsync(handle.fileno())  # on disk before it replaces the manifest: a crash keeps one whole
-            os.replace(tmp, target)
+            if self.old_text is None:
+                os.link(tmp, target)  # a new manifest, never over one made meanwhile (FileExistsError)
+                os.unlink(tmp)
+            elif target.read_text(encoding="utf-8") != self.old_text:
+                raise ManifestChangedError(self._changed())
+            else:
+                os.replace(tmp, target)
+        except FileExistsError:
+            Path(tmp).unlink(missing_ok=True)
+            raise ManifestChangedError(self._changed()) from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
         return target
+
+    def _changed(self) -> str:
+        done = "was created" if self.old_text is None else "changed"
+        return (
+            f"{self.path} {done} while fix was running, so fix left it as it is (nothing of it is lost);"
+            " run docs-mcp fix again"
+        )
 
 
 @dataclass
