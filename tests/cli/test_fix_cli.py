@@ -137,3 +137,50 @@ def test_a_manifest_created_while_fix_runs_is_not_overwritten(
     assert (tmp_path / ".docs-mcp.json").read_text(encoding="utf-8") == mine
     assert result.stderr.startswith("error: .docs-mcp.json was created while fix was running")
     assert not list(tmp_path.rglob(".docs-mcp.*.tmp"))
+
+
+def test_a_read_only_manifest_is_left_as_it_is(tmp_path: Path) -> None:
+    write(tmp_path, "docs/g.md", DRIFTING)
+    manifest = tmp_path / "docs" / ".docs-mcp.json"
+    write(
+        tmp_path,
+        "docs/.docs-mcp.json",
+        '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 5000}}\n',
+    )
+    before = manifest.read_bytes()
+    manifest.chmod(0o444)  # a rename needs only the folder's permission: it replaced the file anyway
+    try:
+        result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path)], env=WIDE)
+    finally:
+        manifest.chmod(0o644)
+    assert result.exit_code == 1, result.output
+    assert manifest.read_bytes() == before
+    assert result.stderr == (
+        "error: docs/.docs-mcp.json is read-only, so fix left it as it is; make it writable (chmod u+w) "
+        "and run docs-mcp fix again\n"
+    )
+
+
+@pytest.mark.integration  # runs chattr
+def test_a_folder_fix_cannot_write_in_is_named_with_the_manifest(tmp_path: Path) -> None:
+    import subprocess
+
+    write(tmp_path, "docs/g.md", DRIFTING)
+    write(
+        tmp_path,
+        "docs/.docs-mcp.json",
+        '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 5000}}\n',
+    )
+    folder = tmp_path / "docs"
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not available here (not root, or a file system without it)")
+    try:
+        result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path)], env=WIDE)
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    assert result.exit_code == 1, result.output
+    # it named a random temporary file (.docs-mcp.<hex>.tmp) and not what fix was writing
+    assert result.stderr == (
+        f"error: cannot write {folder / '.docs-mcp.json'}: Operation not permitted (fix writes a new file "
+        "beside it first)\n"
+    )

@@ -15,7 +15,7 @@ import typer
 
 from docs_mcp_cli.errors import fail, reporting
 from docs_mcp_cli.params import docs_dir_option
-from docs_mcp_core.errors import ManifestChangedError
+from docs_mcp_core.errors import ManifestLeftAloneError
 from docs_mcp_core.fix import plan_fixes
 
 
@@ -52,7 +52,7 @@ def fix(
             for change in plan.changes:
                 try:
                     change.write(docs_dir)
-                except ManifestChangedError as exc:
+                except ManifestLeftAloneError as exc:
                     changed.append(str(exc))
                     continue
                 typer.echo(change.summary)

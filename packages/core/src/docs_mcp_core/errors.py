@@ -69,9 +69,9 @@ class DocsDirError(DocsMcpError):
     """The docs folder does not exist or is not a folder."""
 
 
-class ManifestChangedError(DocsMcpError):
-    """A manifest ``fix`` was about to write changed (or was created) after ``fix`` read the folder:
-    it is left as it is, so that nobody's edit is lost."""
+class ManifestLeftAloneError(DocsMcpError):
+    """A manifest ``fix`` was about to write is left as it is: it changed (or was created) after
+    ``fix`` read the folder, so writing would lose that edit, or it is read-only."""
 
 
 class FindingError(DocsMcpError):

@@ -36,7 +36,7 @@ from typing import Any
 
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
 from docs_mcp_core.corpus import BOM, Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
-from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestChangedError, ManifestError
+from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestError, ManifestLeftAloneError
 from docs_mcp_core.globs import glob_match
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, parse_manifest
 from docs_mcp_core.manifest_text import dump_manifest_text, load_manifest_text
@@ -126,9 +126,9 @@ class ManifestChange:
     def write(self, docs_dir: Path) -> Path:
         """Write the new text (atomically) and return the file's path. A manifest that is a
         symbolic link is written where the link leads (replacing the link with a file would cut
-        it from the manifest it shares). Raises :class:`ManifestChangedError`, writing nothing,
+        it from the manifest it shares). Raises :class:`ManifestLeftAloneError`, writing nothing,
         when the manifest is no longer the text the change was made from (edited, or created,
-        while fix ran)."""
+        while fix ran) or is read-only."""
         target = Path(docs_dir) / self.path
         if target.is_symlink() and target.resolve().is_file():
             target = target.resolve()
@@ -136,7 +136,12 @@ class ManifestChange:
             mode: int | None = stat.S_IMODE(target.stat().st_mode)
         except FileNotFoundError:
             mode = None  # a new manifest: 0666 less the umask, as any new file
-        fd, tmp = _new_file_beside(target)
+        try:
+            fd, tmp = _new_file_beside(target)
+        except OSError as exc:
+            raise OSError(
+                exc.errno, f"{exc.strerror} (fix writes a new file beside it first)", str(target)
+            ) from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(self.new_text)
@@ -148,12 +153,17 @@ class ManifestChange:
                 os.link(tmp, target)  # a new manifest, never over one made meanwhile (FileExistsError)
                 os.unlink(tmp)
             elif target.read_text(encoding="utf-8") != self.old_text:
-                raise ManifestChangedError(self._changed())
+                raise ManifestLeftAloneError(self._changed())
+            elif not (mode or 0) & 0o222 or not os.access(target, os.W_OK):  # a rename would replace it
+                raise ManifestLeftAloneError(
+                    f"{self.path} is read-only, so fix left it as it is; make it writable"
+                    " (chmod u+w) and run docs-mcp fix again"
+                )
             else:
                 os.replace(tmp, target)
         except FileExistsError:
             Path(tmp).unlink(missing_ok=True)
-            raise ManifestChangedError(self._changed()) from None
+            raise ManifestLeftAloneError(self._changed()) from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
