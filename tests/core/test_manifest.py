@@ -198,6 +198,22 @@ def test_json_lines_finds_keys_and_patterns_in_one_pass() -> None:
     assert lines.key_line("missing") is None and lines.key_line("x", after="missing") is None
 
 
+def test_json_lines_scans_a_huge_string_in_memory_of_its_size() -> None:
+    import tracemalloc
+
+    # a 30 MB metadata value in a manifest took validate 4 GB: the key pattern backtracked
+    value = "a" * 2_000_000
+    text = '{\n "x-note": "' + value + '",\n "pattern": "' + value + '",\n "overrides": []\n}'
+    tracemalloc.start()
+    try:
+        lines = JsonLines(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert lines.key_line("overrides") == 4 and lines.pattern_line(value) == 3
+    assert peak < 5 * len(text)  # copies of the text at most, not a frame per character
+
+
 # ── resolution precedence ────────────────────────────────────────────────────────────────────────
 
 
