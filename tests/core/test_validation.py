@@ -141,6 +141,18 @@ def test_unknown_manifest_key_is_a_warning_with_line(tmp_path: Path) -> None:
     ]
 
 
+def test_a_key_given_twice_in_a_manifest_is_a_warning_with_line(tmp_path: Path) -> None:
+    # JSON keeps the last value without a word: the author's first strategy was dropped unseen
+    text = '{\n  "version": "1",\n  "strategy": {"chunk_by": "h3"},\n  "strategy": {"chunk_by": "h2"}\n}\n'
+    write(tmp_path, ".docs-mcp.json", text)
+    write(tmp_path, "a.md", "# A\n\n## B\n\nx\n")
+    report = validate_corpus(tmp_path)
+    assert [f.render() for f in report.findings] == [
+        ".docs-mcp.json:3: warning: the key 'strategy' is given twice in one object; only its last value "
+        "counts (and docs-mcp fix will not rewrite this manifest); remove the other"
+    ]
+
+
 def test_front_matter_problems(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
     write(tmp_path, "yaml.md", "---\ntitle: x\nbad: [1, 2\n---\n# Y\n")

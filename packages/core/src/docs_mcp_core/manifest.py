@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy
-from docs_mcp_core.errors import ManifestError, json_limit
+from docs_mcp_core.errors import ManifestError, json_limit, shown
 from docs_mcp_core.globs import glob_match
 
 MANIFEST_FILENAME = ".docs-mcp.json"
@@ -181,13 +181,32 @@ def parse_manifest(text: str, *, source: str = MANIFEST_FILENAME) -> tuple[Manif
 
     Unknown top-level keys are reported as warnings and ignored (the original ignores them too).
     """
+    twice: dict[str, None] = {}  # keys given twice in one object: JSON keeps the last one silently
+
+    def keep_last(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                twice[key] = None
+            out[key] = value
+        return out
+
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, object_pairs_hook=keep_last)
     except json.JSONDecodeError as exc:
         raise ManifestError(f"{source}:{exc.lineno}: manifest is not valid JSON: {exc.msg}") from None
     except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
         raise ManifestError(f"{source}: manifest cannot be read: {json_limit(exc)}") from None
-    return manifest_from_data(raw, source=source)
+    manifest, issues = manifest_from_data(raw, source=source)
+    issues += [
+        ManifestIssue(
+            f"the key '{shown(key)}' is given twice in one object; only its last value counts (and docs-mcp "
+            "fix will not rewrite this manifest); remove the other",
+            "warning",
+        )
+        for key in twice
+    ]
+    return manifest, issues
 
 
 def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Manifest, list[ManifestIssue]]:
