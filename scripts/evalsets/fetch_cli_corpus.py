@@ -31,14 +31,13 @@ import argparse
 import io
 import json
 import re
-import subprocess
 import sys
 import tarfile
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalset_common import EVALS_DIR, EvalSetError, fail
+from evalset_common import EVALS_DIR, EvalSetError, fail, git, resolve_git_dir
 
 REPOSITORY = "astral-sh/uv"
 COMMIT = "28a8194a67726b93524e3ade42d0db884519ec73"  # 2025-12-06, the last with the generated reference
@@ -72,29 +71,6 @@ MANIFEST = {
 }
 
 _COMMAND_HEADING_RE = re.compile(r"^(#{2,4}) (uv(?: [a-z0-9-]+)*)[ \t]*$", re.MULTILINE)
-
-
-def git(git_dir: Path, *args: str) -> bytes:
-    command = ["git", f"--git-dir={git_dir}", *args]
-    try:
-        done = subprocess.run(command, capture_output=True, timeout=300, check=False)
-    except FileNotFoundError:
-        raise EvalSetError("git is not on PATH: install git") from None
-    except subprocess.TimeoutExpired:
-        raise EvalSetError(f"`{' '.join(command)}` took more than 300 s") from None
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise EvalSetError(f"`{' '.join(command)}` failed (exit {done.returncode}): {message}")
-    return done.stdout
-
-
-def resolve_git_dir(path: Path) -> Path:
-    """The git directory of a clone (its ``.git``) or of a bare repository."""
-    if (path / ".git").is_dir():
-        path = path / ".git"
-    if not (path / "HEAD").is_file():
-        raise EvalSetError(f"{path}: not a git repository; pass --git-dir with a clone of {REPOSITORY}")
-    return path
 
 
 def split_cli_page(text: str) -> dict[str, str]:
@@ -150,7 +126,7 @@ def unpack(archive_bytes: bytes, dest: Path) -> int:
 
 
 def fetch(out: Path, git_dir: Path) -> str:
-    git_dir = resolve_git_dir(git_dir)
+    git_dir = resolve_git_dir(git_dir, REPOSITORY)
     git(git_dir, "cat-file", "-e", f"{COMMIT}^{{commit}}")
     archive = git(git_dir, "archive", "--format=tar", COMMIT, "docs", *LICENSES)
     out.parent.mkdir(parents=True, exist_ok=True)

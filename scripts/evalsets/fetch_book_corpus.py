@@ -1,0 +1,137 @@
+"""Fetch the fourth evaluation corpus: the Cargo book, a command-line tool's book, at a pinned commit.
+
+    uv run python scripts/evalsets/fetch_book_corpus.py --git-dir PATH   # -> evals/corpora/cargo-book/
+
+The Cargo book (the documentation of Rust's package manager; MIT or Apache-2.0, at the user's
+choice) is the other common shape of a command-line tool's documentation, beside uv's
+(``fetch_cli_corpus.py``): hand-written guides, a reference of its configuration keys
+(``reference/config.md``: one ``###`` section per table such as ``[build]``, one ``####`` per key such
+as ``build.jobs``), a reference of the manifest format and of environment variables, and **one
+generated page per command** (``commands/cargo-build.md``, written from the man pages), whose options
+are HTML definition lists with element ids and anchors that name the command and the option
+(``<dt class="option-term" id="option-cargo-build---release">``). The same option groups
+(``### Display Options``, ``### Manifest Options``, ``### Common Options``) repeat nearly verbatim on
+dozens of command pages.
+
+The script reads a clone of the Cargo repository (``--git-dir``; a bare one is fine), checks that the
+pinned commit is there, and copies out of it, with ``git archive``, the markdown files under
+``doc/book/src/`` (the book; the contributor guide is left out) and both licence files, unchanged. It
+writes a ``.docs-mcp.json`` manifest (``chunk_by: h2``; larger sections are split at their own
+headings by the build) with a ``kind`` taxonomy (``guide``, ``reference``, ``command``) and a
+``SOURCE.txt`` that records the repository, the commit and what was added.
+
+The output folder is git-ignored; never commit it. An existing output folder is replaced only after
+the new one is complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import tarfile
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalset_common import EVALS_DIR, EvalSetError, fail, git, resolve_git_dir
+
+REPOSITORY = "rust-lang/cargo"
+COMMIT = "af373f761aa4e42b093c2e453078fd73c8ce54dd"  # 2026-08-22
+LICENSES = ("LICENSE-MIT", "LICENSE-APACHE")
+BOOK = "doc/book/src/"
+NAME = "cargo-book"
+
+MANIFEST = {
+    "version": "1",
+    "strategy": {"chunk_by": "h2"},
+    "taxonomy": {
+        "kind": {
+            "description": (
+                "Filter by kind of page: 'guide' (getting started and how-tos), 'reference' (the manifest, "
+                "configuration keys, environment variables, registries, build scripts) or 'command' (one "
+                "page per cargo command, with its options)."
+            )
+        }
+    },
+    "mcpServerInstructions": (
+        "The Cargo book: guides, the reference (Cargo.toml manifest, .cargo/config.toml keys, environment "
+        "variables, profiles, features, workspaces, registries) and one page per cargo command."
+    ),
+    "overrides": [
+        {"pattern": "**", "metadata": {"kind": "guide"}},
+        {"pattern": "reference/**", "metadata": {"kind": "reference"}},
+        {"pattern": "appendix/**", "metadata": {"kind": "reference"}},
+        {"pattern": "CHANGELOG.md", "metadata": {"kind": "reference"}},
+        {"pattern": "commands/**", "metadata": {"kind": "command"}},
+    ],
+}
+
+
+def unpack(archive_bytes: bytes, dest: Path) -> int:
+    """Write the archive's book markdown and licences into ``dest``; the number of files."""
+    count = 0
+    with tarfile.open(fileobj=io.BytesIO(archive_bytes), mode="r:") as archive:
+        for member in archive.getmembers():
+            if not member.isfile():
+                continue
+            name = member.name
+            if name in LICENSES:
+                relative = name
+            elif name.startswith(BOOK) and name.endswith(".md"):
+                relative = name.removeprefix(BOOK)
+            else:
+                continue
+            if relative.startswith("/") or ".." in relative.split("/"):
+                raise EvalSetError(f"refusing the unsafe member path {name!r}")
+            source = archive.extractfile(member)
+            if source is None:
+                continue
+            target = dest / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read())
+            count += 1
+    return count
+
+
+def fetch(out: Path, git_dir: Path) -> str:
+    git_dir = resolve_git_dir(git_dir, REPOSITORY)
+    git(git_dir, "cat-file", "-e", f"{COMMIT}^{{commit}}")
+    archive = git(git_dir, "archive", "--format=tar", COMMIT, BOOK.rstrip("/"), *LICENSES)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="fetch-book-", dir=out.parent) as tmp:
+        staging = Path(tmp) / "corpus"
+        staging.mkdir()
+        files = unpack(archive, staging)
+        if not (staging / "commands").is_dir():
+            raise EvalSetError(f"{BOOK}commands/ is missing at {COMMIT[:12]}; is the commit right?")
+        (staging / ".docs-mcp.json").write_text(json.dumps(MANIFEST, indent=2) + "\n", encoding="utf-8")
+        (staging / "SOURCE.txt").write_text(
+            f"https://github.com/{REPOSITORY} at commit {COMMIT}: {BOOK}**/*.md and {', '.join(LICENSES)}.\n"
+            f"Licence: MIT or Apache-2.0 (both files beside this one).\n"
+            f"Unchanged; .docs-mcp.json added (scripts/evalsets/fetch_book_corpus.py).\n",
+            encoding="utf-8",
+        )
+        if out.exists():
+            out.rename(Path(tmp) / "old")
+        staging.rename(out)
+    return f"{REPOSITORY}@{COMMIT[:12]}: {files} files (book markdown and licences) -> {out}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Copy the Cargo book at a pinned commit out of a clone.")
+    parser.add_argument("--git-dir", type=Path, required=True, help=f"a clone of {REPOSITORY} (bare or not)")
+    parser.add_argument(
+        "--out", type=Path, default=EVALS_DIR / "corpora" / NAME, help=f"default: evals/corpora/{NAME}"
+    )
+    args = parser.parse_args(argv)
+    try:
+        print(fetch(args.out, args.git_dir))
+    except EvalSetError as exc:
+        return fail(str(exc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
