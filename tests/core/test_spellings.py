@@ -21,6 +21,7 @@ from docs_mcp_core.spellings import (
     chunk_anchors,
     chunk_spellings,
     code_text,
+    defined_names,
     element_ids,
     is_compound,
     query_anchors,
@@ -295,3 +296,69 @@ def test_query_constants_are_the_words_written_as_environment_variables() -> Non
     assert query_constants("set `NODE_ENV` and HTTP2_MAX_STREAMS") == ["NODE_ENV", "HTTP2_MAX_STREAMS"]
     # one capitalised word, snake_case of code and a constant without an underscore are not
     assert query_constants("PATH cache_dir HTTP Uv_Cache_Dir _PRIVATE") == []
+
+
+def test_headings_inside_a_chunk_and_setting_lists_define_names() -> None:
+    content = (
+        "### `[build]`\n\nThe build table.\n\n#### `build.jobs`\n* Type: integer\n\n"
+        "```toml\n# build.target = 'x'\n```\n\n"
+        "* `APP_HOME` --- where the app keeps its cache.\n"
+        "* `build.target-dir`: where output goes.\n"
+        "- `agent_id`: the agent to call.\n"
+        '* `"warn"`: a value, not a name.\n'
+    )
+    assert defined_names(content) == ["`build.jobs`", "APP_HOME", "build.target-dir"]
+    stored = chunk_spellings("[build]", "reference/config.md > Configuration > [build]", content).split()
+    assert {"#build.jobs", "#APP_HOME", "~build.jobs", "~build.target.dir"} <= set(stored)
+    assert "#agent_id" not in stored  # a call's argument, not a setting
+    assert "#build.target" not in stored  # a comment in code is no heading
+
+
+FILLER = " ".join(["Each paragraph here says a little more about how the tool behaves."] * 8)
+SETTINGS_REFERENCE = f"""# Configuration
+
+## `[build]`
+
+The build table holds what the build does. {FILLER}
+
+### `build.jobs`
+
+The number of parallel compiler processes.
+
+### `build.target`
+
+The platform to compile for.
+
+## Environment
+
+The variables below change how the tool behaves on your machine. {FILLER}
+
+* `APP_HOME` --- the folder where the tool keeps its downloads and its registry copies.
+* `APP_LOG` --- the level of the log messages.
+* `APP_TARGET_DIR` --- where the output of every build goes.
+"""
+
+GUIDE = f"""# Faster builds
+
+## Jobs
+
+Set `build.jobs` to use more cores. {FILLER}
+
+## Home
+
+Your `APP_HOME` holds what the tool downloads. {FILLER}
+"""
+
+
+def test_a_name_defined_inside_a_chunk_ranks_that_chunk_above_a_passing_mention(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "reference").mkdir(parents=True)
+    (docs / "guide").mkdir()
+    (docs / "reference" / "config.md").write_text(SETTINGS_REFERENCE, encoding="utf-8")
+    (docs / "guide" / "speed.md").write_text(GUIDE, encoding="utf-8")
+    manifest = {"version": "1", "strategy": {"chunk_by": "h2"}}
+    (docs / ".docs-mcp.json").write_text(json.dumps(manifest), encoding="utf-8")
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
+    hits = SearchEngine.open(tmp_path / "index").search("build.jobs", limit=3).hits
+    assert hits[0].chunk_id == "reference/config.md#configuration/build"
+    assert hits[0].score > hits[1].score  # not a tie broken by the chunk id

@@ -43,6 +43,7 @@ __all__ = [
     "HEADING_MARK",
     "chunk_spellings",
     "code_text",
+    "defined_names",
     "element_ids",
     "is_compound",
     "query_spellings",
@@ -56,6 +57,11 @@ _SEGMENT_SEP_RE = re.compile(r"\.|::")
 _ACRONYM_PLURAL_RE = re.compile(r"[A-Z]{2,}s")
 _FENCE_OPEN_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
+_INNER_HEADING_RE = re.compile(r" {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+# a list item that opens with one name in code and a dash or colon: "* `CARGO_HOME` --- ..."
+_DEFINITION_ITEM_RE = re.compile(
+    r"[ \t]{0,3}[*+-][ \t]+`([^`\n]{2,100})`[ \t]*(?:-{1,3}|\u2014|\u2013|:)[ \t]"
+)
 
 ANCHOR_MARK = "~"  # prefixed to an anchor spelling (an element id's words, joined by dots)
 PAGE_MARK = "="  # prefixed to a page name: the words of a file's name (``uv-tool-install.md``)
@@ -171,11 +177,57 @@ def _heading_forms(heading: str) -> tuple[str, ...]:
     return spelling_forms(name)
 
 
+def _prose_lines(markdown: str) -> list[str]:
+    """The lines of a markdown text outside its fenced code blocks."""
+    lines: list[str] = []
+    fence = ""
+    for line in markdown.split("\n"):
+        if fence:
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = ""
+            continue
+        opened = _FENCE_OPEN_RE.match(line)
+        if opened is not None:
+            fence = opened.group(1)
+        else:
+            lines.append(line)
+    return lines
+
+
+def defined_names(content: str) -> list[str]:
+    """The names a chunk's text defines below its own heading: the text of each heading inside it
+    (a section the chunking kept within its parent, ``#### `build.jobs` ``) and the variable's,
+    key's or flag's name in code that opens a list item before a dash or a colon (``* `CARGO_HOME`
+    --- ...``, ``- `build.jobs`: ...``: a list of settings); in order, each once. Not a plain
+    identifier opening an item (``- `agent_id`: ...``): lists of a call's arguments in a walkthrough
+    do that. Fenced code is skipped (a ``# comment`` there is no heading)."""
+    if "#" not in content and "`" not in content:
+        return []
+    found: dict[str, None] = {}
+    for line in _prose_lines(content)[1:]:  # the first line is the chunk's own heading, if any
+        heading = _INNER_HEADING_RE.match(line)
+        if heading is not None:
+            found[heading.group(1).strip()] = None
+            continue
+        item = _DEFINITION_ITEM_RE.match(line)
+        if item is not None and _names_a_setting(item.group(1)):
+            found[item.group(1)] = None
+    return list(found)
+
+
+def _names_a_setting(name: str) -> bool:
+    """Whether ``name`` is written as a variable (``CARGO_HOME``), a key (``build.jobs``,
+    ``target-dir``) or a flag (``--locked``) is, rather than as a code identifier (``agent_id``)."""
+    return is_constant_name(name) or (bool(_key_heading(name)) and re.search(r"[.-]", name) is not None)
+
+
 def chunk_spellings(heading: str, breadcrumb: str, content: str) -> str:
     """The stored spellings of one chunk: space-separated, sorted, each once; a spelling that one of
-    the chunk's headings (its own or an ancestor in the breadcrumb) consists of is written again
-    with :data:`HEADING_MARK` before it; then its anchor spellings (:func:`chunk_anchors`)."""
-    titles = [*breadcrumb.split(" > ")[1:], heading]
+    the chunk's headings (its own, an ancestor in the breadcrumb or one inside its text) or a
+    definition in its text (:func:`defined_names`) consists of is written again with
+    :data:`HEADING_MARK` before it; then its anchor spellings (:func:`chunk_anchors`)."""
+    titles = [*breadcrumb.split(" > ")[1:], heading, *defined_names(content)]
     in_headings = {form for title in titles for form in _heading_forms(title)}
     in_code = {form for name in set(_names(code_text(content))) for form in spelling_forms(name)}
     spellings = sorted(in_code | in_headings)
@@ -250,7 +302,8 @@ def chunk_anchors(heading: str, content: str) -> list[str]:
     words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``),
     and its :func:`one_word_ids`; sorted, each once."""
     found: set[str] = set(one_word_ids(heading))
-    for slug in element_ids(heading, content):
+    inner = {slug for slug in (anchor_slug(_key_heading(name)) for name in defined_names(content)) if slug}
+    for slug in inner.union(element_ids(heading, content)):
         words = slug.split(".")
         found.update(".".join(words[start:]) for start in range(len(words) - 1))
     return sorted(found)
