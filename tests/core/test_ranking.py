@@ -77,13 +77,15 @@ def test_nav_ratio_and_generic_headings() -> None:
     assert generic_headings(headings) == {"fields", "example usage"}
 
 
-def test_static_prior_damps_link_lists_generic_headings_and_depth() -> None:
+def test_static_prior_damps_link_lists_titles_generic_headings_and_depth() -> None:
     generic = {"fields"}
     plain = static_prior("a.md", "create", "Creates a thing.", generic)
     assert plain == pytest.approx(1.0)
     assert static_prior("a.md", "Operations", "* [x](x.md)\n* [y](y.md)", generic) == pytest.approx(0.5)
     assert static_prior("a.md", "Fields", "| a | b |", generic) == pytest.approx(0.8)
     assert static_prior("a/b/c.md", "create", "text", generic) < plain
+    assert static_prior("a.md", "", "# cargo-yank(1)\n\n## Options", generic) == pytest.approx(0.5)
+    assert static_prior("a.md", "", "# cargo-yank(1)\n\nRemove a crate.", generic) == pytest.approx(1.0)
 
 
 def test_coverage_terms_drop_short_and_stop_words_and_cut_endings() -> None:

@@ -40,6 +40,8 @@ _LINK_LINE_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*\[[^\]]+\]\([^)]*\)")
 
 NAV_RATIO_THRESHOLD = 0.5
 NAV_PENALTY = 0.5
+# a chunk of headings only (``# cargo-yank(1)`` before ``## NAME``) answers nothing on its own
+TITLE_ONLY_PENALTY = 0.5
 GENERIC_HEADING_PENALTY = 0.2
 GENERIC_HEADING_MIN_COUNT = 20
 GENERIC_HEADING_SHARE = 0.005
@@ -122,11 +124,18 @@ def generic_headings(headings: Iterable[str]) -> set[str]:
     return {h for h, n in counts.items() if n >= floor}
 
 
+def is_title_only(content: str) -> bool:
+    """Whether a chunk holds nothing but headings (a page's title before its first section)."""
+    return not any(line.strip() and not line.lstrip().startswith("#") for line in content.splitlines())
+
+
 def static_prior(filepath: str, heading: str, content: str, generic: set[str]) -> float:
     """Multiplicative prior of a chunk (1.0 = neutral)."""
     prior = 1.0
     if nav_ratio(content) >= NAV_RATIO_THRESHOLD:
         prior *= 1 - NAV_PENALTY
+    if is_title_only(content):
+        prior *= 1 - TITLE_ONLY_PENALTY
     if heading.strip().lower() in generic:
         prior *= 1 - GENERIC_HEADING_PENALTY
     prior *= (1 - DEPTH_DAMPING) ** filepath.count("/")
