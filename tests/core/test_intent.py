@@ -8,13 +8,12 @@ from docs_mcp_core.search.intent import (
     VERB_GROUPS,
     IntentIndex,
     describes,
-    first_sections,
     heading_verbs,
-    lead_text,
     page_names,
     query_verbs,
     topic_key,
 )
+from docs_mcp_core.search.introductions import first_sections, lead_text
 
 
 def bit(word: str) -> int:

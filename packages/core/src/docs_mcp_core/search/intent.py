@@ -50,6 +50,8 @@ import numpy as np
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.ranking import generic_headings, identifier_parts
 from docs_mcp_core.search.analyzer import analyze_words
+from docs_mcp_core.search.command_pages import command_names, is_man_header, tool_prefixes
+from docs_mcp_core.search.introductions import introductions, page_name
 from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
@@ -57,7 +59,6 @@ from docs_mcp_core.search.rows import RowReader
 __all__ = [
     "DESCRIPTION_MIN_TERMS",
     "INTENT_VERSION",
-    "LEAD_MIN_WORDS",
     "SINGLE",
     "TOPIC_MAX_WORDS",
     "TOPIC_PREFIX_MIN_CHARS",
@@ -66,10 +67,8 @@ __all__ = [
     "VERB_GROUPS",
     "IntentIndex",
     "describes",
-    "first_sections",
     "heading_verbs",
     "is_action_word",
-    "lead_text",
     "load_intent",
     "model_factors",
     "neutral_introductions",
@@ -120,9 +119,10 @@ def _group_bit(word: str) -> int:
 
 
 # Bumped whenever what IntentIndex.build derives changes (2: operations that undo another, ``unsnooze``; 3:
-# an introduction linking to one section introduces it; 4: a page's title from its sections' breadcrumbs).
-INTENT_VERSION = 4
-_STILL_READ = (3,)  # read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
+# an introduction linking to one section introduces it; 4: a page's title from its sections' breadcrumbs;
+# 5: a command's page named without its tool's name, a man page's description as its introduction).
+INTENT_VERSION = 5
+_STILL_READ = (3, 4)  # read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
 # "a single link": the operation on one thing, not its batch form ("in one call": the batch form)
@@ -169,10 +169,7 @@ _VERBS = frozenset().union(*VERB_GROUPS)
 TOPIC_MAX_WORDS = 3  # a topic query names a page in at most this many words
 TOPIC_PREFIX_MIN_CHARS = 8  # letters of a topic key that may name a page by the start of its name
 DESCRIPTION_MIN_TERMS = 3  # content words (coverage terms) that make a query a description
-LEAD_TEXT_CHARS = 2000  # of a section's text, looked at for words of its own
-LEAD_MIN_WORDS = 3  # words of its own (beyond its headings) that make a section a page's introduction
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
-_NAME_RE = re.compile(r"[^a-z0-9]")
 _INDEX_STEMS = frozenset({"readme", "index", "_index"})
 
 
@@ -238,10 +235,6 @@ def undoes(word: str) -> bool:
     return len(word) >= 5 and word.startswith("un") and word.isalpha() and word not in _NOT_UNDOING
 
 
-def _name(text: str) -> str:
-    return _NAME_RE.sub("", text.lower()).rstrip("s")
-
-
 def page_names(filepath: str, breadcrumb: str) -> set[str]:
     """The names of a chunk's page: file stem (the folder for ``README``/``index``), title, and the
     title's last dotted part, each as one lower-case word without a plural ``s``."""
@@ -253,7 +246,7 @@ def page_names(filepath: str, breadcrumb: str) -> set[str]:
         title = crumbs[1]
         words = [w for w in _WORD_RE.findall(title) if w.lower() not in STOP_WORDS]
         names.update((title, re.split(r"[.:/]", title)[-1], "".join(words)))  # "Text to Speech": textspeech
-    return {name for name in map(_name, names) if name}
+    return {name for name in map(page_name, names) if name}
 
 
 def topic_key(terms: Sequence[str], named_values: Sequence[str]) -> str | None:
@@ -263,19 +256,7 @@ def topic_key(terms: Sequence[str], named_values: Sequence[str]) -> str | None:
     words = [t for t in terms if t not in STOP_WORDS and t not in skip]
     if not 1 <= len(words) <= TOPIC_MAX_WORDS:
         return None
-    return _name("".join(words)) or None
-
-
-def lead_text(heading: str, breadcrumb: str, text: str) -> bool:
-    """Whether a section says something of its own: enough words that are not its headings'."""
-    own = {w.lower() for w in _WORD_RE.findall(f"{heading} {breadcrumb}")}
-    count = 0
-    for word in _WORD_RE.finditer(text, 0, LEAD_TEXT_CHARS):
-        if word.group().lower() not in own:
-            count += 1
-            if count >= LEAD_MIN_WORDS:
-                return True
-    return False
+    return page_name("".join(words)) or None
 
 
 @dataclass(frozen=True)
@@ -308,7 +289,7 @@ class IntentIndex:
             if not name:  # a preamble
                 continue
             sections[code] += 1
-            if name not in generic or name in _VERBS:
+            if name not in generic or name in _VERBS or is_man_header(name):  # a command's man page
                 not_model.add(code)
         model_files = [code for code, n in sections.items() if n and code not in not_model]
         model = members(file_codes, np.asarray(model_files, dtype=file_codes.dtype))
@@ -318,8 +299,10 @@ class IntentIndex:
             if code not in titles and " > " in crumb:
                 titles[code] = page_names(path, crumb)
         by_name: dict[str, list[int]] = {}
+        prefixes = tool_prefixes(filepaths)
         for position in np.flatnonzero(lead & ~model).tolist():  # a type's fields introduce no topic
             names = page_names(filepaths[position], breadcrumbs[position])
+            names |= {page_name(n) for n in command_names(filepaths[position], prefixes)}
             for name in names | titles.get(int(file_codes[position]), set()):
                 by_name.setdefault(name, []).append(position)
         topics = {name: np.asarray(rows, dtype=np.int64) for name, rows in by_name.items()}
@@ -396,16 +379,6 @@ class IntentIndex:
 _NONE = np.empty(0, dtype=np.int64)
 
 
-def first_sections(file_codes: np.ndarray, chunk_index: np.ndarray, per_file: int) -> np.ndarray:
-    """Positions of the first ``per_file`` chunks of every file, in file then chunk order."""
-    order = np.lexsort((chunk_index, file_codes))
-    codes = file_codes[order]
-    start = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    rank = np.arange(len(order)) - np.repeat(start, np.diff(np.r_[start, len(order)]))
-    return order[rank < per_file]
-
-
-LEAD_CANDIDATES = 3  # first sections of a file looked at for its introduction
 _NAME_COLUMNS = ("heading", "breadcrumb", "filepath")
 
 
@@ -415,47 +388,8 @@ async def load_intent(catalog: RowCatalog, reader: RowReader) -> IntentIndex | N
         return None
     everything = np.arange(len(catalog.row_ids), dtype=np.int64)
     heads, crumbs, paths = await reader.values(everything, _NAME_COLUMNS)
-    firsts = first_sections(catalog.file_codes, catalog.chunk_index, LEAD_CANDIDATES)
-    (texts,) = await reader.values(firsts, (reader.text_column,))
-    lead = np.zeros(len(everything), dtype=bool)
-    done: set[int] = set()
-    for position, text in zip(firsts.tolist(), texts, strict=True):
-        code = int(catalog.file_codes[position])
-        if code not in done and lead_text(heads[position], crumbs[position], text):
-            lead[position] = True
-            done.add(code)
-    await _follow_single_links(lead, heads, catalog.file_codes, reader)
+    lead = await introductions(catalog.file_codes, catalog.chunk_index, heads, crumbs, reader)
     return IntentIndex.build(heads, crumbs, paths, catalog.file_codes, lead)
-
-
-# a list item that links to a section of the same page: ``* [get](#get) - Retrieve a QR code``
-_MARKDOWN_BATCH = 4096
-_IN_PAGE_LINK = re.compile(r"^[ \t]*[*+-][ \t]+\[[^\]\n]*\]\(#([^)\s]+)\)", re.MULTILINE)
-
-
-async def _follow_single_links(
-    lead: np.ndarray, headings: Sequence[str], file_codes: np.ndarray, reader: RowReader
-) -> None:
-    """Move, in place, the introduction of every page whose introduction lists links to exactly
-    one section of the page (a resource overview listing its only operation) to that section."""
-    leads = np.flatnonzero(lead)
-    if not len(leads):
-        return
-    codes = file_codes.tolist()
-    sections: dict[tuple[int, str], int] = {}
-    for position, heading in enumerate(headings):
-        if slug := _name(heading):
-            sections.setdefault((codes[position], slug), position)
-    for start in range(0, len(leads), _MARKDOWN_BATCH):  # the markdown of a few thousand rows at a time
-        batch = leads[start : start + _MARKDOWN_BATCH].tolist()
-        for position, content in zip(batch, await reader.markdown(np.asarray(batch)), strict=True):
-            anchors = _IN_PAGE_LINK.findall(content)
-            linked = {sections.get((codes[position], _name(anchor))) for anchor in anchors}
-            linked.discard(None)
-            linked.discard(position)
-            if len(linked) == 1:
-                lead[position] = False
-                lead[linked.pop()] = True
 
 
 def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:

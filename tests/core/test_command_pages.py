@@ -1,0 +1,99 @@
+"""Pages of a command-line tool: named by the command without the tool's name, introduced by the
+man page's description rather than its NAME and SYNOPSIS header."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.search import SearchEngine
+from docs_mcp_core.search.command_pages import command_names, is_man_header, tool_prefixes
+
+COMMANDS = [
+    f"cargo-{verb}"
+    for verb in [
+        "add",
+        "bench",
+        "build",
+        "check",
+        "clean",
+        "doc",
+        "fetch",
+        "fix",
+        "init",
+        "install",
+        "login",
+        "logout",
+    ]
+]
+COMMANDS += [
+    f"cargo-{verb}"
+    for verb in ["metadata", "new", "owner", "package", "publish", "remove", "run", "search", "test", "tree"]
+]
+COMMANDS += ["cargo-uninstall", "cargo-update", "cargo-vendor", "cargo-yank"]
+
+
+def test_a_folder_whose_file_names_share_a_first_word_has_that_tool_prefix() -> None:
+    paths = [f"commands/{c}.md" for c in COMMANDS] + ["commands/index.md", "guide/first-steps.md"]
+    assert tool_prefixes(paths) == {"commands": "cargo"}  # not guide/: one file
+    prefixes = tool_prefixes(paths)
+    assert command_names("commands/cargo-yank.md", prefixes) == {"yank"}
+    assert command_names("commands/cargo-generate-lockfile.md", prefixes) == {"generatelockfile"}
+    assert command_names("commands/index.md", prefixes) == set()
+    assert command_names("guide/first-steps.md", prefixes) == set()
+    mixed = [f"cli/tool-{n}.md" for n in range(3)] + [f"cli/other-{n}.md" for n in range(3)]
+    assert tool_prefixes(mixed) == {}  # no word most of the folder's names start with
+
+
+@pytest.mark.parametrize(("heading", "header"), [("NAME", True), ("Synopsis", True), ("DESCRIPTION", False)])
+def test_name_and_synopsis_are_a_man_pages_header(heading: str, header: bool) -> None:
+    assert is_man_header(heading) is header
+
+
+def man_page(command: str) -> str:
+    verb = command.removeprefix("cargo-")
+    options = "\n".join(
+        f'<dt id="option-{command}--{n}"><code>--{n}</code></dt><dd>Option {n}.</dd>' for n in "vqj"
+    )
+    return f"""# {command}(1)
+
+## NAME
+
+{command} --- the {verb} command of the tool
+
+## SYNOPSIS
+
+`cargo {verb}` [_options_]
+
+## DESCRIPTION
+
+This command takes care of {verb} work for the package in the current folder and reports what it did.
+
+## OPTIONS
+
+{options}
+
+## EXAMPLES
+
+1. Run it:
+
+       cargo {verb}
+
+## SEE ALSO
+
+[cargo(1)](cargo.html), [cargo-build(1)](cargo-build.html)
+"""
+
+
+def test_a_commands_bare_name_finds_its_pages_description(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "commands").mkdir(parents=True)
+    for command in COMMANDS:
+        (docs / "commands" / f"{command}.md").write_text(man_page(command), encoding="utf-8")
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
+    engine = SearchEngine.open(tmp_path / "index")
+    for verb in ("yank", "vendor", "owner"):
+        hits = engine.search(verb, limit=3).hits
+        assert hits[0].chunk_id == f"commands/cargo-{verb}.md#cargo-{verb}1/description", verb
