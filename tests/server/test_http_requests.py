@@ -129,6 +129,22 @@ def test_a_406_makes_no_session_and_names_none(server: tuple[str, ServerProcess,
     assert "mcp-session-id" not in headers
 
 
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
+def test_a_body_that_is_not_json_by_its_type_gets_415_with_a_jsonrpc_error(
+    server: tuple[str, ServerProcess, int], content_type: str | None
+) -> None:
+    # the SDK answered 400 with the bare text 'Invalid Content-Type header' and no content type
+    _, _, port = server
+    headers = {"Accept": "application/json, text/event-stream"}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    status, response_headers, answer = request(port, "POST", "/mcp", json.dumps(INITIALIZE).encode(), headers)
+    assert status == 415 and response_headers["content-type"] == "application/json"
+    assert "mcp-session-id" not in response_headers
+    assert json.loads(answer) == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32000, "message": "Unsupported Media Type: Content-Type must be application/json"}}  # fmt: skip
+
+
 def _raw(port: int, data: bytes) -> bytes:
     """Send ``data`` in one write and read the whole answer (the server closes, or the bound ends)."""
     with socket.create_connection(("127.0.0.1", port), timeout=READ_BOUND) as sock:

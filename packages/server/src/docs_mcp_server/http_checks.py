@@ -20,6 +20,9 @@
   closing it) while one of its requests was in flight: the SDK had sent the 200 of an event stream
   and then returned without ending it, so the client read a truncated response. The request now
   gets an event with a JSON-RPC error carrying its id (:data:`SESSION_ENDED`), and the stream ends.
+- **A JSON body.** A ``POST /mcp`` whose ``Content-Type`` is not ``application/json`` (or is missing)
+  gets 415 with a JSON-RPC error, as the original server answers it (the SDK's 400 was the bare
+  text ``Invalid Content-Type header``, with no content type, which a JSON-RPC client cannot read).
 - **No session for a refused opening.** A request without ``mcp-session-id`` that is refused (any
   status from 400) established no session, so its answer carries no session id.
 """
@@ -111,7 +114,11 @@ def _declared_length(scope: Scope) -> int | None:
     return None
 
 
-def _json_body(scope: Scope) -> bool:
+UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json"
+
+
+def json_body(scope: Scope) -> bool:
+    """Whether the request says its body is JSON (``Content-Type: application/json``, any parameters)."""
     for key, value in scope.get("headers", []):
         if key == b"content-type":
             return value.split(b";")[0].strip().lower() == b"application/json"
@@ -129,7 +136,7 @@ async def screen_body(
     than ``limit``) are passed on unread or unscreened.
     """
     declared = _declared_length(scope)
-    if not _json_body(scope) or (declared is not None and declared > limit):
+    if not json_body(scope) or (declared is not None and declared > limit):
         return receive, None, None
     chunks: list[bytes] = []
     size = 0

@@ -192,6 +192,10 @@ class DocsHttpMiddleware:
             if method != "POST":
                 await self.inner(scope, receive, send)
                 return
+            if not http_checks.json_body(scope):
+                error = _jsonrpc_error(-32000, http_checks.UNSUPPORTED_MEDIA_TYPE)
+                await self._respond(send, *json_response_parts(415, error))
+                return
             self.drain.begin()
             held = None
             try:
