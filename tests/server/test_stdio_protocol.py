@@ -145,6 +145,15 @@ def test_params_of_the_wrong_shape_are_named(
     assert_still_serving(stdio_session)
 
 
+def test_an_unknown_method_is_repeated_only_in_part(stdio_session: Any) -> None:
+    # the SDK's "Method not found" carried the whole method name as its data: 1 MB sent back
+    stdio_session.send_raw(request(904, "m" * 1_000_000))
+    error = stdio_session.receive()["error"]
+    assert (error["code"], error["message"]) == (-32601, "Method not found")
+    assert error["data"] == "m" * 200 + "... (1,000,000 characters)"
+    assert_still_serving(stdio_session)
+
+
 def test_null_tool_arguments_are_no_arguments(stdio_session: Any) -> None:
     stdio_session.send({"jsonrpc": "2.0", "id": 902, "method": "tools/call",
                         "params": {"name": "search_docs", "arguments": None}})  # fmt: skip

@@ -61,7 +61,9 @@ _URI_PATH_SAFE = "/!$&'()*+,;=:@~"  # left as they are in a URI's path (RFC 3986
 async def _named_invalid_params(ctx: Any, call_next: Any) -> Any:
     """Params of the wrong shape (``resources/read`` with a numeric ``uri``, ``prompts/get`` with
     an argument that is not a string ...) get ``-32602`` naming the field and what it must be; the
-    SDK's own answer, "Invalid request parameters" with empty data, names nothing to correct."""
+    SDK's own answer, "Invalid request parameters" with empty data, names nothing to correct. An
+    error whose data repeats a value the client sent (the SDK's "Method not found" carries the
+    whole method name) repeats only its start."""
     from pydantic import ValidationError
 
     try:
@@ -71,6 +73,10 @@ async def _named_invalid_params(ctx: Any, call_next: Any) -> Any:
         field = ".".join(str(part) for part in error["loc"]) or "params"
         message = f"Invalid request parameters for {shown(ctx.method)}: {shown(field)}: {error['msg']}"
         raise MCPError(code=types.INVALID_PARAMS, message=message) from None
+    except MCPError as exc:
+        if isinstance(exc.data, str) and shown(exc.data) != exc.data:
+            raise MCPError(code=exc.code, message=exc.message, data=shown(exc.data)) from None
+        raise
 
 
 def _error_result(message: str) -> types.CallToolResult:
