@@ -55,7 +55,7 @@ def test_name_and_synopsis_are_a_man_pages_header(heading: str, header: bool) ->
 def man_page(command: str) -> str:
     verb = command.removeprefix("cargo-")
     options = "\n".join(
-        f'<dt id="option-{command}--{n}"><code>--{n}</code></dt><dd>Option {n}.</dd>' for n in "vqj"
+        f'<dt id="option-{command}--{n}"><code>--{n}</code></dt><dd>Option {n}.</dd>' for n in "vqji"
     )
     return f"""# {command}(1)
 
@@ -97,3 +97,22 @@ def test_a_commands_bare_name_finds_its_pages_description(tmp_path: Path) -> Non
     for verb in ("yank", "vendor", "owner"):
         hits = engine.search(verb, limit=3).hits
         assert hits[0].chunk_id == f"commands/cargo-{verb}.md#cargo-{verb}1/description", verb
+
+
+def test_a_short_flag_with_its_command_finds_that_commands_options(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "commands").mkdir(parents=True)
+    for command in COMMANDS:
+        (docs / "commands" / f"{command}.md").write_text(man_page(command), encoding="utf-8")
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
+    engine = SearchEngine.open(tmp_path / "index")
+    # -i: a stop word once read as a word, leaving "cargo tree", a page's name, as a topic query
+    for query in (
+        "what does -q do in cargo vendor",
+        "cargo yank -i",
+        "-v flag for cargo tree",
+        "cargo tree -i",
+    ):
+        command = next(w for w in ("vendor", "yank", "tree") if w in query)
+        hits = engine.search(query, limit=3).hits
+        assert hits[0].chunk_id == f"commands/cargo-{command}.md#cargo-{command}1/options", query

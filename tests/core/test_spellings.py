@@ -180,6 +180,7 @@ def test_a_dotted_key_asks_for_the_anchors_of_its_tails(query: str, asked: list[
         ("tool sync --frozen", "tool.sync.--frozen"),
         ("what does --frozen do in tool sync", "tool.sync.--frozen"),
         ("--offline flag for tool run", "tool.run.--offline"),
+        ("what does -q do in tool clean", "tool.clean.--q"),  # as option-tool-clean--q slugs it
     ],
 )
 def test_an_option_is_named_with_the_words_around_it(query: str, named: str) -> None:

@@ -108,6 +108,7 @@ _FILE_SUFFIXES = frozenset(
         "yml",
     }
 )
+_SHORT_FLAG_RE = re.compile(r"-[A-Za-z0-9]")  # -q, -F: one dash, one letter
 _FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]*$")  # a query word that is an option: --frozen, -v
 
 
@@ -399,8 +400,15 @@ def query_constants(text: str) -> list[str]:
 
 
 def _query_words(text: str) -> list[str]:
-    """A query's words without the quotes, commas and brackets of prose around them."""
-    return [w.strip("`'\",;:()") for w in _QUERY_WORD_RE.findall(text)]
+    """A query's words without the quotes, commas and brackets of prose around them; a short flag
+    written with its two dashes (:func:`_as_option`)."""
+    return [_as_option(w.strip("`'\",;:()")) for w in _QUERY_WORD_RE.findall(text)]
+
+
+def _as_option(word: str) -> str:
+    """A flag as ids slug it: a short one with two dashes (``-q`` is ``--q``: an id joins the command
+    and the flag with a dash, ``option-cargo-clean--q``)."""
+    return "-" + word if _SHORT_FLAG_RE.fullmatch(word) else word
 
 
 def _key_in_file(words: list[str]) -> tuple[str, str] | None:
@@ -422,7 +430,7 @@ def query_option_names(text: str) -> list[str]:
     two: every flag-shaped word after every run of one to three other words of the query
     (``uv sync --frozen``, ``what does --frozen do in uv sync`` → ``uv.sync.--frozen``, ...);
     most specific first, each once."""
-    words = [w.strip("`'\",;:()?!") for w in _QUERY_WORD_RE.findall(text)]
+    words = [_as_option(w.strip("`'\",;:()?!")) for w in _QUERY_WORD_RE.findall(text)]
     flags = [w for w in words if _FLAG_RE.match(w)]
     runs: list[list[str]] = [[]]  # the query's stretches of other words, between its flags
     for word in words:
