@@ -344,6 +344,48 @@ def test_a_loop_of_file_links_is_an_error_that_names_the_file(tmp_path: Path) ->
     assert report.findings[2].message.startswith("broken symbolic link: its target does not exist; skipped")
 
 
+def test_a_document_that_is_not_a_regular_file_is_a_warning(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "ok.md", "# Ok\n")
+    os.mkfifo(tmp_path / "pipe.md")  # was skipped without a word
+    os.mkfifo(tmp_path / "p.template.yaml")
+    report = validate_corpus(tmp_path)
+    assert report.ok and report.files == 1
+    not_read = "not a regular file (a named pipe, a socket or a device), so it is not read; make it a file or remove it"
+    assert [(f.path, f.severity, f.message) for f in report.findings] == [
+        ("p.template.yaml", "warning", not_read),
+        ("pipe.md", "warning", not_read),
+    ]
+
+
+def test_a_document_replaced_by_a_named_pipe_after_listing_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    import threading
+
+    from docs_mcp_core.corpus import read_markdown
+    from docs_mcp_core.errors import FindingError
+
+    os.mkfifo(tmp_path / "a.md")  # listed as a file, then replaced: the read waited for a writer forever
+    outcome: list[BaseException | str] = []
+
+    def read() -> None:
+        try:
+            outcome.append(read_markdown(tmp_path, "a.md"))
+        except BaseException as exc:  # noqa: BLE001 - the outcome is asserted below
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # release the blocked read (a writer opens and closes the pipe)
+        os.close(os.open(tmp_path / "a.md", os.O_WRONLY))
+        reader.join(10)
+    assert len(outcome) == 1 and isinstance(outcome[0], FindingError), outcome
+    assert outcome[0].finding.render() == (
+        "a.md: error: not a regular file (a named pipe, a socket or a device), so it is not read; make it a "
+        "file or remove it"
+    )
+
+
 # ── hint comments and directives ─────────────────────────────────────────────────────────────────
 
 

@@ -65,6 +65,11 @@ _NOT_A_MANIFEST = (
 )
 
 
+_NOT_A_DOCUMENT = (
+    "not a regular file (a named pipe, a socket or a device), so it is not read; make it a file or remove it"
+)
+
+
 def _encodes(name: str) -> bool:
     return not any("\udc80" <= ch <= "\udcff" for ch in name)  # bytes os.fsdecode could not decode
 
@@ -116,11 +121,11 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
                     findings.append(Finding(child_rel, None, "warning", loop))
                     continue
                 walk(Path(entry.path), child_rel, active | {real})
+            elif entry.name.endswith((".md", *TEMPLATE_SUFFIXES)) and not _is_file(entry):
+                findings.append(Finding(child_rel, None, "warning", _NOT_A_DOCUMENT))  # was skipped unsaid
             elif entry.name.endswith(TEMPLATE_SUFFIXES):
                 templates.append(child_rel)
             elif entry.name.endswith(".md"):
-                if not entry.is_file(follow_symlinks=True):
-                    continue
                 if not child_rel.isascii() and not _encodes(child_rel):  # chunk ids and JSON are UTF-8
                     findings.append(Finding(child_rel, None, "error", _NOT_UTF8_NAME))
                     continue
@@ -366,8 +371,17 @@ def file_fingerprint(strategy: Strategy, metadata: dict[str, str], markdown: str
 
 
 def read_markdown(docs_dir: Path, relpath: str) -> str:
+    """The text of a document; a :class:`FindingError` for one that cannot be read, is not UTF-8,
+    or is no longer a regular file (replaced since the folder was listed by a named pipe, whose
+    read would wait forever, or a link to a device such as /dev/zero, whose read never ends)."""
     try:
-        data = (docs_dir / relpath).read_bytes()
+        fd = os.open(
+            docs_dir / relpath, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise FindingError(Finding(relpath, None, "error", _NOT_A_DOCUMENT))
+            data = handle.read()
     except OSError as exc:
         raise FindingError(Finding(relpath, None, "error", f"cannot read file: {exc.strerror}")) from None
     try:

@@ -15,9 +15,9 @@ from typing import Any
 import yaml
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.corpus import BOM, ManifestResolver, file_fingerprint
+from docs_mcp_core.corpus import BOM, ManifestResolver, file_fingerprint, read_markdown
 from docs_mcp_core.corpus_pool import ChunkedFile
-from docs_mcp_core.errors import YamlExpansionError
+from docs_mcp_core.errors import FindingError, YamlExpansionError
 from docs_mcp_core.metadata import METADATA_FILENAME
 from docs_mcp_core.yaml_load import load_yaml
 
@@ -52,10 +52,9 @@ def reuse_unchanged_file(
     as usual (and its errors reported there).
     """
     try:
-        raw = (docs_dir / rel).read_bytes()
-        markdown = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+        markdown = read_markdown(docs_dir, rel)  # a regular file still (not a pipe it would wait on)
+    except FindingError:
+        return None  # parsed as usual, which reports it
     if markdown.startswith(BOM):
         return None  # parsed again, so validate's warning about the mark is reported again
     front_matter: dict[str, Any] | None = None
@@ -80,7 +79,7 @@ def reuse_unchanged_file(
         title=title,
         fingerprint=fingerprint,
         manifest_path=manifest.path if manifest else None,
-        size_bytes=len(raw),
+        size_bytes=len(markdown.encode("utf-8")),
     )
 
 
