@@ -116,3 +116,37 @@ def test_a_short_flag_with_its_command_finds_that_commands_options(tmp_path: Pat
         command = next(w for w in ("vendor", "yank", "tree") if w in query)
         hits = engine.search(query, limit=3).hits
         assert hits[0].chunk_id == f"commands/cargo-{command}.md#cargo-{command}1/options", query
+
+
+GUIDE = """# Troubleshooting
+
+## When a command fails
+
+A command that fails returns a status other than zero: the tool prints what went wrong above it,
+and a script can stop on that status.
+"""
+
+
+def test_blocks_the_command_pages_share_are_damped_for_a_question_in_own_words(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "commands").mkdir(parents=True)
+    (docs / "guide").mkdir()
+    for command in COMMANDS:
+        page = (
+            man_page(command)
+            + "\n## EXIT STATUS\n\n* `0`: the tool succeeded.\n* `101`: the tool failed to complete.\n"
+        )
+        (docs / "commands" / f"{command}.md").write_text(page, encoding="utf-8")
+    (docs / "guide" / "troubleshooting.md").write_text(GUIDE, encoding="utf-8")
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
+    engine = SearchEngine.open(tmp_path / "index")
+    intent = engine._loop.run(engine._ranker._intent_index())
+    assert intent is not None
+    ids = engine._catalog.chunk_ids
+    shared = {ids[int(i)].split("#")[1].split("/")[-1] for i in intent.model.nonzero()[0]}
+    assert "exit-status" in shared  # the same words on every page
+    assert "description" not in shared  # a page's introduction is its own
+    hits = engine.search("which number means the tool succeeded or failed to complete", limit=2).hits
+    assert hits[0].chunk_id == "guide/troubleshooting.md#troubleshooting/when-a-command-fails"
+    assert hits[1].chunk_id.endswith("/exit-status")
+    assert hits[1].score < 0.6 * hits[0].score  # damped as a data model's section is (0.72 undamped)

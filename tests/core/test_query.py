@@ -108,9 +108,12 @@ def test_analysed_terms_are_the_full_text_analyzers_with_the_given_stop_words() 
 def test_a_query_names_an_identifier_when_it_writes_one_from_code() -> None:
     assert Query.parse("how to call links.createMany").names_identifier
     assert Query.parse("create_many in Python").names_identifier
-    # words of the reader's own (which the page-name cue still reads as a slug) and flags are not
+    # so does a flag or a key, copied from a reference
+    assert Query.parse("what does --target-dir do in cargo check").names_identifier
+    assert Query.parse("[build] jobs").names_identifier
+    # words of the reader's own (which the page-name cue still reads as a slug) are not
     assert not Query.parse("group my short links under a named collection").names_identifier
-    assert not Query.parse("uv sync --frozen").names_identifier
+    assert not Query.parse("re-open a closed issue").names_identifier
 
 
 @pytest.mark.parametrize(

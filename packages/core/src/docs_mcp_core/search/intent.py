@@ -55,6 +55,7 @@ from docs_mcp_core.search.introductions import introductions, page_name
 from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
+from docs_mcp_core.search.shared_sections import shared_sections
 
 __all__ = [
     "DESCRIPTION_MIN_TERMS",
@@ -120,9 +121,14 @@ def _group_bit(word: str) -> int:
 
 # Bumped whenever what IntentIndex.build derives changes (2: operations that undo another, ``unsnooze``; 3:
 # an introduction linking to one section introduces it; 4: a page's title from its sections' breadcrumbs;
-# 5: a command's page named without its tool's name, a man page's description as its introduction).
-INTENT_VERSION = 5
-_STILL_READ = (3, 4)  # read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
+# 5: a command's page named without its tool's name, a man page's description as its introduction;
+# 6: sections a folder's pages share counted as a data model's).
+INTENT_VERSION = 6
+_STILL_READ = (
+    3,
+    4,
+    5,
+)  # read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
 # "a single link": the operation on one thing, not its batch form ("in one call": the batch form)
@@ -277,8 +283,11 @@ class IntentIndex:
         filepaths: Sequence[str],
         file_codes: np.ndarray,
         lead: np.ndarray,
+        shared: np.ndarray | None = None,
     ) -> IntentIndex:
-        """From every row's heading, breadcrumb, path and file code; ``lead`` marks introductions."""
+        """From every row's heading, breadcrumb, path and file code; ``lead`` marks introductions,
+        ``shared`` the sections a folder's pages share (:mod:`.shared_sections`), counted as a data
+        model's."""
         size = len(headings)
         verbs = np.fromiter((heading_verbs(h) for h in headings), np.int32, size)
         generic = generic_headings(headings)
@@ -293,6 +302,8 @@ class IntentIndex:
                 not_model.add(code)
         model_files = [code for code, n in sections.items() if n and code not in not_model]
         model = members(file_codes, np.asarray(model_files, dtype=file_codes.dtype))
+        if shared is not None:
+            model = model | shared
         # a page's title is in its sections' breadcrumbs (file > Title > Section), not a preamble's
         titles: dict[int, set[str]] = {}
         for code, path, crumb in zip(file_codes.tolist(), filepaths, breadcrumbs, strict=True):
@@ -389,7 +400,8 @@ async def load_intent(catalog: RowCatalog, reader: RowReader) -> IntentIndex | N
     everything = np.arange(len(catalog.row_ids), dtype=np.int64)
     heads, crumbs, paths = await reader.values(everything, _NAME_COLUMNS)
     lead = await introductions(catalog.file_codes, catalog.chunk_index, heads, crumbs, reader)
-    return IntentIndex.build(heads, crumbs, paths, catalog.file_codes, lead)
+    shared = await shared_sections(catalog.file_codes, paths, heads, lead, reader)
+    return IntentIndex.build(heads, crumbs, paths, catalog.file_codes, lead, shared)
 
 
 def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:

@@ -243,8 +243,10 @@ class Query:
     @cached_property
     def names_identifier(self) -> bool:
         """Whether the query writes a compound identifier (``createMany``, ``links.list``,
-        ``create_many``): a name copied from code rather than words of the reader's own."""
-        return any(group and not group[0].startswith((ANCHOR_MARK, PAGE_MARK)) for group in self.spellings)
+        ``create_many``) or a flag or key (:attr:`writes_a_key_shape`): a name copied from code or
+        a reference rather than words of the reader's own."""
+        copied = any(group and not group[0].startswith((ANCHOR_MARK, PAGE_MARK)) for group in self.spellings)
+        return copied or self.writes_a_key_shape
 
     @cached_property
     def key_terms(self) -> list[str]:

@@ -445,7 +445,7 @@ class Ranker:
             if weights.verb and len(matched):
                 top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
                 score[top] *= verb_factors(intent.verbs[rows[top]], wanted, weights.verb)
-            if weights.model:
+            if weights.model and not query.writes_a_key_shape:  # a definition asked by its name
                 score = score * model_factors(intent.model[rows], weights.model)
         elif intent is not None and describes(query.coverage_terms, query.names_identifier):
             score = score * model_factors(intent.model[rows], weights.described_model)
