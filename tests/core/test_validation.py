@@ -344,6 +344,28 @@ def test_a_loop_of_file_links_is_an_error_that_names_the_file(tmp_path: Path) ->
     assert report.findings[2].message.startswith("broken symbolic link: its target does not exist; skipped")
 
 
+def test_a_tree_deeper_than_the_recursion_limit_is_walked(tmp_path: Path) -> None:
+    # 1,500 levels ended validate, build and fix in 'RecursionError ... please report this' (5.5 s)
+    folders = [tmp_path]
+    for _ in range(1_200):  # 2,400 characters: within PATH_MAX (mkdir(parents=True) recurses too)
+        folders.append(folders[-1] / "d")
+        folders[-1].mkdir()
+    deep = folders[-1]
+    (deep / "x.md").write_text("# X\n", encoding="utf-8")
+    (deep / "loop").symlink_to(tmp_path / "d", target_is_directory=True)
+    try:
+        files = walk_corpus(tmp_path)
+    finally:  # removed here: pytest's own clean-up (shutil.rmtree) recurses, once per level
+        (deep / "x.md").unlink()
+        (deep / "loop").unlink()
+        for folder in reversed(folders[1:]):
+            folder.rmdir()
+    assert files.markdown == ["/".join(["d"] * 1_200) + "/x.md"]
+    assert [(f.path.rsplit("/", 1)[-1], f.message.split(":")[0]) for f in files.findings] == [
+        ("loop", "symbolic link loop")
+    ]
+
+
 def test_a_document_that_is_not_a_regular_file_is_a_warning(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
     write(tmp_path, "ok.md", "# Ok\n")

@@ -91,49 +91,64 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
     root = docs_dir.resolve()
     inside = str(root).rstrip(os.sep) + os.sep
 
-    def walk(folder: Path, rel: str, active: frozenset[str]) -> None:
+    # Depth first with a stack of folders being listed, not recursion: a tree 1,500 folders deep
+    # ended in a RecursionError. A folder's real path is its parent's plus its name unless it is a
+    # link, so only links are resolved (resolving every folder cost time in the square of the depth).
+    active: set[str] = set()  # the real paths of the folders being walked (a link to one loops)
+    stack: list[tuple[Iterator[os.DirEntry[str]], str, str]] = []  # (entries left, rel, real path)
+
+    def enter(folder: str, rel: str, real: str) -> None:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: sort_key(e.name))
         except OSError as exc:
             findings.append(Finding(rel or ".", None, "error", f"cannot read folder: {exc.strerror}"))
             return
-        for entry in entries:
-            child_rel = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.name == MANIFEST_FILENAME:
-                if _is_file(entry):
-                    manifests.append(child_rel)
-                else:  # was ignored without a word: its folder's files silently used another manifest
-                    findings.append(Finding(child_rel, None, "warning", _NOT_A_MANIFEST))
-            if entry.name.startswith("."):
-                continue
-            try:
-                is_dir = stat.S_ISDIR(os.stat(entry.path).st_mode)  # follows links
-            except OSError as exc:
-                findings.extend(_unresolved_entry(child_rel, entry, exc))
-                continue
-            real = os.path.realpath(entry.path) if is_dir or entry.is_symlink() else ""
-            if real and not follow_external_symlinks and not (real + os.sep).startswith(inside):
-                findings.append(_external_link(child_rel, real, is_dir))
-                continue
-            if is_dir:
-                if real in active:
-                    loop = "symbolic link loop: this folder links back into one of its parents and is skipped"
-                    findings.append(Finding(child_rel, None, "warning", loop))
-                    continue
-                walk(Path(entry.path), child_rel, active | {real})
-            elif entry.name.endswith((".md", *TEMPLATE_SUFFIXES)) and not _is_file(entry):
-                findings.append(Finding(child_rel, None, "warning", _NOT_A_DOCUMENT))  # was skipped unsaid
-            elif entry.name.endswith(TEMPLATE_SUFFIXES):
-                templates.append(child_rel)
-            elif entry.name.endswith(".md"):
-                if not child_rel.isascii() and not _encodes(child_rel):  # chunk ids and JSON are UTF-8
-                    findings.append(Finding(child_rel, None, "error", _NOT_UTF8_NAME))
-                    continue
-                markdown.append(child_rel)
-            elif entry.name.lower().endswith((".md", ".markdown")) and entry.is_file(follow_symlinks=True):
-                other_markdown.append(child_rel)
+        active.add(real)
+        stack.append((iter(entries), rel, real))
 
-    walk(root, "", frozenset({str(root)}))
+    enter(str(root), "", str(root))
+    while stack:
+        entries, rel, folder_real = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            active.discard(folder_real)
+            continue
+        child_rel = f"{rel}/{entry.name}" if rel else entry.name
+        if entry.name == MANIFEST_FILENAME:
+            if _is_file(entry):
+                manifests.append(child_rel)
+            else:  # was ignored without a word: its folder's files silently used another manifest
+                findings.append(Finding(child_rel, None, "warning", _NOT_A_MANIFEST))
+        if entry.name.startswith("."):
+            continue
+        try:
+            is_dir = stat.S_ISDIR(os.stat(entry.path).st_mode)  # follows links
+        except OSError as exc:
+            findings.extend(_unresolved_entry(child_rel, entry, exc))
+            continue
+        link = entry.is_symlink()
+        real = os.path.realpath(entry.path) if link else os.path.join(folder_real, entry.name)
+        if link and not follow_external_symlinks and not (real + os.sep).startswith(inside):
+            findings.append(_external_link(child_rel, real, is_dir))
+            continue
+        if is_dir:
+            if real in active:
+                loop = "symbolic link loop: this folder links back into one of its parents and is skipped"
+                findings.append(Finding(child_rel, None, "warning", loop))
+                continue
+            enter(entry.path, child_rel, real)
+        elif entry.name.endswith((".md", *TEMPLATE_SUFFIXES)) and not _is_file(entry):
+            findings.append(Finding(child_rel, None, "warning", _NOT_A_DOCUMENT))  # was skipped unsaid
+        elif entry.name.endswith(TEMPLATE_SUFFIXES):
+            templates.append(child_rel)
+        elif entry.name.endswith(".md"):
+            if not child_rel.isascii() and not _encodes(child_rel):  # chunk ids and JSON are UTF-8
+                findings.append(Finding(child_rel, None, "error", _NOT_UTF8_NAME))
+                continue
+            markdown.append(child_rel)
+        elif entry.name.lower().endswith((".md", ".markdown")) and entry.is_file(follow_symlinks=True):
+            other_markdown.append(child_rel)
     if other_markdown:
         findings.append(_other_markdown(sorted(other_markdown, key=sort_key)))
     markdown.sort(key=sort_key)
