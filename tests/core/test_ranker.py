@@ -7,18 +7,17 @@ import pytest
 
 from docs_mcp_core.search import Query
 from docs_mcp_core.search.coverage import coverage_factor, coverage_rows
+from docs_mcp_core.search.cues import cue_factors, query_cues
 from docs_mcp_core.search.legs import EMPTY_LEG
 from docs_mcp_core.search.ranker import (
     RRF_K,
     Ranked,
     RankingWeights,
     continued,
-    cue_factors,
     default_contributions,
     first_of_each_group,
     order,
     original_contributions,
-    query_cues,
     summed,
 )
 

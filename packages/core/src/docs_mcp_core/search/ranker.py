@@ -11,7 +11,7 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
    reciprocal-rank fusion, ``w / (k + rank)`` with k = 60, a row counting at its best rank.
    :func:`summed` adds them up per row, in leg order.
 2. **Multipliers** (default ranking): the row's static prior (:func:`docs_mcp_core.ranking.static_prior`),
-   the query's taxonomy cues (:func:`query_cues`, :func:`cue_factors`), query-term coverage of the
+   the query's taxonomy cues (:mod:`.cues`), query-term coverage of the
    best rows (:mod:`.coverage`), then the intent signals: the operations on the page an action's
    object names (:mod:`.objects`), the plain operation (:mod:`.plain_operations`), a named type's
    fields (:mod:`.type_definitions`), sections named with the query's small words
@@ -30,8 +30,7 @@ reads text, through :class:`~docs_mcp_core.search.rows.RowReader`.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +44,7 @@ from docs_mcp_core.search.coverage import (
     weigh_neighbours,
     weigh_variables,
 )
+from docs_mcp_core.search.cues import cue_factors, query_cues
 from docs_mcp_core.search.every import asks_for_every, weigh_every
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
@@ -73,43 +73,20 @@ from docs_mcp_core.search.type_definitions import weigh_type_definitions
 
 __all__ = [
     "DEFAULT_CONTRIBUTIONS",
-    "LANGUAGE_ALIASES",
     "RRF_K",
     "Ranked",
     "Ranker",
     "Ranking",
     "RankingWeights",
     "continued",
-    "cue_factors",
     "default_contributions",
     "first_of_each_group",
     "order",
     "original_contributions",
-    "query_cues",
     "summed",
 ]
 
 RRF_K = 60
-
-# Other spellings of taxonomy values (programming languages), each with the values it may stand
-# for, most likely first. A word that is not itself a value of a key names the first of these
-# values that the key has, for any taxonomy key (a key without any of them: no cue), so ``js``
-# names ``javascript`` where the index has it and ``typescript`` only where it has no javascript.
-LANGUAGE_ALIASES: dict[str, tuple[str, ...]] = {
-    "ts": ("typescript",),
-    "javascript": ("typescript",),
-    "js": ("javascript", "typescript"),
-    "node": ("javascript", "typescript"),
-    "nodejs": ("javascript", "typescript"),
-    "golang": ("go",),
-    "py": ("python",),
-    "python3": ("python",),
-    "csharp": ("c#", "dotnet"),
-    "c#": ("csharp", "dotnet"),
-    "dotnet": ("csharp", "c#"),
-}
-# aliases that are also ordinary words ("delete a node"): they count only when capitalised ("Node")
-CAPITALISED_ALIASES = frozenset({"node"})
 
 
 @dataclass(frozen=True)
@@ -246,80 +223,7 @@ def summed(
     return rows, score
 
 
-# ── 2. multipliers: taxonomy cues (query-term coverage: :mod:`.coverage`) ──────────────────────
-
-_WORD_RE = re.compile(r"[A-Za-z0-9]+")
-
-
-def query_cues(
-    words: Sequence[str], taxonomy: Mapping[str, Sequence[str]], filtered: Iterable[str]
-) -> dict[str, str]:
-    """Taxonomy values named by a query for keys that are not filtered; ``words`` are the query's
-    words as written (:attr:`docs_mcp_core.search.query.Query.words`: runs of ASCII letters and
-    digits, ``C#`` and ``C++`` kept whole).
-
-    A word names a value it spells (case-insensitively) or, through :data:`LANGUAGE_ALIASES`, the
-    first of its alias's values that the key has. Values of one or two letters and digits (``go``)
-    and the aliases in :data:`CAPITALISED_ALIASES` (``node``) only count when written with a
-    capital (``Go``, ``Node``), so that ordinary words are not mistaken for them.
-    """
-    skip = set(filtered)
-    raw_words = list(words)
-    lower_words = [w.lower() for w in raw_words]
-    lowered = " ".join(lower_words)
-    cues: dict[str, str] = {}
-    for key, values in taxonomy.items():
-        if key in skip:
-            continue
-        value_set = {v.lower(): v for v in values}
-        found: str | None = None
-        for raw, word in zip(raw_words, lower_words, strict=True):
-            target = word if word in value_set else _alias_target(word, value_set)
-            if target is None:
-                continue
-            capital = raw[:1].isupper()
-            if not capital and (
-                (len(target) <= 2 and target.isalnum()) or (target != word and word in CAPITALISED_ALIASES)
-            ):
-                continue
-            found = value_set[target]
-            break
-        if found is None:
-            for low, original in value_set.items():
-                if ("-" in low or " " in low) and " ".join(_WORD_RE.findall(low)) in lowered:
-                    found = original
-                    break
-        if found is not None:
-            cues[key] = found
-    return cues
-
-
-def _alias_target(word: str, value_set: Mapping[str, str]) -> str | None:
-    """The first value ``word`` may stand for (:data:`LANGUAGE_ALIASES`) that ``value_set`` has."""
-    return next((v for v in LANGUAGE_ALIASES.get(word, ()) if v in value_set), None)
-
-
-def cue_factors(
-    rows: np.ndarray,
-    cues: Mapping[str, str],
-    codes: Callable[[str, str], tuple[np.ndarray, int] | None],
-    weight: float,
-) -> np.ndarray:
-    """Per-row multiplier of the query's taxonomy ``cues``: ``1 + weight`` for each cue a row
-    carries, ``1 / (1 + weight)`` for each cue whose key the row has another value for, 1 for a
-    row without a value for the key. ``codes(key, value)`` is every row's code for ``key`` and the
-    code of ``value`` (``None`` when the key is not in the catalog; a code below 0 is no value)."""
-    up = 1 + weight
-    factor = np.ones(len(rows), dtype=np.float64)
-    for key, value in cues.items():
-        found = codes(key, value)
-        if found is None:
-            continue
-        all_codes, code = found
-        have = all_codes[rows]
-        factor = np.where(have == code, factor * up, np.where(have >= 0, factor / up, factor))
-    return factor
-
+# ── 2. multipliers: in Ranker._default (taxonomy cues: :mod:`.cues`, coverage: :mod:`.coverage`) ──
 
 # ── 3. order ─────────────────────────────────────────────────────────────────────────────────
 
