@@ -366,6 +366,19 @@ def test_a_tree_deeper_than_the_recursion_limit_is_walked(tmp_path: Path) -> Non
     ]
 
 
+def test_a_path_with_a_line_break_is_indexed_with_a_warning(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "bad\nname.md", "# A\n")  # its chunk id cut get_doc's header line in two, unsaid
+    write(tmp_path, "tab\tdir/b.md", "# B\n")
+    report = validate_corpus(tmp_path)
+    assert report.ok and report.files == 2
+    assert [(f.path, f.severity) for f in report.findings] == [
+        ("bad\nname.md", "warning"),
+        ("tab\tdir/b.md", "warning"),
+    ]
+    assert report.findings[0].message.startswith("the path holds a line break or another control character")
+
+
 def test_a_document_that_is_not_a_regular_file_is_a_warning(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
     write(tmp_path, "ok.md", "# Ok\n")
@@ -731,7 +744,9 @@ def test_a_file_name_holding_a_newline_stays_on_one_line(tmp_path: Path) -> None
     lines = report.lines()
     assert lines == [
         "two\\nlines\\t.md: warning: file is empty; it is indexed as one empty chunk",
-        "validated 1 markdown file, 0 errors, 1 warning",
+        "two\\nlines\\t.md: warning: the path holds a line break or another control character, which its "
+        "chunk ids carry into every answer (get_doc's header line for the chunk is cut in two); rename it",
+        "validated 1 markdown file, 0 errors, 2 warnings",
     ]
     assert report.findings[0].to_dict()["path"] == "two\nlines\t.md"  # JSON output keeps the name
 

@@ -12,6 +12,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -59,6 +60,11 @@ class CorpusFiles:
 
 
 _NOT_UTF8_NAME = "the file name is not valid UTF-8, so it cannot be a chunk id; rename the file"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_NAME = (
+    "the path holds a line break or another control character, which its chunk ids carry into every "
+    "answer (get_doc's header line for the chunk is cut in two); rename it"
+)
 _NOT_A_MANIFEST = (
     "not a file (a folder, a device, or a symbolic link that is broken or loops), so it is ignored and "
     "the markdown files here use the nearest manifest above; make it a file or remove it"
@@ -83,10 +89,8 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
     must not publish files from elsewhere on the machine by accident. A link that cannot be resolved
     is reported: an error when it looks like a document (a loop of links), a warning otherwise.
     """
-    markdown: list[str] = []
-    templates: list[str] = []
-    manifests: list[str] = []
-    findings: list[Finding] = []
+    files = CorpusFiles([], [], [], [])
+    manifests, findings = files.manifests, files.findings
     other_markdown: list[str] = []  # README.MD, guide.markdown: not indexed, as in the original
     root = docs_dir.resolve()
     inside = str(root).rstrip(os.sep) + os.sep
@@ -138,22 +142,30 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
                 findings.append(Finding(child_rel, None, "warning", loop))
                 continue
             enter(entry.path, child_rel, real)
-        elif entry.name.endswith((".md", *TEMPLATE_SUFFIXES)) and not _is_file(entry):
-            findings.append(Finding(child_rel, None, "warning", _NOT_A_DOCUMENT))  # was skipped unsaid
-        elif entry.name.endswith(TEMPLATE_SUFFIXES):
-            templates.append(child_rel)
-        elif entry.name.endswith(".md"):
-            if not child_rel.isascii() and not _encodes(child_rel):  # chunk ids and JSON are UTF-8
-                findings.append(Finding(child_rel, None, "error", _NOT_UTF8_NAME))
-                continue
-            markdown.append(child_rel)
-        elif entry.name.lower().endswith((".md", ".markdown")) and entry.is_file(follow_symlinks=True):
-            other_markdown.append(child_rel)
+        else:
+            _list_file(entry, child_rel, files, other_markdown)
     if other_markdown:
         findings.append(_other_markdown(sorted(other_markdown, key=sort_key)))
-    markdown.sort(key=sort_key)
-    templates.sort(key=sort_key)
-    return CorpusFiles(markdown, templates, manifests, findings)
+    files.markdown.sort(key=sort_key)
+    files.templates.sort(key=sort_key)
+    return files
+
+
+def _list_file(entry: os.DirEntry[str], rel: str, files: CorpusFiles, other_markdown: list[str]) -> None:
+    """Add a file the walk found to the documents or templates it is, with the findings it calls for."""
+    if entry.name.endswith((".md", *TEMPLATE_SUFFIXES)) and not _is_file(entry):
+        files.findings.append(Finding(rel, None, "warning", _NOT_A_DOCUMENT))  # was skipped unsaid
+    elif entry.name.endswith(TEMPLATE_SUFFIXES):
+        files.templates.append(rel)
+    elif entry.name.endswith(".md"):
+        if not rel.isascii() and not _encodes(rel):  # chunk ids and JSON are UTF-8
+            files.findings.append(Finding(rel, None, "error", _NOT_UTF8_NAME))
+            return
+        if _CONTROL.search(rel):
+            files.findings.append(Finding(rel, None, "warning", _CONTROL_NAME))
+        files.markdown.append(rel)
+    elif entry.name.lower().endswith((".md", ".markdown")) and entry.is_file(follow_symlinks=True):
+        other_markdown.append(rel)
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
