@@ -184,3 +184,26 @@ def test_a_folder_fix_cannot_write_in_is_named_with_the_manifest(tmp_path: Path)
         f"error: cannot write {folder / '.docs-mcp.json'}: Operation not permitted (fix writes a new file "
         "beside it first)\n"
     )
+
+
+def test_a_manifest_is_created_where_the_file_system_has_no_hard_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    def no_links(source: object, target: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")  # vfat, exFAT, some network shares
+
+    monkeypatch.setattr(os, "link", no_links)
+    corpus(tmp_path)
+    result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path)], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / ".docs-mcp.json").read_text(encoding="utf-8"))["version"] == "1"
+    assert not list(tmp_path.rglob(".docs-mcp.*.tmp"))
+    (tmp_path / ".docs-mcp.json").unlink()
+    mine = '{"version": "1"}\n'
+    _edited_meanwhile(monkeypatch, tmp_path / ".docs-mcp.json", mine)  # and never over one made meanwhile
+    result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path)], env=WIDE)
+    assert result.exit_code == 1 and (tmp_path / ".docs-mcp.json").read_text(encoding="utf-8") == mine
+    assert not list(tmp_path.rglob(".docs-mcp.*.tmp")) and os.path.exists(tmp_path / ".docs-mcp.json")

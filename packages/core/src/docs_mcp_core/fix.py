@@ -150,8 +150,7 @@ class ManifestChange:
                 handle.flush()
                 os.fsync(handle.fileno())  # on disk before it replaces the manifest: a crash keeps one whole
             if self.old_text is None:
-                os.link(tmp, target)  # a new manifest, never over one made meanwhile (FileExistsError)
-                os.unlink(tmp)
+                _create(Path(tmp), target)
             elif target.read_text(encoding="utf-8") != self.old_text:
                 raise ManifestLeftAloneError(self._changed())
             elif not (mode or 0) & 0o222 or not os.access(target, os.W_OK):  # a rename would replace it
@@ -171,10 +170,8 @@ class ManifestChange:
 
     def _changed(self) -> str:
         done = "was created" if self.old_text is None else "changed"
-        return (
-            f"{self.path} {done} while fix was running, so fix left it as it is (nothing of it is lost);"
-            " run docs-mcp fix again"
-        )
+        left = "so fix left it as it is (nothing of it is lost); run docs-mcp fix again"
+        return f"{self.path} {done} while fix was running, {left}"
 
 
 @dataclass
@@ -194,6 +191,19 @@ class FixPlan:
 
     def write(self) -> list[Path]:
         return [change.write(self.docs_dir) for change in self.changes]
+
+
+def _create(tmp: Path, target: Path) -> None:
+    """Move ``tmp`` to ``target`` (a new manifest), never over one made meanwhile: a hard link, or
+    where the file system has none, a rename once nothing is there (else ``FileExistsError``)."""
+    try:
+        os.link(tmp, target)
+    except OSError as exc:
+        if isinstance(exc, FileExistsError) or os.path.lexists(target):
+            raise FileExistsError(target) from None
+        os.replace(tmp, target)
+    else:
+        tmp.unlink()
 
 
 def _new_file_beside(target: Path) -> tuple[int, Path]:
