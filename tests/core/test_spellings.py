@@ -363,3 +363,23 @@ def test_a_name_defined_inside_a_chunk_ranks_that_chunk_above_a_passing_mention(
     hits = SearchEngine.open(tmp_path / "index").search("build.jobs", limit=3).hits
     assert hits[0].chunk_id == "reference/config.md#configuration/build"
     assert hits[0].score > hits[1].score  # not a tie broken by the chunk id
+
+
+def test_a_variable_asked_by_its_name_finds_the_list_that_defines_it(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "reference").mkdir(parents=True)
+    (docs / "guide").mkdir()
+    (docs / "reference" / "config.md").write_text(SETTINGS_REFERENCE, encoding="utf-8")
+    (docs / "guide" / "speed.md").write_text(GUIDE, encoding="utf-8")
+    (docs / ".docs-mcp.json").write_text(
+        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}), encoding="utf-8"
+    )
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
+    engine = SearchEngine.open(tmp_path / "index")
+    for query in ("APP_HOME", "what does APP_HOME do"):
+        assert (
+            engine.search(query, limit=3).hits[0].chunk_id == "reference/config.md#configuration/environment"
+        ), query
+    # a question that only mentions the variable is not a look-up: the guide about it stays first
+    hits = engine.search("why does my APP_HOME hold what the tool downloads in the guide", limit=3).hits
+    assert hits[0].chunk_id == "guide/speed.md#faster-builds/home"

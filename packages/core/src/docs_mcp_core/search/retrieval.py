@@ -47,6 +47,8 @@ from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg
 
+LOOKUP_WORDS = 4  # a variable's name and at most this many words ("what does X do") look it up
+
 __all__ = [
     "ORIGINAL_MATCH_BOOSTS",
     "PHRASE_COLUMN",
@@ -226,6 +228,8 @@ class Retrieval:
             found["spelling"] = self.spelling.leg(spellings, mask, fetch)
             if query.option_names:
                 found["option"] = self.spelling.option_leg(query.option_names, mask)
+            elif query.constants and _looks_up(query):
+                found["option"] = self.spelling.defining_leg(query.constants, mask)
         found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
         if heading is not None:
             assert self.heading is not None
@@ -297,3 +301,10 @@ class Retrieval:
             await asyncio.gather(*(self.fts(q, None, 1) for q in found))
 
         run(queries())
+
+
+def _looks_up(query: Query) -> bool:
+    """Whether a query that writes a variable's name asks only for it: at most :data:`LOOKUP_WORDS`
+    words beside the names (``CARGO_HOME``, ``what does CARGO_HOME do``, ``set CARGO_HOME``)."""
+    named = sum(len([p for p in name.split("_") if p]) for name in query.constants)
+    return len(query.words) - named <= LOOKUP_WORDS

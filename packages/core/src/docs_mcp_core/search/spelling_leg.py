@@ -180,6 +180,17 @@ class SpellingIndex:
                 return rows, np.ones(len(rows), dtype=np.float64)
         return EMPTY_LEG
 
+    def defining_leg(self, names: Sequence[str], mask: np.ndarray | None) -> Leg:
+        """The rows that define one of ``names`` (a heading, or a list item of settings, consists
+        of it: :func:`~docs_mcp_core.spellings.defined_names`) that ``mask`` admits."""
+        found = [rows for rows in map(self._headings.get, names) if rows is not None]
+        if not found:
+            return EMPTY_LEG
+        rows = np.unique(np.concatenate(found))
+        if mask is not None:
+            rows = rows[mask[rows]]
+        return rows, np.ones(len(rows), dtype=np.float64)
+
 
 def load_spelling_index(table: Any, catalog: RowCatalog, column: str) -> SpellingIndex | None:
     """The spelling index of ``table``'s ``column``, in catalog order (None when the table changed
