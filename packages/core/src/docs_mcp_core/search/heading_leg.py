@@ -37,7 +37,7 @@ from docs_mcp_core.index.derived_files import Part
 from docs_mcp_core.ranking import identifier_parts
 from docs_mcp_core.search.heading_clusters import IVF_MIN_PATHS, PathClusters, row_dots
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
-from docs_mcp_core.search.row_catalog import smallest_first
+from docs_mcp_core.search.row_catalog import members, smallest_first
 
 __all__ = [
     "HEADING_TEXT_VERSION",
@@ -321,7 +321,7 @@ class HeadingLeg:
         weak = similarity < self.NEW_ROW_SIMILARITY
         if weak.any():
             elsewhere = np.concatenate(list(found)) if found else np.empty(0, dtype=np.int64)
-            keep = ~weak | np.isin(positions, elsewhere)
+            keep = ~weak | members(positions, elsewhere)
             positions, similarity = positions[keep], similarity[keep]
         return positions, similarity
 
