@@ -309,6 +309,8 @@ def test_headings_inside_a_chunk_and_setting_lists_define_names() -> None:
         '* `"warn"`: a value, not a name.\n'
     )
     assert defined_names(content) == ["`build.jobs`", "APP_HOME", "build.target-dir"]
+    # a chunk that opens with its list
+    assert defined_names("* `APP_LOG` --- the log level.\n") == ["APP_LOG"]
     stored = chunk_spellings("[build]", "reference/config.md > Configuration > [build]", content).split()
     assert {"#build.jobs", "#APP_HOME", "~build.jobs", "~build.target.dir"} <= set(stored)
     assert "#agent_id" not in stored  # a call's argument, not a setting

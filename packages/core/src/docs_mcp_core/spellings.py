@@ -206,9 +206,9 @@ def defined_names(content: str) -> list[str]:
     if "#" not in content and "`" not in content:
         return []
     found: dict[str, None] = {}
-    for line in _prose_lines(content)[1:]:  # the first line is the chunk's own heading, if any
+    for number, line in enumerate(_prose_lines(content)):
         heading = _INNER_HEADING_RE.match(line)
-        if heading is not None:
+        if heading is not None and number:  # a first line that is a heading is the chunk's own
             found[heading.group(1).strip()] = None
             continue
         item = _DEFINITION_ITEM_RE.match(line)
