@@ -379,6 +379,19 @@ def test_a_path_with_a_line_break_is_indexed_with_a_warning(tmp_path: Path) -> N
     assert report.findings[0].message.startswith("the path holds a line break or another control character")
 
 
+def test_a_document_removed_after_listing_is_an_error_that_says_what_to_do(tmp_path: Path) -> None:
+    from docs_mcp_core.corpus import read_markdown
+    from docs_mcp_core.errors import FindingError
+
+    # a build that listed the folder while someone moved files said only 'No such file or directory'
+    with pytest.raises(FindingError) as info:
+        read_markdown(tmp_path, "gone.md")
+    assert info.value.finding.render() == (
+        "gone.md: error: cannot read file: No such file or directory; it was removed or renamed while "
+        "docs-mcp read the folder; run the command again"
+    )
+
+
 def test_a_document_that_is_not_a_regular_file_is_a_warning(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
     write(tmp_path, "ok.md", "# Ok\n")

@@ -76,6 +76,20 @@ _NOT_A_DOCUMENT = (
 )
 
 
+_READ_ADVICE = {
+    errno.EACCES: "let the user running docs-mcp read it (chmod a+r, a+x for a folder) or move it elsewhere",
+    errno.ENOENT: "it was removed or renamed while docs-mcp read the folder; run the command again",
+    errno.ENAMETOOLONG: "its path is longer than the system allows; shorten the folder or file names",
+}
+_READ_ADVICE[errno.EPERM] = _READ_ADVICE[errno.EACCES]
+
+
+def cannot_read(what: str, exc: OSError) -> str:
+    """``cannot read <what>: <reason>``, with what to do about the usual reasons."""
+    advice = _READ_ADVICE.get(exc.errno or 0)
+    return f"cannot read {what}: {exc.strerror}" + (f"; {advice}" if advice else "")
+
+
 def _encodes(name: str) -> bool:
     return not any("\udc80" <= ch <= "\udcff" for ch in name)  # bytes os.fsdecode could not decode
 
@@ -105,7 +119,7 @@ def walk_corpus(docs_dir: Path, *, follow_external_symlinks: bool = False) -> Co
         try:
             entries = sorted(os.scandir(folder), key=lambda e: sort_key(e.name))
         except OSError as exc:
-            findings.append(Finding(rel or ".", None, "error", f"cannot read folder: {exc.strerror}"))
+            findings.append(Finding(rel or ".", None, "error", cannot_read("folder", exc)))
             return
         active.add(real)
         stack.append((iter(entries), rel, real))
@@ -219,7 +233,7 @@ def _unresolved_entry(rel: str, entry: os.DirEntry[str], exc: OSError) -> list[F
                 "broken symbolic link: its target does not exist; skipped (fix or remove the link)",
             )
         ]
-    return [Finding(rel, None, "error" if document else "warning", f"cannot read: {exc.strerror}")]
+    return [Finding(rel, None, "error" if document else "warning", cannot_read("it", exc))]
 
 
 @dataclass
@@ -258,7 +272,7 @@ class ManifestResolver:
                 self._errors[rel_dir] = err
                 raise err from None
             except OSError as exc:
-                err = FindingError(Finding(rel_path, None, "error", f"cannot read manifest: {exc.strerror}"))
+                err = FindingError(Finding(rel_path, None, "error", cannot_read("manifest", exc)))
                 self._errors[rel_dir] = err
                 raise err from None
             except ManifestError as exc:
@@ -410,7 +424,7 @@ def read_markdown(docs_dir: Path, relpath: str) -> str:
                 raise FindingError(Finding(relpath, None, "error", _NOT_A_DOCUMENT))
             data = handle.read()
     except OSError as exc:
-        raise FindingError(Finding(relpath, None, "error", f"cannot read file: {exc.strerror}")) from None
+        raise FindingError(Finding(relpath, None, "error", cannot_read("file", exc))) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.corpus import Corpus, ManifestEntry
+from docs_mcp_core.corpus import Corpus, ManifestEntry, cannot_read
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
 from docs_mcp_core.errors import FindingError, PromptTemplateError
 from docs_mcp_core.file_checks import inspect_prepared_file
@@ -450,9 +450,7 @@ def _check_prompt_templates(docs_dir: Path, paths: Sequence[str]) -> list[Findin
         try:
             data = (docs_dir / template.path).read_bytes()
         except OSError as exc:
-            findings.append(
-                Finding(template.path, None, "error", f"cannot read prompt template: {exc.strerror}")
-            )
+            findings.append(Finding(template.path, None, "error", cannot_read("prompt template", exc)))
             continue
         try:
             text = data.decode("utf-8")
