@@ -99,6 +99,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "hints sharing a brace": lambda n: _repeat("<!-- mcp_chunking_hint: {", n) + "}          x\n",
     "directives on one line": lambda n: _repeat("<!-- mcp_x ", n) + "\n",
     "many headings": lambda n: _repeat("## a\ntext\n", n),
+    "a heading of spaces and hashes": lambda n: "# T\n\n## " + _repeat(" #", n) + "x\n",
     "front matter lines": lambda n: "---\n" + _repeat("a: b\n", n) + "---\n# x\n",
     "unknown front matter keys": lambda n: (
         "---\n" + "".join(f"mcp_k{i}: 1\n" for i in range(n // 12)) + "---\n"

@@ -57,7 +57,7 @@ _SEGMENT_SEP_RE = re.compile(r"\.|::")
 _ACRONYM_PLURAL_RE = re.compile(r"[A-Z]{2,}s")
 _FENCE_OPEN_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
-_INNER_HEADING_RE = re.compile(r" {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+_INNER_HEADING_RE = re.compile(r" {0,3}#{1,6}[ \t]+(.*)")  # its closing #s are stripped after: linear
 # a list item that opens with one name in code and a dash or colon: "* `CARGO_HOME` --- ..."
 _DEFINITION_ITEM_RE = re.compile(
     r"[ \t]{0,3}[*+-][ \t]+`([^`\n]{2,100})`[ \t]*(?:-{1,3}|\u2014|\u2013|:)[ \t]"
@@ -209,7 +209,8 @@ def defined_names(content: str) -> list[str]:
     for number, line in enumerate(_prose_lines(content)):
         heading = _INNER_HEADING_RE.match(line)
         if heading is not None and number:  # a first line that is a heading is the chunk's own
-            found[heading.group(1).strip()] = None
+            if text := heading.group(1).rstrip(" \t#").strip():
+                found[text] = None
             continue
         item = _DEFINITION_ITEM_RE.match(line)
         if item is not None and _names_a_setting(item.group(1)):
