@@ -186,7 +186,7 @@ class SpellingIndex:
         found = [rows for rows in map(self._headings.get, names) if rows is not None]
         if not found:
             return EMPTY_LEG
-        rows = np.unique(np.concatenate(found))
+        rows = row_catalog.sorted_unique(np.concatenate(found))
         if mask is not None:
             rows = rows[mask[rows]]
         return rows, np.ones(len(rows), dtype=np.float64)
