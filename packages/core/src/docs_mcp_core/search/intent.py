@@ -124,11 +124,8 @@ def _group_bit(word: str) -> int:
 # 5: a command's page named without its tool's name, a man page's description as its introduction;
 # 6: sections a folder's pages share counted as a data model's).
 INTENT_VERSION = 6
-_STILL_READ = (
-    3,
-    4,
-    5,
-)  # read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
+# versions read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
+_STILL_READ = (3, 4, 5)
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
 # "a single link": the operation on one thing, not its batch form ("in one call": the batch form)
