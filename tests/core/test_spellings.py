@@ -385,3 +385,29 @@ def test_a_variable_asked_by_its_name_finds_the_list_that_defines_it(tmp_path: P
     # a question that only mentions the variable is not a look-up: the guide about it stays first
     hits = engine.search("why does my APP_HOME hold what the tool downloads in the guide", limit=3).hits
     assert hits[0].chunk_id == "guide/speed.md#faster-builds/home"
+
+
+UNSTABLE = f"""# Unstable features
+
+## target-dir
+
+The `build.target-dir` setting was stabilized long ago; the target-dir option and its target-dir
+history are kept here. {FILLER}
+"""
+
+
+def test_a_key_asked_by_its_name_finds_its_table_not_a_section_named_after_its_tail(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "reference").mkdir(parents=True)
+    reference = SETTINGS_REFERENCE.replace("### `build.target`", "### `build.target-dir`")
+    (docs / "reference" / "config.md").write_text(reference, encoding="utf-8")
+    (docs / "reference" / "unstable.md").write_text(UNSTABLE, encoding="utf-8")
+    (docs / ".docs-mcp.json").write_text(
+        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}), encoding="utf-8"
+    )
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
+    engine = SearchEngine.open(tmp_path / "index")
+    for query in ("build.target-dir", "[build] target-dir"):
+        assert engine.search(query, limit=3).hits[0].chunk_id == "reference/config.md#configuration/build", (
+            query
+        )

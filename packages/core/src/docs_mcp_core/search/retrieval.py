@@ -46,6 +46,7 @@ from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg
+from docs_mcp_core.spellings import ANCHOR_MARK
 
 LOOKUP_WORDS = 4  # a variable's name and at most this many words ("what does X do") look it up
 
@@ -228,8 +229,13 @@ class Retrieval:
             found["spelling"] = self.spelling.leg(spellings, mask, fetch)
             if query.option_names:
                 found["option"] = self.spelling.option_leg(query.option_names, mask)
-            elif query.constants and _looks_up(query):
+            elif query.constants and _looks_up(query, sum(len(_parts(n)) for n in query.constants)):
                 found["option"] = self.spelling.defining_leg(query.constants, mask)
+            elif query.anchor_spellings and _looks_up(
+                query, sum(len(g[0].split(".")) for g in query.anchor_spellings)
+            ):
+                keys = [form[len(ANCHOR_MARK) :] for group in query.anchor_spellings for form in group]
+                found["option"] = self.spelling.option_leg(keys, mask)  # the section the key heads
         found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
         if heading is not None:
             assert self.heading is not None
@@ -303,8 +309,12 @@ class Retrieval:
         run(queries())
 
 
-def _looks_up(query: Query) -> bool:
-    """Whether a query that writes a variable's name asks only for it: at most :data:`LOOKUP_WORDS`
-    words beside the names (``CARGO_HOME``, ``what does CARGO_HOME do``, ``set CARGO_HOME``)."""
-    named = sum(len([p for p in name.split("_") if p]) for name in query.constants)
+def _parts(name: str) -> list[str]:
+    return [p for p in name.split("_") if p]
+
+
+def _looks_up(query: Query, named: int) -> bool:
+    """Whether a query that writes a variable's or a key's name (``named`` of its words) asks only
+    for it: at most :data:`LOOKUP_WORDS` words beside (``CARGO_HOME``, ``what does CARGO_HOME do``,
+    ``build.jobs in config.toml``)."""
     return len(query.words) - named <= LOOKUP_WORDS
