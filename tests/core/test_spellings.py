@@ -29,6 +29,7 @@ from docs_mcp_core.spellings import (
     query_option_names,
     query_spellings,
     spelling_forms,
+    table_keys,
 )
 
 
@@ -411,3 +412,51 @@ def test_a_key_asked_by_its_name_finds_its_table_not_a_section_named_after_its_t
         assert engine.search(query, limit=3).hits[0].chunk_id == "reference/config.md#configuration/build", (
             query
         )
+
+
+MANIFEST_REFERENCE = f"""# The manifest format
+
+## The `[package]` section
+
+The first section of a manifest is the package. {FILLER}
+
+### The `name` field
+
+The package's name.
+
+### The `edition` field
+
+The edition the package is compiled with.
+
+### The `license` and `license-file` fields
+
+The licence, by its name or by a file.
+"""
+
+GLOSSARY = f"""# Glossary
+
+## edition
+
+An edition is a release of the language that may change its edition rules; every package picks an
+edition. {FILLER}
+"""
+
+
+def test_a_key_written_with_its_table_finds_the_tables_section(tmp_path: Path) -> None:
+    assert table_keys("The [package] section", ["The `license` and `license-file` fields"]) == [
+        "package.license",
+        "package.license.file",
+    ]
+    assert table_keys("Keys", ["The `edition` field"]) == []  # no table named: no key
+    docs = tmp_path / "docs"
+    (docs / "reference").mkdir(parents=True)
+    (docs / "reference" / "manifest.md").write_text(MANIFEST_REFERENCE, encoding="utf-8")
+    (docs / "reference" / "glossary.md").write_text(GLOSSARY, encoding="utf-8")
+    (docs / ".docs-mcp.json").write_text(
+        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}), encoding="utf-8"
+    )
+    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
+    engine = SearchEngine.open(tmp_path / "index")
+    for query in ("[package] edition", "package.edition"):
+        hit = engine.search(query, limit=3).hits[0]
+        assert hit.chunk_id == "reference/manifest.md#the-manifest-format/the-package-section", query

@@ -57,6 +57,8 @@ _SEGMENT_SEP_RE = re.compile(r"\.|::")
 _ACRONYM_PLURAL_RE = re.compile(r"[A-Z]{2,}s")
 _FENCE_OPEN_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
+_TABLE_RE = re.compile(r"\[([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\]")  # [package], [profile.release]
+_CODE_KEY_RE = re.compile(r"`([a-z][a-z0-9_-]{0,60})`")  # a key of a table in code: `edition`
 _INNER_HEADING_RE = re.compile(r" {0,3}#{1,6}[ \t]+(.*)")  # its closing #s are stripped after: linear
 # a list item that opens with one name in code and a dash or colon: "* `CARGO_HOME` --- ..."
 _DEFINITION_ITEM_RE = re.compile(
@@ -148,6 +150,13 @@ def code_text(markdown: str) -> str:
     line by line, once)."""
     if "`" not in markdown and "~~~" not in markdown:
         return ""
+    code, prose = _fenced(markdown)
+    code.extend(_INLINE_CODE_RE.findall("\n".join(line for line in prose if "`" in line)))
+    return "\n".join(code)
+
+
+def _fenced(markdown: str) -> tuple[list[str], list[str]]:
+    """The lines of a markdown text inside its fenced code blocks, and the others (not the fences)."""
     code: list[str] = []
     prose: list[str] = []
     fence = ""  # the open fence's marker run, "" outside a fenced block
@@ -162,10 +171,9 @@ def code_text(markdown: str) -> str:
         opened = _FENCE_OPEN_RE.match(line)
         if opened is not None:
             fence = opened.group(1)
-        elif "`" in line:
+        else:
             prose.append(line)
-    code.extend(_INLINE_CODE_RE.findall("\n".join(prose)))
-    return "\n".join(code)
+    return code, prose
 
 
 def _heading_forms(heading: str) -> tuple[str, ...]:
@@ -178,24 +186,6 @@ def _heading_forms(heading: str) -> tuple[str, ...]:
     return spelling_forms(name)
 
 
-def _prose_lines(markdown: str) -> list[str]:
-    """The lines of a markdown text outside its fenced code blocks."""
-    lines: list[str] = []
-    fence = ""
-    for line in markdown.split("\n"):
-        if fence:
-            stripped = line.strip()
-            if stripped.startswith(fence) and not stripped.strip(fence[0]):
-                fence = ""
-            continue
-        opened = _FENCE_OPEN_RE.match(line)
-        if opened is not None:
-            fence = opened.group(1)
-        else:
-            lines.append(line)
-    return lines
-
-
 def defined_names(content: str) -> list[str]:
     """The names a chunk's text defines below its own heading: the text of each heading inside it
     (a section the chunking kept within its parent, ``#### `build.jobs` ``) and the variable's,
@@ -206,7 +196,7 @@ def defined_names(content: str) -> list[str]:
     if "#" not in content and "`" not in content:
         return []
     found: dict[str, None] = {}
-    for number, line in enumerate(_prose_lines(content)):
+    for number, line in enumerate(_fenced(content)[1]):
         heading = _INNER_HEADING_RE.match(line)
         if heading is not None and number:  # a first line that is a heading is the chunk's own
             if text := heading.group(1).rstrip(" \t#").strip():
@@ -304,11 +294,25 @@ def chunk_anchors(heading: str, content: str) -> list[str]:
     words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``),
     and its :func:`one_word_ids`; sorted, each once."""
     found: set[str] = set(one_word_ids(heading))
-    inner = {slug for slug in (anchor_slug(_key_heading(name)) for name in defined_names(content)) if slug}
+    names = defined_names(content)
+    inner = {slug for slug in (anchor_slug(_key_heading(name)) for name in names) if slug}
+    inner.update(table_keys(heading, names))
     for slug in inner.union(element_ids(heading, content)):
         words = slug.split(".")
         found.update(".".join(words[start:]) for start in range(len(words) - 1))
     return sorted(found)
+
+
+def table_keys(heading: str, names: list[str]) -> list[str]:
+    """The keys of a configuration table's section, slugged with the table: a section headed with one
+    bracketed table (``The `[package]` section``) whose headings inside name keys in code (``The
+    `edition` field``, ``The `license` and `license-file` fields``) defines ``package.edition``,
+    ``package.license.file``: what a query writes as ``[package] edition`` or ``package.edition``."""
+    tables = _TABLE_RE.findall(heading.replace("`", ""))
+    if len(tables) != 1:
+        return []
+    keys = (key for name in names for key in _CODE_KEY_RE.findall(name))
+    return sorted({slug for slug in (anchor_slug(f"{tables[0]} {key}") for key in keys) if slug})
 
 
 def key_tails(parts: list[str]) -> list[str]:

@@ -62,7 +62,7 @@ PLAIN_TEXT_COLUMN = "search_plain"
 # the same derivation: bump DERIVATION_VERSION whenever expand_identifiers, path_words or the digest
 # change (tests/core/test_build.py pins their output on fixed samples).
 DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN, SPELLING_COLUMN)
-DERIVATION_VERSION = "6"  # 6: names defined by headings and setting lists inside a chunk
+DERIVATION_VERSION = "7"  # 6: names defined by headings and setting lists inside a chunk; 7: table keys
 DERIVATION_KEY = b"docs_mcp:derivation"
 # Vectors: exact (flat) search while it is cheap, an IVF_FLAT index above that. Measured with
 # benchmarks/ann_recall.py (its docstring has the table): flat search costs
