@@ -151,12 +151,14 @@ def code_text(markdown: str) -> str:
     if "`" not in markdown and "~~~" not in markdown:
         return ""
     code, prose = _fenced(markdown)
-    code.extend(_INLINE_CODE_RE.findall("\n".join(line for line in prose if "`" in line)))
-    return "\n".join(code)
+    spans = _INLINE_CODE_RE.findall("\n".join(line for line in prose if "`" in line))
+    return "\n".join([*code, *spans])
 
 
+@functools.lru_cache(maxsize=1)  # a build reads a chunk's code and its definitions from the same lines
 def _fenced(markdown: str) -> tuple[list[str], list[str]]:
-    """The lines of a markdown text inside its fenced code blocks, and the others (not the fences)."""
+    """The lines of a markdown text inside its fenced code blocks, and the others (not the fences);
+    shared by callers: read-only."""
     code: list[str] = []
     prose: list[str] = []
     fence = ""  # the open fence's marker run, "" outside a fenced block
@@ -186,6 +188,7 @@ def _heading_forms(heading: str) -> tuple[str, ...]:
     return spelling_forms(name)
 
 
+@functools.lru_cache(maxsize=1)  # a build asks twice per chunk (its spellings, its anchors): read-only
 def defined_names(content: str) -> list[str]:
     """The names a chunk's text defines below its own heading: the text of each heading inside it
     (a section the chunking kept within its parent, ``#### `build.jobs` ``) and the variable's,
