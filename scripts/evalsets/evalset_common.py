@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -146,30 +145,6 @@ def write_cases(path: Path, cases: Iterable[Mapping[str, Any]]) -> int:
     body = "[\n" + ",\n".join(lines) + "\n]\n" if lines else "[]\n"
     path.write_text(body, encoding="utf-8")
     return len(items)
-
-
-def git(git_dir: Path, *args: str) -> bytes:
-    """The output of ``git --git-dir=git_dir args...`` (an :class:`EvalSetError` when it fails)."""
-    command = ["git", f"--git-dir={git_dir}", *args]
-    try:
-        done = subprocess.run(command, capture_output=True, timeout=300, check=False)
-    except FileNotFoundError:
-        raise EvalSetError("git is not on PATH: install git") from None
-    except subprocess.TimeoutExpired:
-        raise EvalSetError(f"`{' '.join(command)}` took more than 300 s") from None
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise EvalSetError(f"`{' '.join(command)}` failed (exit {done.returncode}): {message}")
-    return done.stdout
-
-
-def resolve_git_dir(path: Path, repository: str) -> Path:
-    """The git directory of a clone (its ``.git``) or of a bare repository of ``repository``."""
-    if (path / ".git").is_dir():
-        path = path / ".git"
-    if not (path / "HEAD").is_file():
-        raise EvalSetError(f"{path}: not a git repository; pass --git-dir with a clone of {repository}")
-    return path
 
 
 def fail(message: str) -> int:

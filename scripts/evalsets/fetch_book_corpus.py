@@ -31,11 +31,11 @@ import io
 import json
 import sys
 import tarfile
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalset_common import EVALS_DIR, EvalSetError, fail, git, resolve_git_dir
+from corpus_fetch import archive_at, replace_folder, tar_files, write_into
+from evalset_common import EVALS_DIR, EvalSetError, fail
 
 REPOSITORY = "rust-lang/cargo"
 COMMIT = "af373f761aa4e42b093c2e453078fd73c8ce54dd"  # 2026-08-22
@@ -69,40 +69,29 @@ MANIFEST = {
 }
 
 
+def book_path(name: str) -> str | None:
+    """Where an archive member goes in the corpus: the book's markdown and the licences."""
+    if name in LICENSES:
+        return name
+    if name.startswith(BOOK) and name.endswith(".md"):
+        return name.removeprefix(BOOK)
+    return None
+
+
 def unpack(archive_bytes: bytes, dest: Path) -> int:
     """Write the archive's book markdown and licences into ``dest``; the number of files."""
     count = 0
     with tarfile.open(fileobj=io.BytesIO(archive_bytes), mode="r:") as archive:
-        for member in archive.getmembers():
-            if not member.isfile():
-                continue
-            name = member.name
-            if name in LICENSES:
-                relative = name
-            elif name.startswith(BOOK) and name.endswith(".md"):
-                relative = name.removeprefix(BOOK)
-            else:
-                continue
-            if relative.startswith("/") or ".." in relative.split("/"):
-                raise EvalSetError(f"refusing the unsafe member path {name!r}")
-            source = archive.extractfile(member)
-            if source is None:
-                continue
-            target = dest / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(source.read())
+        for relative, data in tar_files(archive, book_path):
+            write_into(dest, relative, data)
             count += 1
     return count
 
 
 def fetch(out: Path, git_dir: Path) -> str:
-    git_dir = resolve_git_dir(git_dir, REPOSITORY)
-    git(git_dir, "cat-file", "-e", f"{COMMIT}^{{commit}}")
-    archive = git(git_dir, "archive", "--format=tar", COMMIT, BOOK.rstrip("/"), *LICENSES)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="fetch-book-", dir=out.parent) as tmp:
-        staging = Path(tmp) / "corpus"
-        staging.mkdir()
+    archive = archive_at(git_dir, REPOSITORY, COMMIT, BOOK.rstrip("/"), *LICENSES)
+
+    def fill(staging: Path) -> int:
         files = unpack(archive, staging)
         if not (staging / "commands").is_dir():
             raise EvalSetError(f"{BOOK}commands/ is missing at {COMMIT[:12]}; is the commit right?")
@@ -113,9 +102,9 @@ def fetch(out: Path, git_dir: Path) -> str:
             f"Unchanged; .docs-mcp.json added (scripts/evalsets/fetch_book_corpus.py).\n",
             encoding="utf-8",
         )
-        if out.exists():
-            out.rename(Path(tmp) / "old")
-        staging.rename(out)
+        return files
+
+    files = replace_folder(out, "fetch-book-", fill)
     return f"{REPOSITORY}@{COMMIT[:12]}: {files} files (book markdown and licences) -> {out}"
 
 

@@ -33,11 +33,11 @@ import json
 import re
 import sys
 import tarfile
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalset_common import EVALS_DIR, EvalSetError, fail, git, resolve_git_dir
+from corpus_fetch import archive_at, replace_folder, tar_files, write_into
+from evalset_common import EVALS_DIR, EvalSetError, fail
 
 REPOSITORY = "astral-sh/uv"
 COMMIT = "28a8194a67726b93524e3ade42d0db884519ec73"  # 2025-12-06, the last with the generated reference
@@ -91,48 +91,34 @@ def split_cli_page(text: str) -> dict[str, str]:
     return pages
 
 
+def docs_path(name: str) -> str | None:
+    """Where an archive member goes in the corpus: the docs' markdown and the licences."""
+    if name in LICENSES:
+        return name
+    if name.startswith("docs/") and name.endswith(".md"):
+        return name.removeprefix("docs/")
+    return None
+
+
 def unpack(archive_bytes: bytes, dest: Path) -> int:
     """Write the archive's docs markdown (the CLI page split) and licences into ``dest``."""
     count = 0
     with tarfile.open(fileobj=io.BytesIO(archive_bytes), mode="r:") as archive:
-        for member in archive.getmembers():
-            if not member.isfile():
-                continue
-            name = member.name
-            if name in LICENSES:
-                relative = name
-            elif name.startswith("docs/") and name.endswith(".md"):
-                relative = name.removeprefix("docs/")
-            else:
-                continue
-            if relative.startswith("/") or ".." in relative.split("/"):
-                raise EvalSetError(f"refusing the unsafe member path {name!r}")
-            source = archive.extractfile(member)
-            if source is None:
-                continue
-            data = source.read()
+        for relative, data in tar_files(archive, docs_path):
             if relative == CLI_PAGE:
                 for page, text in split_cli_page(data.decode("utf-8")).items():
-                    target = dest / "reference" / "cli" / page
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(text, encoding="utf-8")
+                    write_into(dest / "reference" / "cli", page, text.encode("utf-8"))
                     count += 1
                 continue
-            target = dest / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            write_into(dest, relative, data)
             count += 1
     return count
 
 
 def fetch(out: Path, git_dir: Path) -> str:
-    git_dir = resolve_git_dir(git_dir, REPOSITORY)
-    git(git_dir, "cat-file", "-e", f"{COMMIT}^{{commit}}")
-    archive = git(git_dir, "archive", "--format=tar", COMMIT, "docs", *LICENSES)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="fetch-cli-", dir=out.parent) as tmp:
-        staging = Path(tmp) / "corpus"
-        staging.mkdir()
+    archive = archive_at(git_dir, REPOSITORY, COMMIT, "docs", *LICENSES)
+
+    def fill(staging: Path) -> int:
         files = unpack(archive, staging)
         (staging / ".docs-mcp.json").write_text(json.dumps(MANIFEST, indent=2) + "\n", encoding="utf-8")
         (staging / "SOURCE.txt").write_text(
@@ -142,9 +128,9 @@ def fetch(out: Path, git_dir: Path) -> str:
             f"(scripts/evalsets/fetch_cli_corpus.py); .docs-mcp.json added.\n",
             encoding="utf-8",
         )
-        if out.exists():
-            out.rename(Path(tmp) / "old")
-        staging.rename(out)
+        return files
+
+    files = replace_folder(out, "fetch-cli-", fill)
     return f"{REPOSITORY}@{COMMIT[:12]}: {files} files (docs markdown and licences) -> {out}"
 
 

@@ -31,6 +31,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from corpus_fetch import tar_files, write_into
 from evalset_common import EVALS_DIR, EvalSetError, fail
 
 PACKAGE = "fastify"
@@ -83,28 +84,19 @@ def download(workdir: Path, tarball: Path | None) -> Path:
     return path
 
 
+def docs_path(name: str) -> str | None:
+    """Where a package member goes in the corpus: ``package/docs/**/*.md`` and the licence."""
+    if name.startswith("package/docs/") and name.endswith(".md"):
+        return name.removeprefix("package/docs/")
+    return "LICENSE" if name == "package/LICENSE" else None
+
+
 def unpack(tarball: Path, dest: Path) -> int:
     """Copy ``package/docs/**/*.md`` and ``package/LICENSE`` into ``dest``; returns the file count."""
     count = 0
     with tarfile.open(tarball, "r:gz") as archive:
-        for member in archive.getmembers():
-            name = member.name
-            if not member.isfile():
-                continue
-            if name.startswith("package/docs/") and name.endswith(".md"):
-                relative = name.removeprefix("package/docs/")
-            elif name == "package/LICENSE":
-                relative = "LICENSE"
-            else:
-                continue
-            if relative.startswith("/") or ".." in relative.split("/"):
-                raise EvalSetError(f"{tarball}: refusing the unsafe member path {name!r}")
-            source = archive.extractfile(member)
-            if source is None:
-                continue
-            target = dest / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(source.read())
+        for relative, data in tar_files(archive, docs_path, str(tarball)):
+            write_into(dest, relative, data)
             count += 1
     return count
 

@@ -1,0 +1,88 @@
+"""Pieces the scripts that fetch an evaluation corpus share: a pinned commit's files out of a clone,
+the files of an archive, and an output folder replaced only once its new contents are complete."""
+
+from __future__ import annotations
+
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from evalset_common import EvalSetError
+
+T = TypeVar("T")
+
+
+def git(git_dir: Path, *args: str) -> bytes:
+    """The output of ``git --git-dir=git_dir args...`` (an :class:`EvalSetError` when it fails)."""
+    command = ["git", f"--git-dir={git_dir}", *args]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=300, check=False)
+    except FileNotFoundError:
+        raise EvalSetError("git is not on PATH: install git") from None
+    except subprocess.TimeoutExpired:
+        raise EvalSetError(f"`{' '.join(command)}` took more than 300 s") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise EvalSetError(f"`{' '.join(command)}` failed (exit {done.returncode}): {message}")
+    return done.stdout
+
+
+def resolve_git_dir(path: Path, repository: str) -> Path:
+    """The git directory of a clone (its ``.git``) or of a bare repository of ``repository``."""
+    if (path / ".git").is_dir():
+        path = path / ".git"
+    if not (path / "HEAD").is_file():
+        raise EvalSetError(f"{path}: not a git repository; pass --git-dir with a clone of {repository}")
+    return path
+
+
+def archive_at(git_dir: Path, repository: str, commit: str, *paths: str) -> bytes:
+    """A tar of ``paths`` at ``commit`` of a clone of ``repository`` (``git_dir``: the clone or its
+    ``.git``), after checking that the commit is there."""
+    git_dir = resolve_git_dir(git_dir, repository)
+    git(git_dir, "cat-file", "-e", f"{commit}^{{commit}}")
+    return git(git_dir, "archive", "--format=tar", commit, *paths)
+
+
+def tar_files(
+    archive: tarfile.TarFile, relative: Callable[[str], str | None], where: str = ""
+) -> Iterator[tuple[str, bytes]]:
+    """The regular files of ``archive`` that ``relative`` gives a path in the corpus (``None``: left
+    out), with their bytes; a path that would leave the corpus is refused (``where`` names the
+    archive in the error)."""
+    for member in archive.getmembers():
+        if not member.isfile():
+            continue
+        path = relative(member.name)
+        if path is None:
+            continue
+        if path.startswith("/") or ".." in path.split("/"):
+            named = f"{where}: " if where else ""
+            raise EvalSetError(f"{named}refusing the unsafe member path {member.name!r}")
+        source = archive.extractfile(member)
+        if source is not None:
+            yield path, source.read()
+
+
+def write_into(dest: Path, relative: str, data: bytes) -> None:
+    """Write ``data`` at ``dest / relative``, making its folders."""
+    target = dest / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+
+
+def replace_folder(out: Path, prefix: str, fill: Callable[[Path], T]) -> T:
+    """``fill`` a new folder beside ``out``, then put it in place of ``out``: an existing folder is
+    replaced only once the new one is complete (and kept if ``fill`` fails)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=out.parent) as tmp:
+        staging = Path(tmp) / "corpus"
+        staging.mkdir()
+        result = fill(staging)
+        if out.exists():
+            out.rename(Path(tmp) / "old")
+        staging.rename(out)
+    return result
