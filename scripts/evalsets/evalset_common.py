@@ -147,6 +147,28 @@ def write_cases(path: Path, cases: Iterable[Mapping[str, Any]]) -> int:
     return len(items)
 
 
+def pick_wording(wordings: Sequence[str], name: str) -> str:
+    """One of ``wordings``, picked by a stable hash of ``name`` (the same on every run)."""
+    return wordings[stable_hash(name + " wording") % len(wordings)]
+
+
+def exact_name_case(name: str, query: str, chunk: Chunk) -> Case:
+    """A generated exact-name case (named ``mech <name>``) that expects ``chunk``."""
+    return Case(name=f"mech {name}", category="exact-name", query=query, expected_chunk_id=chunk.chunk_id)
+
+
+def write_generated(out: Path, kinds: Mapping[str, Sequence[Case]], asked: Iterable[str] = ()) -> int:
+    """Write the cases of every kind, each query once and none of ``asked``, and print the counts;
+    the number written."""
+    seen = set(asked)
+    cases = [c for found in kinds.values() for c in found if not (c.query in seen or seen.add(c.query))]
+    if cases:
+        write_cases(out, (c.to_json() for c in cases))
+        counts = ", ".join(f"{len(found)} {kind}" for kind, found in kinds.items())
+        print(f"{out}: {len(cases)} cases ({counts})")
+    return len(cases)
+
+
 def fail(message: str) -> int:
     """Print ``error: message`` to stderr and return the exit code 2."""
     print(f"error: {message}", file=sys.stderr)

@@ -33,7 +33,17 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalset_common import Case, Chunk, EvalSetError, fail, load_chunks, stable_hash, write_cases
+from evalset_common import (
+    Case,
+    Chunk,
+    EvalSetError,
+    exact_name_case,
+    fail,
+    load_chunks,
+    pick_wording,
+    stable_hash,
+    write_generated,
+)
 
 OPTION_ID = re.compile(r'<dt class="option-term" id="option-([a-z0-9-]+?)-(-?-[A-Za-z0-9][A-Za-z0-9-]*)"')
 KEY_HEADING = re.compile(r"^#{2,6} `([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)`[ \t]*$", re.MULTILINE)
@@ -43,10 +53,6 @@ OPTION_SHARE = 4  # one option in this many is kept
 OPTION_WORDINGS = ("{c} {f}", "{c} {f} option", "what does {f} do in {c}", "{f} flag for {c}")
 KEY_WORDINGS = ("{k}", "[{t}] {r}", "{k} in config.toml")
 VARIABLE_WORDINGS = ("{v}", "what does {v} do", "{v} environment variable")
-
-
-def _pick(wordings: Sequence[str], name: str) -> str:
-    return wordings[stable_hash(name + " wording") % len(wordings)]
 
 
 def option_cases(chunks: Sequence[Chunk]) -> list[Case]:
@@ -59,8 +65,8 @@ def option_cases(chunks: Sequence[Chunk]) -> list[Case]:
             element = f"{command}-{flag}"
             if command != page or stable_hash(element) % OPTION_SHARE:
                 continue
-            query = _pick(OPTION_WORDINGS, element).format(c=command.replace("-", " "), f=flag)
-            cases.append(_case(f"option {element}", query, chunk))
+            query = pick_wording(OPTION_WORDINGS, element).format(c=command.replace("-", " "), f=flag)
+            cases.append(exact_name_case(f"option {element}", query, chunk))
     return cases
 
 
@@ -71,8 +77,8 @@ def key_cases(chunks: Sequence[Chunk]) -> list[Case]:
             continue
         for key in KEY_HEADING.findall(chunk.content):
             table, _, rest = key.partition(".")
-            query = _pick(KEY_WORDINGS, key).format(k=key, t=table, r=rest)
-            cases.append(_case(f"key {key}", query, chunk))
+            query = pick_wording(KEY_WORDINGS, key).format(k=key, t=table, r=rest)
+            cases.append(exact_name_case(f"key {key}", query, chunk))
     return cases
 
 
@@ -85,14 +91,10 @@ def variable_cases(chunks: Sequence[Chunk]) -> list[Case]:
     ]
     sections = Counter(name for name, _ in found)
     return [
-        _case(f"variable {name}", _pick(VARIABLE_WORDINGS, name).format(v=name), chunk)
+        exact_name_case(f"variable {name}", pick_wording(VARIABLE_WORDINGS, name).format(v=name), chunk)
         for name, chunk in found
         if sections[name] == 1  # defined in two sections (read, and set for build scripts): either answers
     ]
-
-
-def _case(name: str, query: str, chunk: Chunk) -> Case:
-    return Case(name=f"mech {name}", category="exact-name", query=query, expected_chunk_id=chunk.chunk_id)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,15 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalSetError as exc:
         return fail(str(exc))
     kinds = {"options": option_cases(chunks), "keys": key_cases(chunks), "variables": variable_cases(chunks)}
-    seen = set(asked)
-    cases = [c for found in kinds.values() for c in found if not (c.query in seen or seen.add(c.query))]
-    if not cases:
+    if not write_generated(args.out, kinds, asked):
         return fail(
             f"{args.index_dir}: no option ids, key headings or variables found; is this the Cargo book?"
         )
-    write_cases(args.out, (c.to_json() for c in cases))
-    counts = ", ".join(f"{len(found)} {kind}" for kind, found in kinds.items())
-    print(f"{args.out}: {len(cases)} cases ({counts})")
     return 0
 
 

@@ -35,7 +35,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalset_common import Case, Chunk, EvalSetError, fail, load_chunks, stable_hash, write_cases
+from evalset_common import (
+    Case,
+    Chunk,
+    EvalSetError,
+    exact_name_case,
+    fail,
+    load_chunks,
+    pick_wording,
+    stable_hash,
+    write_generated,
+)
 
 OPTION_ID = re.compile(r'<dt id="([^"]+?)--([a-z0-9][a-z0-9-]*)"')
 KEY_HEADING = re.compile(r"^([a-z0-9-]+) \{: #([a-z0-9_-]+) \}$")
@@ -47,10 +57,6 @@ PIP_KEY_WORDINGS = ("[tool.uv.pip] {k}", "pip {k} setting", "tool.uv.pip.{k}")
 PROJECT_KEY_WORDINGS = ("tool.uv.{k}", "[tool.uv] {k}", "{k} in pyproject")
 KEY_WORDINGS = ("{k} setting", "tool.uv.{k}", "[tool.uv] {k}", "{k} in uv.toml")
 VARIABLE_WORDINGS = ("{v}", "what does {v} do", "{v} environment variable", "set {v}")
-
-
-def _pick(wordings: Sequence[str], name: str) -> str:
-    return wordings[stable_hash(name + " wording") % len(wordings)]
 
 
 def _command(chunk: Chunk) -> str:
@@ -72,8 +78,8 @@ def option_cases(chunks: Sequence[Chunk]) -> list[Case]:
             element = f"{prefix}--{flag}"
             if stable_hash(element) % OPTION_SHARE:
                 continue
-            query = _pick(OPTION_WORDINGS, element).format(c=_command(chunk), f=f"--{flag}")
-            cases.append(_case(f"option {element}", query, chunk))
+            query = pick_wording(OPTION_WORDINGS, element).format(c=_command(chunk), f=f"--{flag}")
+            cases.append(exact_name_case(f"option {element}", query, chunk))
     return cases
 
 
@@ -96,7 +102,7 @@ def one_word_key_cases(chunks: Sequence[Chunk]) -> list[Case]:
         for wording in _key_wordings(anchor, chunk):
             query = wording.format(k=key)
             shape = "plain" if " setting" in wording or " in " in wording else "shaped"
-            cases.append(_case(f"key1 {shape} {anchor}: {query}", query, chunk))
+            cases.append(exact_name_case(f"key1 {shape} {anchor}: {query}", query, chunk))
     return cases
 
 
@@ -107,7 +113,11 @@ def key_cases(chunks: Sequence[Chunk]) -> list[Case]:
         if match is None:
             continue
         key, anchor = match.groups()
-        cases.append(_case(f"key {anchor}", _pick(_key_wordings(anchor, chunk), anchor).format(k=key), chunk))
+        cases.append(
+            exact_name_case(
+                f"key {anchor}", pick_wording(_key_wordings(anchor, chunk), anchor).format(k=key), chunk
+            )
+        )
     return cases
 
 
@@ -115,13 +125,9 @@ def variable_cases(chunks: Sequence[Chunk]) -> list[Case]:
     cases: list[Case] = []
     for chunk in chunks:
         if chunk.filepath.endswith("environment.md") and VARIABLE.fullmatch(chunk.heading):
-            query = _pick(VARIABLE_WORDINGS, chunk.heading).format(v=chunk.heading)
-            cases.append(_case(f"variable {chunk.heading}", query, chunk))
+            query = pick_wording(VARIABLE_WORDINGS, chunk.heading).format(v=chunk.heading)
+            cases.append(exact_name_case(f"variable {chunk.heading}", query, chunk))
     return cases
-
-
-def _case(name: str, query: str, chunk: Chunk) -> Case:
-    return Case(name=f"mech {name}", category="exact-name", query=query, expected_chunk_id=chunk.chunk_id)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -144,13 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "keys": key_cases(chunks),
             "variables": variable_cases(chunks),
         }
-    seen: set[str] = set()
-    cases = [c for found in kinds.values() for c in found if not (c.query in seen or seen.add(c.query))]
-    if not cases:
+    if not write_generated(args.out, kinds):
         return fail(f"{args.index_dir}: no option ids, key headings or variables found; is this uv's book?")
-    write_cases(args.out, (c.to_json() for c in cases))
-    counts = ", ".join(f"{len(found)} {kind}" for kind, found in kinds.items())
-    print(f"{args.out}: {len(cases)} cases ({counts})")
     return 0
 
 
