@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.command_pages import command_names, is_man_header, tool_prefixes
+from tests.support.tiny_corpus import build_pages
 
 COMMANDS = [
     f"cargo-{verb}"
@@ -87,25 +87,22 @@ This command takes care of {verb} work for the package in the current folder and
 """
 
 
-def test_a_commands_bare_name_finds_its_pages_description(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "commands").mkdir(parents=True)
-    for command in COMMANDS:
-        (docs / "commands" / f"{command}.md").write_text(man_page(command), encoding="utf-8")
-    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
-    engine = SearchEngine.open(tmp_path / "index")
+@pytest.fixture(scope="module")
+def man_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index of a tool's command pages, one man page per command."""
+    pages = {f"commands/{command}.md": man_page(command) for command in COMMANDS}
+    return build_pages(tmp_path_factory, "man-pages", pages)
+
+
+def test_a_commands_bare_name_finds_its_pages_description(man_pages: Path) -> None:
+    engine = SearchEngine.open(man_pages)
     for verb in ("yank", "vendor", "owner"):
         hits = engine.search(verb, limit=3).hits
         assert hits[0].chunk_id == f"commands/cargo-{verb}.md#cargo-{verb}1/description", verb
 
 
-def test_a_short_flag_with_its_command_finds_that_commands_options(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "commands").mkdir(parents=True)
-    for command in COMMANDS:
-        (docs / "commands" / f"{command}.md").write_text(man_page(command), encoding="utf-8")
-    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
-    engine = SearchEngine.open(tmp_path / "index")
+def test_a_short_flag_with_its_command_finds_that_commands_options(man_pages: Path) -> None:
+    engine = SearchEngine.open(man_pages)
     # -i: a stop word once read as a word, leaving "cargo tree", a page's name, as a topic query
     for query in (
         "what does -q do in cargo vendor",
@@ -127,19 +124,14 @@ and a script can stop on that status.
 """
 
 
-def test_blocks_the_command_pages_share_are_damped_for_a_question_in_own_words(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "commands").mkdir(parents=True)
-    (docs / "guide").mkdir()
-    for command in COMMANDS:
-        page = (
-            man_page(command)
-            + "\n## EXIT STATUS\n\n* `0`: the tool succeeded.\n* `101`: the tool failed to complete.\n"
-        )
-        (docs / "commands" / f"{command}.md").write_text(page, encoding="utf-8")
-    (docs / "guide" / "troubleshooting.md").write_text(GUIDE, encoding="utf-8")
-    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
-    engine = SearchEngine.open(tmp_path / "index")
+def test_blocks_the_command_pages_share_are_damped_for_a_question_in_own_words(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    exit_status = "\n## EXIT STATUS\n\n* `0`: the tool succeeded.\n* `101`: the tool failed to complete.\n"
+    pages = {f"commands/{command}.md": man_page(command) + exit_status for command in COMMANDS}
+    engine = SearchEngine.open(
+        build_pages(tmp_path_factory, "shared", {**pages, "guide/troubleshooting.md": GUIDE})
+    )
     intent = engine._loop.run(engine._ranker._intent_index())
     assert intent is not None
     ids = engine._catalog.chunk_ids

@@ -31,6 +31,7 @@ from docs_mcp_core.spellings import (
     spelling_forms,
     table_keys,
 )
+from tests.support.tiny_corpus import build_pages
 
 
 @pytest.mark.parametrize(
@@ -318,6 +319,7 @@ def test_headings_inside_a_chunk_and_setting_lists_define_names() -> None:
     assert "#build.target" not in stored  # a comment in code is no heading
 
 
+H2_MANIFEST = json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}})
 FILLER = " ".join(["Each paragraph here says a little more about how the tool behaves."] * 8)
 SETTINGS_REFERENCE = f"""# Configuration
 
@@ -354,31 +356,26 @@ Your `APP_HOME` holds what the tool downloads. {FILLER}
 """
 
 
-def test_a_name_defined_inside_a_chunk_ranks_that_chunk_above_a_passing_mention(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "reference").mkdir(parents=True)
-    (docs / "guide").mkdir()
-    (docs / "reference" / "config.md").write_text(SETTINGS_REFERENCE, encoding="utf-8")
-    (docs / "guide" / "speed.md").write_text(GUIDE, encoding="utf-8")
-    manifest = {"version": "1", "strategy": {"chunk_by": "h2"}}
-    (docs / ".docs-mcp.json").write_text(json.dumps(manifest), encoding="utf-8")
-    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
-    hits = SearchEngine.open(tmp_path / "index").search("build.jobs", limit=3).hits
+@pytest.fixture(scope="module")
+def settings_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A settings reference (keys inside a table's section, a list of variables) and a guide that
+    mentions both in passing."""
+    pages = {
+        "reference/config.md": SETTINGS_REFERENCE,
+        "guide/speed.md": GUIDE,
+        ".docs-mcp.json": H2_MANIFEST,
+    }
+    return build_pages(tmp_path_factory, "settings", pages)
+
+
+def test_a_name_defined_inside_a_chunk_ranks_that_chunk_above_a_passing_mention(settings_index: Path) -> None:
+    hits = SearchEngine.open(settings_index).search("build.jobs", limit=3).hits
     assert hits[0].chunk_id == "reference/config.md#configuration/build"
     assert hits[0].score > hits[1].score  # not a tie broken by the chunk id
 
 
-def test_a_variable_asked_by_its_name_finds_the_list_that_defines_it(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "reference").mkdir(parents=True)
-    (docs / "guide").mkdir()
-    (docs / "reference" / "config.md").write_text(SETTINGS_REFERENCE, encoding="utf-8")
-    (docs / "guide" / "speed.md").write_text(GUIDE, encoding="utf-8")
-    (docs / ".docs-mcp.json").write_text(
-        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}), encoding="utf-8"
-    )
-    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
-    engine = SearchEngine.open(tmp_path / "index")
+def test_a_variable_asked_by_its_name_finds_the_list_that_defines_it(settings_index: Path) -> None:
+    engine = SearchEngine.open(settings_index)
     for query in ("APP_HOME", "what does APP_HOME do"):
         assert (
             engine.search(query, limit=3).hits[0].chunk_id == "reference/config.md#configuration/environment"
@@ -397,17 +394,16 @@ history are kept here. {FILLER}
 """
 
 
-def test_a_key_asked_by_its_name_finds_its_table_not_a_section_named_after_its_tail(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "reference").mkdir(parents=True)
+def test_a_key_asked_by_its_name_finds_its_table_not_a_section_named_after_its_tail(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     reference = SETTINGS_REFERENCE.replace("### `build.target`", "### `build.target-dir`")
-    (docs / "reference" / "config.md").write_text(reference, encoding="utf-8")
-    (docs / "reference" / "unstable.md").write_text(UNSTABLE, encoding="utf-8")
-    (docs / ".docs-mcp.json").write_text(
-        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}), encoding="utf-8"
-    )
-    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
-    engine = SearchEngine.open(tmp_path / "index")
+    pages = {
+        "reference/config.md": reference,
+        "reference/unstable.md": UNSTABLE,
+        ".docs-mcp.json": H2_MANIFEST,
+    }
+    engine = SearchEngine.open(build_pages(tmp_path_factory, "tails", pages))
     for query in ("build.target-dir", "[build] target-dir"):
         assert engine.search(query, limit=3).hits[0].chunk_id == "reference/config.md#configuration/build", (
             query
@@ -442,21 +438,20 @@ edition. {FILLER}
 """
 
 
-def test_a_key_written_with_its_table_finds_the_tables_section(tmp_path: Path) -> None:
+def test_a_key_written_with_its_table_finds_the_tables_section(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     assert table_keys("The [package] section", ["The `license` and `license-file` fields"]) == [
         "package.license",
         "package.license.file",
     ]
     assert table_keys("Keys", ["The `edition` field"]) == []  # no table named: no key
-    docs = tmp_path / "docs"
-    (docs / "reference").mkdir(parents=True)
-    (docs / "reference" / "manifest.md").write_text(MANIFEST_REFERENCE, encoding="utf-8")
-    (docs / "reference" / "glossary.md").write_text(GLOSSARY, encoding="utf-8")
-    (docs / ".docs-mcp.json").write_text(
-        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}), encoding="utf-8"
-    )
-    build_index(BuildOptions(docs_dir=docs, out_dir=tmp_path / "index"))
-    engine = SearchEngine.open(tmp_path / "index")
+    pages = {
+        "reference/manifest.md": MANIFEST_REFERENCE,
+        "reference/glossary.md": GLOSSARY,
+        ".docs-mcp.json": H2_MANIFEST,
+    }
+    engine = SearchEngine.open(build_pages(tmp_path_factory, "tables", pages))
     for query in ("[package] edition", "package.edition"):
         hit = engine.search(query, limit=3).hits[0]
         assert hit.chunk_id == "reference/manifest.md#the-manifest-format/the-package-section", query
