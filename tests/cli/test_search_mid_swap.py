@@ -5,59 +5,32 @@ is there."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from docs_mcp_cli.app import app
-from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.search import SearchEngine
+from tests.support.mid_swap import NEW_HIT, build_two_indexes, stopped
 
 runner = CliRunner(env={"COLUMNS": "400"})
 NEW_GUIDE = (
     "# Zephyr quokkas\n\n## Feeding zephyr quokkas\n\nZephyrquokka rations are served at dawn.\n\n"
     "## Housing zephyr quokkas\n\nA zephyrquokka burrow faces east.\n"
 )
-NEW_HIT = "quokkas.md#zephyr-quokkas/feeding-zephyr-quokkas"
-SWAP = [  # the renames of a local publish, in order (docs/builds.md)
-    (".lancedb", ".lancedb.old"),
-    (".lancedb.tmp", ".lancedb"),
-    (".lancedb.work/chunks.json.tmp", "chunks.json"),
-    ("metadata.json.tmp", "metadata.json"),
-]
 
 
 @pytest.fixture(scope="module")
 def two_indexes(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("cli-mid-swap")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
-    build_index(BuildOptions(docs_dir=examples_docs, out_dir=root / "previous"))
-    build_index(BuildOptions(docs_dir=docs, out_dir=root / "new"))
-    return root / "previous", root / "new"
-
-
-def _stopped(two_indexes: tuple[Path, Path], out: Path, renames: int) -> Path:
-    previous, new = two_indexes
-    shutil.copytree(previous, out)
-    (out / ".lancedb.work").mkdir()
-    shutil.copy(new / "chunks.json", out / ".lancedb.work" / "chunks.json.tmp")
-    shutil.copy(new / "metadata.json", out / "metadata.json.tmp")
-    shutil.copytree(new / ".lancedb", out / ".lancedb.tmp")
-    for source, target in SWAP[:renames]:
-        os.replace(out / source, out / target)
-    return out
+    return build_two_indexes(tmp_path_factory.mktemp("cli-mid-swap"), examples_docs, NEW_GUIDE)
 
 
 @pytest.mark.parametrize(("renames", "which"), [(1, "previous"), (2, "new"), (3, "new")])
 def test_search_reads_the_complete_index_of_a_folder_left_mid_swap(
     two_indexes: tuple[Path, Path], tmp_path: Path, renames: int, which: str
 ) -> None:
-    out = _stopped(two_indexes, tmp_path / "idx", renames)
+    out = stopped(two_indexes, tmp_path / "idx", renames)
     complete = SearchEngine.open(two_indexes[0] if which == "previous" else two_indexes[1])
     cursors = 0
     for query in ("zephyrquokka rations", "retry configuration"):

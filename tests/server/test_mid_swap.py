@@ -4,7 +4,6 @@ complete index (the one the next build's repair keeps), reads only, and says so 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -16,44 +15,17 @@ from docs_mcp_server.boot import load_index_metadata
 from docs_mcp_server.engine import LazyEngine
 from docs_mcp_server.errors import BootError
 from docs_mcp_server.snapshot import SNAPSHOT_DIRNAME
+from tests.support.mid_swap import NEW_HIT, build_two_indexes, stopped
 from tests.support.protocol import INITIALIZE, INITIALIZED
 from tests.support.server_process import ServerProcess, run_server
 
 NEW_GUIDE = "# Zephyr quokkas\n\n## Feeding zephyr quokkas\n\nZephyrquokka rations are served at dawn.\n"
-NEW_HIT = "quokkas.md#zephyr-quokkas/feeding-zephyr-quokkas"
-# the renames of a local publish, in order (docs/builds.md)
-SWAP = [
-    (".lancedb", ".lancedb.old"),
-    (".lancedb.tmp", ".lancedb"),
-    (".lancedb.work/chunks.json.tmp", "chunks.json"),
-    ("metadata.json.tmp", "metadata.json"),
-]
 MID_SWAP_LOG = "the index folder was left mid-swap by a build"
 
 
 @pytest.fixture(scope="module")
 def two_indexes(tmp_path_factory: pytest.TempPathFactory, examples_docs: Path) -> tuple[Path, Path]:
-    """The index of ``examples/docs`` (the previous one) and of a one-page corpus (the new one)."""
-    root = tmp_path_factory.mktemp("mid-swap")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
-    build_index(BuildOptions(docs_dir=examples_docs, out_dir=root / "previous"))
-    build_index(BuildOptions(docs_dir=docs, out_dir=root / "new"))
-    return root / "previous", root / "new"
-
-
-def _stopped(two_indexes: tuple[Path, Path], out: Path, renames: int) -> Path:
-    """The previous index in ``out``, with a publish of the new one stopped after ``renames`` renames."""
-    previous, new = two_indexes
-    shutil.copytree(previous, out)
-    (out / ".lancedb.work").mkdir()
-    shutil.copy(new / "chunks.json", out / ".lancedb.work" / "chunks.json.tmp")
-    shutil.copy(new / "metadata.json", out / "metadata.json.tmp")
-    shutil.copytree(new / ".lancedb", out / ".lancedb.tmp")
-    for source, target in SWAP[:renames]:
-        os.replace(out / source, out / target)
-    return out
+    return build_two_indexes(tmp_path_factory.mktemp("mid-swap"), examples_docs, NEW_GUIDE)
 
 
 def _contents(folder: Path) -> dict[str, bytes | None]:
@@ -90,7 +62,7 @@ def _served(out: Path) -> tuple[str, list[str]]:
 def test_a_server_serves_the_index_the_next_build_keeps(
     two_indexes: tuple[Path, Path], tmp_path: Path, renames: int, which: str
 ) -> None:
-    out = _stopped(two_indexes, tmp_path / "idx", renames)
+    out = stopped(two_indexes, tmp_path / "idx", renames)
     before = _contents(out)
     indexed_at, hits = _served(out)
     expected = read_metadata(two_indexes[0] if which == "previous" else two_indexes[1])
@@ -109,7 +81,7 @@ def test_a_live_folder_without_a_table_beside_the_old_one(
     two_indexes: tuple[Path, Path], tmp_path: Path
 ) -> None:
     # stopped between the table renames, then a tool opened .lancedb and so created it empty
-    out = _stopped(two_indexes, tmp_path / "idx", 1)
+    out = stopped(two_indexes, tmp_path / "idx", 1)
     (out / ".lancedb").mkdir()
     indexed_at, hits = _served(out)
     assert indexed_at == read_metadata(two_indexes[0]).stats.indexed_at
@@ -122,7 +94,7 @@ def test_the_served_index_is_kept_until_a_build_publishes_another(
     """A server on a folder left mid-swap does not reload on every call, not when the next build
     finishes the swap (the same files), and does when that build publishes its own index."""
     monkeypatch.setenv("DOCS_MCP_RELOAD_CHECK_SECONDS", "0")
-    out = _stopped(two_indexes, tmp_path / "idx", 2)
+    out = stopped(two_indexes, tmp_path / "idx", 2)
     lazy = LazyEngine(out)
     try:
         first = lazy.get()
@@ -141,7 +113,7 @@ def test_the_served_index_is_kept_until_a_build_publishes_another(
 def test_where_no_snapshot_can_be_made_the_complete_index_is_opened_from_outside_the_folder(
     two_indexes: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    out = _stopped(two_indexes, tmp_path / "idx", 1)
+    out = stopped(two_indexes, tmp_path / "idx", 1)
     (out / SNAPSHOT_DIRNAME).write_text("", encoding="utf-8")  # no snapshot folder can be made here
     before = _contents(out)
     lazy = LazyEngine(out)
@@ -162,7 +134,7 @@ def test_where_no_snapshot_can_be_made_the_complete_index_is_opened_from_outside
 def test_a_first_build_stopped_before_its_table_went_live_leaves_no_index(
     two_indexes: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    out = _stopped(two_indexes, tmp_path / "idx", 0)
+    out = stopped(two_indexes, tmp_path / "idx", 0)
     for name in (".lancedb", "chunks.json", "metadata.json"):  # a first build: nothing before it
         shutil.rmtree(out / name) if name == ".lancedb" else (out / name).unlink()
     with pytest.raises(BootError) as info:
@@ -175,7 +147,7 @@ def test_a_first_build_stopped_before_its_table_went_live_leaves_no_index(
 
 @pytest.mark.integration
 def test_the_server_command_on_a_folder_left_mid_swap(two_indexes: tuple[Path, Path], tmp_path: Path) -> None:
-    out = _stopped(two_indexes, tmp_path / "idx", 2)
+    out = stopped(two_indexes, tmp_path / "idx", 2)
     server = ServerProcess(["--index-dir", str(out), "--log-level", "info"])
     try:
         server.send(INITIALIZE)
@@ -199,7 +171,7 @@ def test_the_server_command_on_a_folder_left_mid_swap(two_indexes: tuple[Path, P
 def test_the_server_command_on_a_folder_with_no_complete_index(
     two_indexes: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    out = _stopped(two_indexes, tmp_path / "idx", 1)
+    out = stopped(two_indexes, tmp_path / "idx", 1)
     shutil.rmtree(out / ".lancedb.old" / "chunks.lance")  # the previous table is damaged too
     result = run_server(["--index-dir", str(out)])
     assert result.returncode != 0
