@@ -101,6 +101,29 @@ def test_a_commands_bare_name_finds_its_pages_description(man_pages: Path) -> No
         assert hits[0].chunk_id == f"commands/cargo-{verb}.md#cargo-{verb}1/description", verb
 
 
+CONFIG = "# Configuration\n\n" + "".join(
+    f"## [{verb}]\n\nThe `{verb}` table configures cargo {verb}: `{verb}.jobs`, `{verb}.target` and how "
+    f"cargo {verb} reports progress.\n\n"
+    for verb in ("yank", "vendor", "owner")
+)
+
+
+def test_a_page_cited_as_a_manual_page_with_its_section_finds_its_description(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    pages = {f"commands/{command}.md": man_page(command) for command in COMMANDS}
+    engine = SearchEngine.open(
+        build_pages(tmp_path_factory, "cited", {**pages, "reference/config.md": CONFIG})
+    )
+    for query, verb in (
+        ("cargo-yank(1)", "yank"),
+        ("what does cargo-vendor(1) do", "vendor"),
+        ("cargo-owner(1)", "owner"),
+    ):
+        hits = engine.search(query, limit=3).hits
+        assert hits[0].chunk_id == f"commands/cargo-{verb}.md#cargo-{verb}1/description", query
+
+
 def test_a_short_flag_with_its_command_finds_that_commands_options(man_pages: Path) -> None:
     engine = SearchEngine.open(man_pages)
     # -i: a stop word once read as a word, leaving "cargo tree", a page's name, as a topic query

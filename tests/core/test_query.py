@@ -171,3 +171,21 @@ def test_the_original_ranking_reads_the_whole_query() -> None:
     query = Query.parse("rename a folder, not a tag", expand=False)
     assert query.focus == query.lexical == "rename a folder, not a tag"
     assert "tag" in query.terms
+
+
+@pytest.mark.parametrize(
+    ("text", "focus"),
+    [
+        ("cargo-build(1)", "cargo-build"),
+        ("what does printf(3p) print", "what does printf print"),
+        ("see git-commit(1), not git-add(1)", "see git-commit"),
+        ("getUser()", "getUser()"),  # a call, no section
+        ("links.create(id)", "links.create(id)"),
+        ("retry (2) times", "retry (2) times"),  # apart from a word
+        ("x(10)", "x(10)"),  # sections are one digit
+    ],
+)
+def test_a_manual_pages_section_number_is_no_word_of_the_query(text: str, focus: str) -> None:
+    query = Query.parse(text)
+    assert query.focus == focus
+    assert Query.parse(text, expand=False).focus == text  # the original recipe reads it whole

@@ -5,8 +5,9 @@ the snippet take what they need from it, so the whole request agrees on what the
 
 * ``text``: the query as asked, trimmed. A cursor is signed for it and a zero-result hint quotes it.
 * ``focus``: what the query asks for: ``text`` without a contrast it draws (``rename a folder, not
-  a tag``, ``delete a batch job rather than cancel it``: :func:`drop_contrasts`) when the ranking
-  is the default one, else ``text``. The vector legs embed it; everything below is read from it.
+  a tag``, ``delete a batch job rather than cancel it``: :func:`drop_contrasts`) and without the
+  section numbers of the manual pages it cites (``cargo-build(1)``: :func:`drop_man_sections`)
+  when the ranking is the default one, else ``text``. The vector legs embed it; everything below is read from it.
 * ``lexical``: what the full-text legs search: ``focus`` with NUL characters as spaces.
 * ``match``: what the match leg searches: ``lexical`` without the quantifier of ``how many`` and
   ``how much``, followed by the parts of its compound identifiers (``createMany`` → ``create many``)
@@ -65,6 +66,7 @@ __all__ = [
     "check_query",
     "contrast_pattern",
     "drop_contrasts",
+    "drop_man_sections",
 ]
 
 MAX_QUERY_CHARS = 2000  # characters of a query, after trimming
@@ -130,6 +132,17 @@ def drop_contrasts(text: str) -> str:
     return focus if _ANY_WORD_RE.search(focus) else text
 
 
+# A manual page cited with its section, ``cargo-build(1)`` or ``printf(3)``, names the page: the
+# section number is no word of it (read as one, ``cargo-build(1)`` would spell a key ``cargo.build.1``).
+_MAN_SECTION_RE = re.compile(r"(?<=[A-Za-z0-9_])\([1-9][a-z]{0,2}\)(?![\w(])")
+
+
+def drop_man_sections(text: str) -> str:
+    """``text`` without the section numbers of the manual pages it cites (``cargo-build(1)``:
+    ``cargo-build``)."""
+    return _MAN_SECTION_RE.sub("", text) if "(" in text else text
+
+
 def check_query(query: str | None) -> str:
     """``query`` trimmed; raises :class:`SearchError` when it is empty, longer than
     :data:`MAX_QUERY_CHARS` characters or has more than :data:`MAX_QUERY_TERMS` words."""
@@ -174,7 +187,7 @@ class Query:
         (:func:`check_query`).
         """
         text = check_query(query)
-        focus = drop_contrasts(text) if expand else text
+        focus = drop_contrasts(drop_man_sections(text)) if expand else text
         lexical = focus.replace("\0", " ")
         return cls(
             text=text,
