@@ -160,6 +160,7 @@ VARIANTS = (
     Variant("- type definitions", weights={"type_definition": 0.0}),
     Variant("- page openings", weights={"opening": 0.0}),
     Variant("- small words", weights={"small_words": 0.0}),
+    Variant("- guides under a language filter", weights={"included": 1.0}),
     Variant("original recipe", options={"ranking": "original"}),
 )
 

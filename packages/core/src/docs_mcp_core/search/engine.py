@@ -195,6 +195,7 @@ class SearchEngine:
             },
             dedup=DEDUP_COLUMN in self._columns,
             intent=intent,
+            auto_include=self.metadata.auto_include,
         )
 
     def _wanted(self, query_embedder: EmbeddingProvider | None) -> Callable[[frozenset[str]], Wanted]:

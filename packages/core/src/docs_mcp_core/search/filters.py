@@ -146,6 +146,27 @@ def filter_mask(
     return mask
 
 
+def admitted_by_rule(
+    rows: np.ndarray,
+    filters: Mapping[str, str],
+    taxonomy_keys: Sequence[str],
+    codes: Callable[[str, str], tuple[np.ndarray, int] | None],
+    rule: AutoInclude | None,
+) -> np.ndarray | None:
+    """Which of ``rows`` (that pass ``filters``) pass only by the auto-include rule: their value
+    for the rule's key is not the filtered one (a ``global-guide`` chunk, or one of no language,
+    under a ``language`` filter). None when the rule does not apply to ``filters``.
+
+    ``codes(key, value)`` is every row's code for ``key`` and the code of ``value``
+    (:meth:`~docs_mcp_core.search.row_catalog.RowCatalog.codes`)."""
+    auto = _auto_include(filters, taxonomy_keys, rule)
+    found = codes(auto.key, filters[auto.key]) if auto is not None else None
+    if found is None:
+        return None
+    all_codes, code = found
+    return all_codes[rows] != code
+
+
 @dataclass(frozen=True, eq=False)  # compared as objects: its arrays have no one truth value
 class KeptRows:
     """The rows a filter's mask keeps, also as runs of adjacent rows (``edges``: each run's first

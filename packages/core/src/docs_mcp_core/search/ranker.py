@@ -11,7 +11,9 @@ Everything between retrieval (:mod:`.retrieval`, which returns the legs) and the
    reciprocal-rank fusion, ``w / (k + rank)`` with k = 60, a row counting at its best rank.
    :func:`summed` adds them up per row, in leg order.
 2. **Multipliers** (default ranking): the row's static prior (:func:`docs_mcp_core.ranking.static_prior`),
-   the query's taxonomy cues (:mod:`.cues`), query-term coverage of the
+   the query's taxonomy cues (:mod:`.cues`), the rows a filter admits only by its auto-include rule
+   (:func:`.filters.admitted_by_rule`: under a language filter, a guide for every language answers
+   when that language's own rows do not), query-term coverage of the
    best rows (:mod:`.coverage`), then the intent signals: the operations on the page an action's
    object names (:mod:`.objects`), the plain operation (:mod:`.plain_operations`), a named type's
    fields (:mod:`.type_definitions`), sections named with the query's small words
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +49,7 @@ from docs_mcp_core.search.coverage import (
 )
 from docs_mcp_core.search.cues import cue_factors, query_cues
 from docs_mcp_core.search.every import asks_for_every, weigh_every
+from docs_mcp_core.search.filters import admitted_by_rule
 from docs_mcp_core.search.intent import (
     UNDO_GROUP,
     IntentIndex,
@@ -70,6 +74,9 @@ from docs_mcp_core.search.siblings import sibling_boost
 from docs_mcp_core.search.small_words import weigh_small_words
 from docs_mcp_core.search.subsections import damp_subsections
 from docs_mcp_core.search.type_definitions import weigh_type_definitions
+
+if TYPE_CHECKING:
+    from docs_mcp_core.metadata import AutoInclude
 
 __all__ = [
     "DEFAULT_CONTRIBUTIONS",
@@ -117,6 +124,7 @@ class RankingWeights:
     type_definition: float = 0.25  # ``components.DomainSchema``: its page's fields section
     opening: float = 0.1  # the nearest page opening, for a description (``search/openings.py``)
     small_words: float = 0.3  # ``csv to json``, not ``json to csv``; ``sign in``, not ``sign up``
+    included: float = 0.8  # rows a language filter admits only by the auto-include rule (guides)
 
 
 @dataclass(frozen=True)
@@ -280,9 +288,10 @@ class Ranker:
         original_weights: Mapping[str, float],
         dedup: bool,
         intent: IntentIndex | None = None,
+        auto_include: AutoInclude | None = None,
     ) -> None:
         """``intent``: the intent signals' attributes, when the derived files hold them (else they
-        are derived on first use)."""
+        are derived on first use); ``auto_include``: the index's auto-include rule of its filters."""
         self._catalog = catalog
         self._reader = reader
         self._taxonomy = {k: list(v) for k, v in taxonomy.items()}
@@ -294,6 +303,7 @@ class Ranker:
         self._intent: IntentIndex | None = intent
         self._intent_loaded = intent is not None
         self._openings = Openings(catalog.chunk_ids, catalog.openings)
+        self._auto_include = auto_include
 
     async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
         """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""
@@ -324,6 +334,23 @@ class Ranker:
             ranked = ranked.keep(first_of_each_group(groups))
         return Ranking(ordered=ranked, candidates=candidates, scored=scored)
 
+    def _taxonomy_factors(
+        self, rows: np.ndarray, cues: Mapping[str, str], filters: Mapping[str, str]
+    ) -> np.ndarray | float:
+        """Per-row multiplier of the query's taxonomy ``cues`` and of the request's ``filters``: a
+        row a filter admits only by its auto-include rule (a guide for every language, under a
+        language filter) answers when the filter's own rows do not."""
+        weights = self.weights
+        factor: np.ndarray | float = 1.0
+        if cues:
+            factor = cue_factors(rows, cues, self._catalog.codes, weights.cue)
+        if weights.included != 1.0 and filters:
+            taxonomy_keys = list(self._taxonomy)
+            included = admitted_by_rule(rows, filters, taxonomy_keys, self._catalog.codes, self._auto_include)
+            if included is not None:
+                factor = factor * np.where(included, weights.included, 1.0)
+        return factor
+
     def _original(self, legs: Mapping[str, Leg]) -> Ranked:
         """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
         rows, score = summed(*original_contributions(legs, self._original_weights))
@@ -339,8 +366,7 @@ class Ranker:
         if len(rows):
             score = score * catalog.prior[rows]
             cues = query_cues(query.words, self._taxonomy, filters)
-            if cues:
-                score = score * cue_factors(rows, cues, catalog.codes, weights.cue)
+            score = score * self._taxonomy_factors(rows, cues, filters)
         match = legs.get("match")
         matched = match[0] if match is not None else rows[:0]
         intent = await self._intent_index() if len(rows) else None
