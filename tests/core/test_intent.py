@@ -40,6 +40,15 @@ def test_a_two_word_verb_names_its_own_action_not_its_first_words() -> None:
     assert query_verbs(["set", "the", "name"]) == bit("update")
 
 
+def test_getting_back_what_an_action_returns_is_no_action_of_its_own() -> None:
+    # after another action: what it returns ("and get back the execution id")
+    words = ["trigger", "a", "workflow", "and", "get", "back", "the", "execution", "id"]
+    assert query_verbs(words) == bit("trigger")  # not get, not undo
+    assert query_verbs(["create", "a", "job", "and", "get", "back", "its", "id"]) == bit("create")
+    # first: it restores
+    assert query_verbs(["get", "back", "a", "deleted", "link"]) == bit("restore")
+
+
 def test_reading_all_or_every_of_something_lists_it() -> None:
     assert query_verbs(["get", "all", "links"]) == bit("list")  # not get
     assert query_verbs(["show", "every", "tag"]) == bit("list")

@@ -109,7 +109,11 @@ PHRASAL_VERBS: dict[tuple[str, str], str] = {
     ("clean", "up"): "delete",
     ("tear", "down"): "delete",
     ("shut", "down"): "stop",
+    ("get", "back"): "restore",
 }
+# ``get back`` after another action is what that action returns (``start a run and get back its
+# id``), no operation of its own; first, it restores (``get back a deleted link``).
+_RESULT_PHRASES = frozenset({("get", "back")})
 PHRASAL_VERBS.update({(verb, every): "list" for verb in VERB_GROUPS[0] for every in ("all", "every")})
 _ASPECTS = frozenset({"detail", "details", "info", "information", "data", "fields", "properties", "metadata"})
 
@@ -186,6 +190,8 @@ def query_verbs(terms: Sequence[str]) -> int:
         phrasal = PHRASAL_VERBS.get((term, words[i + 1])) if i + 1 < len(words) else None
         if phrasal == "list" and _ASPECTS.intersection(words[i + 2 : i + 4]):
             phrasal = None  # get all the details of a link
+        if phrasal is not None and mask and (term, words[i + 1]) in _RESULT_PHRASES:
+            phrasal = ""  # what the action before returns
         if phrasal is not None or (previous, term) in PHRASAL_VERBS:
             term = phrasal or ""  # the phrase counts once, as its group's word
         for bit, group in enumerate(VERB_GROUPS):
