@@ -149,6 +149,28 @@ def test_a_question_in_the_readers_words_finds_the_section_its_names_mean(
     assert _search(lexical, QUESTION) == []  # no shared word: the lexical legs find nothing
 
 
+@pytest.mark.parametrize(
+    "asked", [f"{QUESTION}?", f'"{QUESTION}"', f"'{QUESTION}?'", "how much `money` did I earn?!"]
+)
+def test_punctuation_and_quotes_around_a_question_do_not_move_its_vector(
+    reference: tuple[Path, Path], asked: str
+) -> None:
+    # a question mark or quotes say nothing about the section wanted, but would move the model's vector
+    engine = SearchEngine.open(reference[0], options=SearchOptions())
+    try:
+        retrieval = engine._retrieval
+        prefilter = retrieval.prefilter({})
+
+        def heading_leg(query: str) -> tuple[list[int], list[float]]:
+            legs = engine._loop.run(retrieval.legs(engine.parse_query(query), prefilter, 50))
+            positions, similarity = legs["heading"]
+            return positions.tolist(), similarity.tolist()
+
+        assert heading_leg(asked) == heading_leg(QUESTION)
+    finally:
+        engine.close()
+
+
 def test_a_warmed_up_engine_has_the_heading_model_loaded(reference: tuple[Path, Path]) -> None:
     # a server warms up before it imports the MCP SDK: the first search must not load the model
     engine = SearchEngine.open(reference[0], options=SearchOptions())

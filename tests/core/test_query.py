@@ -189,3 +189,22 @@ def test_a_manual_pages_section_number_is_no_word_of_the_query(text: str, focus:
     query = Query.parse(text)
     assert query.focus == focus
     assert Query.parse(text, expand=False).focus == text  # the original recipe reads it whole
+
+
+@pytest.mark.parametrize(
+    ("text", "focus", "embedded"),
+    [
+        ("vendoring?", "vendoring?", "vendoring"),
+        ('"vendoring"?', "vendoring", "vendoring"),
+        ("\u201crename a tag, not a folder\u201d", "rename a tag", "rename a tag"),
+        ("set the cache in `uv.toml`!", "set the cache in `uv.toml`!", "set the cache in  uv.toml"),
+        ("it's done", "it's done", "it's done"),  # an apostrophe is no quote around the query
+        ("...", "...", "..."),  # nothing but punctuation: as asked
+    ],
+)
+def test_the_vector_legs_embed_the_question_without_its_closing_punctuation_or_quotes(
+    text: str, focus: str, embedded: str
+) -> None:
+    query = Query.parse(text)
+    assert (query.focus, query.embedded) == (focus, embedded)
+    assert Query.parse(text, expand=False).embedded == text  # the original recipe embeds it as asked

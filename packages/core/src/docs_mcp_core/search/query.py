@@ -4,10 +4,13 @@
 the snippet take what they need from it, so the whole request agrees on what the query says:
 
 * ``text``: the query as asked, trimmed. A cursor is signed for it and a zero-result hint quotes it.
-* ``focus``: what the query asks for: ``text`` without a contrast it draws (``rename a folder, not
+* ``focus``: what the query asks for: ``text`` without the quotes around the whole of it
+  (:func:`unquoted`), without a contrast it draws (``rename a folder, not
   a tag``, ``delete a batch job rather than cancel it``: :func:`drop_contrasts`) and without the
   section numbers of the manual pages it cites (``cargo-build(1)``: :func:`drop_man_sections`)
-  when the ranking is the default one, else ``text``. The vector legs embed it; everything below is read from it.
+  when the ranking is the default one, else ``text``. Everything below is read from it.
+* ``embedded``: what the vector legs embed: ``focus`` without the punctuation that closes it and
+  the backticks of code spans.
 * ``lexical``: what the full-text legs search: ``focus`` with NUL characters as spaces.
 * ``match``: what the match leg searches: ``lexical`` without the quantifier of ``how many`` and
   ``how much``, followed by the parts of its compound identifiers (``createMany`` → ``create many``)
@@ -67,6 +70,7 @@ __all__ = [
     "contrast_pattern",
     "drop_contrasts",
     "drop_man_sections",
+    "unquoted",
 ]
 
 MAX_QUERY_CHARS = 2000  # characters of a query, after trimming
@@ -143,6 +147,20 @@ def drop_man_sections(text: str) -> str:
     return _MAN_SECTION_RE.sub("", text) if "(" in text else text
 
 
+_CLOSING_PUNCTUATION = "?!.…"
+_QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
+
+
+def unquoted(text: str) -> str:
+    """``text`` without the quotes around the whole of it (``"rename a tag, not a folder"``), as
+    the contrasts and the vector legs read it; ``text`` itself when it is not quoted whole."""
+    bare = text.strip()
+    core = bare.rstrip(_CLOSING_PUNCTUATION).rstrip()  # "vendoring"?
+    if len(core) >= 2 and _QUOTE_PAIRS.get(core[0]) == core[-1] and core[1:-1].strip():
+        return core[1:-1].strip()
+    return text
+
+
 def check_query(query: str | None) -> str:
     """``query`` trimmed; raises :class:`SearchError` when it is empty, longer than
     :data:`MAX_QUERY_CHARS` characters or has more than :data:`MAX_QUERY_TERMS` words."""
@@ -187,7 +205,7 @@ class Query:
         (:func:`check_query`).
         """
         text = check_query(query)
-        focus = drop_contrasts(drop_man_sections(text)) if expand else text
+        focus = drop_contrasts(drop_man_sections(unquoted(text))) if expand else text
         lexical = focus.replace("\0", " ")
         return cls(
             text=text,
@@ -278,6 +296,18 @@ class Query:
         of the chunk's lower-cased text)."""
         words = _WORD_RE.findall(_HOW_MANY_RE.sub(r"\1", self.focus.lower()))  # no ``many`` of ``how many``
         return _cut_words(dict.fromkeys(words))
+
+    @cached_property
+    def embedded(self) -> str:
+        """What the vector legs embed: :attr:`focus` without the punctuation that closes it and
+        without the backticks of code spans, when the ranking is the default one (the original
+        recipe embeds ``text`` as asked). A question mark says nothing about which section is
+        wanted, but it moves the model's vector: ``vendoring?`` ranked another page first than
+        ``vendoring``."""
+        if not self.expanded:
+            return self.focus
+        bare = self.focus.replace("`", " ") if "`" in self.focus else self.focus  # code spans
+        return bare.rstrip().rstrip(_CLOSING_PUNCTUATION).rstrip() or self.focus
 
     @cached_property
     def contrast_terms(self) -> list[str]:

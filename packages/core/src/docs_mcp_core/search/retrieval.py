@@ -200,10 +200,10 @@ class Retrieval:
         named = named or bool(
             query.constants and spelling is not None and spelling.holds_any([query.constants])
         )
-        heading = self.heading.start(query.focus) if self.heading is not None and not named else None
+        heading = self.heading.start(query.embedded) if self.heading is not None and not named else None
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self.vector is not None:
-            legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.focus, prefilter, fetch))
+            legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.embedded, prefilter, fetch))
         if lexical is None or slop:
             from lancedb.query import PhraseQuery  # see fts(); a search in memory never imports it
 
