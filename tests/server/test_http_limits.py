@@ -231,12 +231,16 @@ def test_a_body_over_the_limit_is_answered_413_and_its_connection_ends_before_th
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:80]
 
 
-def test_sessions_beyond_the_limit_get_503(few_slots: int) -> None:
-    for _ in range(2):
-        assert post_mcp(few_slots, INITIALIZE)[0] == 200
-    status, _, messages = post_mcp(few_slots, INITIALIZE)
-    assert status == 503
-    assert messages[0]["error"]["message"] == "Too many open sessions"
+def test_a_session_beyond_the_limit_ends_the_longest_idle_one(few_slots: int) -> None:
+    # (a newcomer is refused only while every session has a request in flight: test_http_fairness)
+    sessions = []
+    for _ in range(3):
+        status, headers, _ = post_mcp(few_slots, INITIALIZE)
+        assert status == 200
+        sessions.append(headers["mcp-session-id"])
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    assert post_mcp(few_slots, listing, {**PROTOCOL, "mcp-session-id": sessions[0]})[0] == 404
+    assert post_mcp(few_slots, listing, {**PROTOCOL, "mcp-session-id": sessions[2]})[0] == 200
 
 
 def test_limits_that_make_no_sense_are_usage_errors(built_index: Path) -> None:

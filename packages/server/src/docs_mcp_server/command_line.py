@@ -350,15 +350,17 @@ def _add_http_limit_flags(parser: argparse.ArgumentParser) -> None:
         type=_number(int),
         default=default.max_sessions,
         metavar="N",
-        help=f"open MCP sessions; a request for another gets 503 (default {default.max_sessions})",
+        help="open MCP sessions; a request for another ends the longest idle session of the client "
+        "holding the most (503 only if every session has a request in flight) "
+        f"(default {default.max_sessions})",
     )
     limits.add_argument(
         "--session-idle-timeout",
         type=_number(float),
         default=default.session_idle_timeout,
         metavar="SECONDS",
-        help="a session with no request in flight this long is closed; its client starts a new one "
-        f"(default {default.session_idle_timeout:g})",
+        help="a session that sends no request this long is closed, even while it holds its event "
+        f"stream; its client starts a new one (default {default.session_idle_timeout:g})",
     )
 
 

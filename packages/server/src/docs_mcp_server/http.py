@@ -4,7 +4,8 @@ The MCP SDK's Starlette app handles ``/mcp`` (stateful sessions with SSE-framed 
 one throw-away transport per request answered with plain JSON with ``stateless=True``, a request
 body limit), wrapped by :class:`~docs_mcp_server.http_middleware.DocsHttpMiddleware` (health, headers,
 CORS, auth, routing, logs; Host/Origin checks against DNS rebinding when bound to loopback). uvicorn
-serves it with the connection limits of :mod:`docs_mcp_server.http_connections`, shuts down
+serves it with the connection limits of :mod:`docs_mcp_server.http_connections` (and the session
+limits of :mod:`docs_mcp_server.http_sessions`), shuts down
 gracefully, and takes over the connections an
 :class:`~docs_mcp_server.http_early.EarlyResponder` held while it was being imported.
 """
@@ -28,6 +29,7 @@ from docs_mcp_server import http_checks
 from docs_mcp_server.app import DocsMcpApp
 from docs_mcp_server.http_early import MCP_PATH, EarlyResponder, allow_open_files, bind_socket, server_url
 from docs_mcp_server.http_middleware import DEFAULT_MAX_BODY_BYTES, DocsHttpMiddleware, Drain
+from docs_mcp_server.http_sessions import SessionBudget
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
 
@@ -67,7 +69,9 @@ def build_asgi_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=max_body_bytes,
         session_idle_timeout=limits.session_idle_timeout,
-        max_sessions=limits.max_sessions,
+        # a backstop: SessionBudget shares out max_sessions, making room for a newcomer by ending an
+        # idle session, and the SDK counts an ended session until its task has wound down
+        max_sessions=2 * limits.max_sessions,
     )
     page = None
     if playground:
@@ -85,6 +89,7 @@ def build_asgi_app(
         worker=worker,
         loopback=http_checks.is_loopback_name(host),
         max_body_bytes=max_body_bytes,
+        sessions=None if stateless else SessionBudget(limits, app.server.session_manager),
     )
 
 

@@ -5,16 +5,20 @@ original server adds around it: ``GET /healthz`` with build info, a ``DOCS-MCP``
 response, permissive CORS (preflight answered with 204), 404 for other paths, optional bearer-token
 auth on ``/mcp``, request logs, and a JSON-RPC 500 body for unexpected failures. With a playground
 it also serves the web page of :mod:`docs_mcp_server.playground` (and its optional password login)
-at ``/``, and the page's ``POST /api/highlight`` behind the same credentials as ``/mcp``.
+at ``/``, and the page's ``POST /api/highlight`` behind the same credentials as ``/mcp``. A stateful
+server's sessions are shared out by :class:`~docs_mcp_server.http_sessions.SessionBudget`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import math
 import time
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docs_mcp_server import http_checks
@@ -27,6 +31,7 @@ from docs_mcp_server.http_health import (
     health_body,
     json_response_parts,
 )
+from docs_mcp_server.http_sessions import REFUSAL_RETRY_SECONDS, SessionBudget, opens_a_session, session_id
 from docs_mcp_server.logs import log
 from docs_mcp_server.playground import HIGHLIGHT_PATH
 
@@ -95,8 +100,10 @@ class DocsHttpMiddleware:
         worker: dict[str, int] | None = None,
         loopback: bool = False,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        sessions: SessionBudget | None = None,
     ) -> None:
         self.inner = inner
+        self.sessions = None if stateless else sessions
         self.loopback = loopback  # bound to a loopback address: refuse foreign Host/Origin headers
         self.max_body_bytes = max_body_bytes
         self.worker = worker
@@ -114,6 +121,12 @@ class DocsHttpMiddleware:
         return common_headers(self.header_value)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan" and self.sessions is not None:
+            async with anyio.create_task_group() as tasks:  # the idle rule runs as long as the server
+                tasks.start_soon(self.sessions.run)
+                await self.inner(scope, receive, send)
+                tasks.cancel_scope.cancel()
+            return
         if scope["type"] != "http":
             await self.inner(scope, receive, send)
             return
@@ -190,14 +203,15 @@ class DocsHttpMiddleware:
                 )
                 return
             if method != "POST":
-                await self.inner(scope, receive, send)
+                with self._session_request(scope, method):
+                    await self.inner(scope, receive, send)
                 return
             if not http_checks.json_body(scope):
                 error = _jsonrpc_error(-32000, http_checks.UNSUPPORTED_MEDIA_TYPE)
                 await self._respond(send, *json_response_parts(415, error))
                 return
             self.drain.begin()
-            held = None
+            held = opening = None
             try:
                 receive, message, rejection = await http_checks.screen_body(
                     scope, receive, self.max_body_bytes
@@ -207,12 +221,21 @@ class DocsHttpMiddleware:
                 if rejection is not None:
                     await self._respond(send, *http_checks.rejection_response(rejection))
                     return
+                if self.sessions is not None and opens_a_session(scope, message):
+                    opening = await self.sessions.admit(client_address(scope))
+                    if opening is None:
+                        await self._too_many_sessions(send)
+                        return
+                    send = functools.partial(opening.send, send)
                 watch = http_checks.ResponseWatch(send, getattr(message, "id", None))
-                await self.inner(scope, receive, watch.send)
+                with self._session_request(scope, method):
+                    await self.inner(scope, receive, watch.send)
                 await watch.finish()
                 if watch.cut:
                     log(logging.WARNING, "a request's session ended while it was in flight", id=message.id)
             finally:
+                if opening is not None:
+                    opening.close()
                 self.in_flight_ids.release(held)
                 self.drain.end()
         elif self.playground is not None and path == HIGHLIGHT_PATH:
@@ -222,6 +245,25 @@ class DocsHttpMiddleware:
             await self.playground(scope, receive, send)
         else:
             await self._respond(send, *json_response_parts(404, {"error": "Not Found", "path": path}))
+
+    def _session_request(self, scope: Scope, method: str) -> contextlib.AbstractContextManager[None]:
+        """While a request on a session is served (see :meth:`SessionBudget.request`)."""
+        if self.sessions is None:
+            return contextlib.nullcontext()
+        return self.sessions.request(session_id(scope), method)
+
+    async def _too_many_sessions(self, send: Send) -> None:
+        assert self.sessions is not None
+        limit = self.sessions.limits.max_sessions
+        message = (
+            f"Too many open sessions: all {limit} (--max-sessions) have a request in flight; retry later"
+        )
+        await self._respond(
+            send,
+            *json_response_parts(
+                503, _jsonrpc_error(-32603, message), [(b"retry-after", str(REFUSAL_RETRY_SECONDS).encode())]
+            ),
+        )
 
     def health(self) -> dict[str, Any]:
         """The ``/healthz`` body (:func:`~docs_mcp_server.http_health.health_body`)."""

@@ -208,9 +208,11 @@ class HttpLimits:
     moment it opens or its previous response ends (an idle kept-alive connection is closed sooner,
     after :data:`KEEP_ALIVE_SECONDS`). ``body_timeout``: seconds to send a whole request body.
     ``max_connections``: open connections; more are answered 503 and closed. ``max_sessions``:
-    open MCP sessions; a request that would open another gets 503. ``session_idle_timeout``:
-    seconds a session may go without a request in flight (an open event stream counts as one)
-    before it is closed; its id then gets 404 and the client starts a new session.
+    open MCP sessions; a request that would open another first ends the longest idle session of the
+    client (peer address) holding the most, and gets 503 only while every session has a request in
+    flight. ``session_idle_timeout``: seconds a session may go without sending a request (an open
+    event stream does not count) before it is closed; its id then gets 404 and the client starts a
+    new session. See :mod:`docs_mcp_server.http_sessions`.
     """
 
     header_timeout: float = 10.0
