@@ -5,10 +5,10 @@ the snippet take what they need from it, so the whole request agrees on what the
 
 * ``text``: the query as asked, trimmed. A cursor is signed for it and a zero-result hint quotes it.
 * ``focus``: what the query asks for: ``text`` without the quotes around the whole of it
-  (:func:`unquoted`), without a contrast it draws (``rename a folder, not
-  a tag``, ``delete a batch job rather than cancel it``: :func:`drop_contrasts`) and without the
-  section numbers of the manual pages it cites (``cargo-build(1)``: :func:`drop_man_sections`)
-  when the ranking is the default one, else ``text``. Everything below is read from it.
+  (:func:`unquoted`), without a contrast it draws (``rename a folder, not a tag``, ``delete a batch
+  job rather than cancel it``: :func:`drop_contrasts`) and without the section numbers of the
+  manual pages it cites (``cargo-build(1)``: :func:`drop_man_sections`) when the ranking is the
+  default one, else ``text``. Everything below is read from it.
 * ``embedded``: what the vector legs embed: ``focus`` without the punctuation that closes it and
   the backticks of code spans.
 * ``lexical``: what the full-text legs search: ``focus`` with NUL characters as spaces.
@@ -152,8 +152,8 @@ _QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2
 
 
 def unquoted(text: str) -> str:
-    """``text`` without the quotes around the whole of it (``"rename a tag, not a folder"``), as
-    the contrasts and the vector legs read it; ``text`` itself when it is not quoted whole."""
+    """``text`` without the quotes around the whole of it (``"rename a tag, not a folder"``: its
+    contrast is still one); ``text`` itself when it is not quoted whole."""
     bare = text.strip()
     core = bare.rstrip(_CLOSING_PUNCTUATION).rstrip()  # "vendoring"?
     if len(core) >= 2 and _QUOTE_PAIRS.get(core[0]) == core[-1] and core[1:-1].strip():
