@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from docs_mcp_server.jsonrpc import (
@@ -85,3 +88,30 @@ def test_a_batch_of_responses_and_requests_answers_only_the_requests() -> None:
     rejection = reject('[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"method":"ping"}]')
     assert isinstance(rejection.answer, list)
     assert [answer["id"] for answer in rejection.answer] == [2]
+
+
+def test_a_batch_of_two_million_items_gets_one_answer_per_distinct_id_and_one_for_the_rest() -> None:
+    items = ",".join(["1"] * 2_000_000 + ['{"jsonrpc":"2.0","id":3,"method":"ping"}'] * 2)
+    rejection = reject(f'[{items},{{"jsonrpc":"2.0","method":"notifications/initialized"}}]')
+    assert isinstance(rejection.answer, list)
+    assert [answer["id"] for answer in rejection.answer] == [3, None]
+
+
+_SCREEN_A_BATCH = """
+import resource
+from docs_mcp_server.jsonrpc import screen
+text = "[" + ",".join(["1"] * 2_000_000) + "]"
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+message, rejection = screen(text)
+assert message is None and rejection is not None
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+@pytest.mark.integration
+def test_a_4_mb_batch_is_screened_in_memory_of_its_size() -> None:
+    # in a process of its own: its peak memory is the screen's (the SDK's parser took 300 MB)
+    done = subprocess.run(
+        [sys.executable, "-c", _SCREEN_A_BATCH], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert int(done.stdout) < 64 * 1024, f"{int(done.stdout)} kB more at peak to screen a 4 MB batch"
