@@ -8,6 +8,7 @@ depend on when it is sampled.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -216,3 +217,58 @@ def test_an_over_long_line_is_refused_without_being_held_and_the_session_goes_on
     assert answer["id"] == 78 and "result" in answer
     growth_mb = (server.status("VmHWM") - baseline_kb) / 1024
     assert growth_mb < 40, growth_mb  # a 64 MiB line, never held whole
+
+
+def _tools_list(request_id: int) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}).encode() + b"\n"
+
+
+@pytest.mark.parametrize("end", ["SIGTERM", "end of input"])
+def test_a_client_that_stops_reading_small_answers_does_not_keep_the_server_from_ending(
+    built_index: Path, end: str
+) -> None:
+    # answers of a few KB were written on the event loop: once the pipe was full, it waited there
+    # for good and neither SIGTERM nor the end of input ever stopped the server
+    server = RawServer(built_index, "--log-level", "debug")
+    try:
+        _stop_reading(server, end)
+    finally:
+        server.stop()
+
+
+def _stop_reading(server: RawServer, end: str) -> None:
+    server.open_session()
+    server.send({"jsonrpc": "2.0", "id": 1000, "method": "prompts/list"})  # only the MCP SDK answers it:
+    assert server.receive()["id"] == 1000  # what follows is the SDK's to answer, not the early tools'
+    assert server.proc.stdin is not None
+
+    def flood() -> None:
+        assert server.proc.stdin is not None
+        try:
+            for request_id in range(2, 300):
+                server.proc.stdin.write(_tools_list(request_id))
+                server.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    writer = threading.Thread(target=flood, daemon=True)
+    writer.start()
+    server.wait_for_log("input paused until the client reads its answers")
+    if end == "SIGTERM":
+        server.proc.send_signal(signal.SIGTERM)
+    else:
+        writer.join(WAIT)
+        server.proc.stdin.close()
+    # ended after the grace period (10 s) given to the answers the client does not read
+    assert server.proc.wait(30) == 0, "\n".join(server.stderr)
+    writer.join(WAIT)
+
+
+def test_answers_waiting_for_a_slow_client_at_end_of_input_are_all_written(server: RawServer) -> None:
+    server.open_session()
+    assert server.proc.stdin is not None
+    server.proc.stdin.write(b"".join(_tools_list(request_id) for request_id in range(2, 42)))
+    server.proc.stdin.close()  # 40 answers of 3.5 KB: more than the pipe holds, read only now
+    ids = {server.receive()["id"] for _ in range(40)}
+    assert ids == set(range(2, 42))
+    assert server.proc.wait(WAIT) == 0

@@ -132,14 +132,14 @@ def test_a_request_whose_id_is_in_flight_is_refused_and_the_id_is_free_again_onc
 def test_an_answer_with_a_huge_id_is_read_in_memory_of_its_size() -> None:
     import tracemalloc
 
-    from docs_mcp_server.stdio import _response_id
+    from docs_mcp_server.stdio_frames import response_id
 
     # every answer's id is read to route it; a ping with a 4 MB string id took 557 MB to answer
     request_id = "a" * 2_000_000
     text = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {}}, separators=(",", ":"))
     tracemalloc.start()
     try:
-        found = _response_id(text)
+        found = response_id(text)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

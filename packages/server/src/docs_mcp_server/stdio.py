@@ -31,7 +31,6 @@ import json
 import logging
 import os
 import queue
-import re
 import signal
 import threading
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from docs_mcp_server import jsonrpc
 from docs_mcp_server.handshake import EarlyHandshake
 from docs_mcp_server.logs import log
+from docs_mcp_server.stdio_frames import early_message, id_key, response_id, takes_at_once
 
 if TYPE_CHECKING:
     from docs_mcp_server.app import DocsMcpApp
@@ -51,46 +51,6 @@ MAX_IN_FLIGHT = 64  # requests read and not yet answered, before input is paused
 MAX_PENDING_OUTPUT_BYTES = 16 * 1024 * 1024  # answers waiting for the client to read them
 MAX_QUEUED_LINES = 16  # lines read and not yet taken by the SDK
 _SKIP_CHUNK_BYTES = 64 * 1024
-
-
-# possessive: a backtracking group kept a frame per character of the id (a 4 MB id: +557 MB)
-_RESPONSE_PREFIX = re.compile(r'^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]++|\\.)*+"),"(?:result|error)"')
-
-
-def _id_key(value: Any) -> tuple[str, Any]:
-    return (type(value).__name__, value)
-
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def _early_message(raw: bytes) -> Any:
-    """``raw`` parsed for an early answer, or ``None`` when the SDK must see it: a line that is not
-    JSON is answered as malformed once the SDK runs, and so is one with an unpaired surrogate escape
-    (``\\ud800``), which Python's parser reads but the SDK's refuses. Answered early, such a string
-    could not be written out as UTF-8, and the failed write ended the session."""
-    if _SURROGATE_ESCAPE.search(raw):
-        return None  # a paired one (an escaped emoji) is answered by the SDK, as well
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _response_id(text: str) -> tuple[str, Any] | None:
-    """The id of a JSON-RPC response (``None`` for requests and notifications), read cheaply."""
-    match = _RESPONSE_PREFIX.match(text)
-    if match is not None:
-        return _id_key(json.loads(match.group(1)))
-    if '"id"' not in text:
-        return None
-    try:
-        message = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(message, dict) and "id" in message and ("result" in message or "error" in message):
-        return _id_key(message["id"])
-    return None
 
 
 class StdioWire:
@@ -259,7 +219,7 @@ class StdioWire:
         self.reject(text, jsonrpc.too_long(request_id, reason))
 
     def _consider_opening(self, raw: bytes) -> None:
-        message = _early_message(raw)
+        message = early_message(raw)
         if (
             not isinstance(message, dict)
             or "method" not in message
@@ -273,7 +233,7 @@ class StdioWire:
         if response is None:
             return
         with self._state_lock:
-            self._swallow[_id_key(message["id"])] = response
+            self._swallow[id_key(message["id"])] = response
         self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
         self.early_answered = True
 
@@ -302,7 +262,7 @@ class StdioWire:
         """Answer a tool request early when :class:`EarlyTools` can; True when the SDK must not see
         it: a tool call answered early (run twice, a search would embed its query twice, which an
         embeddings API charges). The tool list is replayed, and the SDK's answer compared."""
-        message = _early_message(raw)
+        message = early_message(raw)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return False
         if not jsonrpc.is_request_id(message.get("id")) or self._early_tools is None:
@@ -313,7 +273,7 @@ class StdioWire:
         called = message.get("method") == "tools/call"
         if not called:
             with self._state_lock:
-                self._swallow[_id_key(message["id"])] = response
+                self._swallow[id_key(message["id"])] = response
         self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
         log(
             logging.DEBUG,
@@ -325,19 +285,39 @@ class StdioWire:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def _write_line(self, text: str) -> None:
+    def _write_line(self, text: str, *, only_if_ready: bool = False) -> bool:
         """Write ``text`` and a newline with as few system calls as the pipe allows (one, unless
-        the client reads slower than the server writes): no buffer to copy into and flush."""
+        the client reads slower than the server writes): no buffer to copy into and flush.
+
+        With ``only_if_ready``, write only what cannot block (no more than the pipe takes at once,
+        into a pipe with room, no other write under way) and return False, having written nothing,
+        otherwise: the event loop writes so, for a write blocked on a client that stopped reading
+        kept it from ever seeing SIGTERM."""
         assert self._out is not None
         data = memoryview((text + "\n").encode("utf-8"))
         fd = self._out.fileno()
+        if not only_if_ready:
+            with self._write_lock:
+                self._write_all(fd, data)
+            return True
+        if not self._write_lock.acquire(blocking=False):
+            return False
+        try:
+            if not takes_at_once(fd, len(data)):
+                return False
+            self._write_all(fd, data)
+            return True
+        finally:
+            self._write_lock.release()
+
+    def _write_all(self, fd: int, data: memoryview) -> None:
+        """Write ``data`` (the write lock held)."""
         size = len(data)
         with self._room:
             self._pending_output += size
         try:
-            with self._write_lock:
-                while data and not self._gone:
-                    data = data[os.write(fd, data) :]
+            while data and not self._gone:
+                data = data[os.write(fd, data) :]
         except OSError as exc:  # EPIPE, ECONNRESET ...: the client closed its end
             self._client_left(exc)
         finally:
@@ -362,13 +342,14 @@ class StdioWire:
         if on_gone is not None:
             on_gone()
 
-    def send(self, text: str) -> None:
-        """Write one serialised message, unless it duplicates an answer given early."""
-        response_id = _response_id(text)
-        if response_id is not None:
-            self._answered(response_id)
+    def send(self, text: str, *, only_if_ready: bool = False) -> bool:
+        """Write one serialised message, unless it duplicates an answer given early; False when
+        ``only_if_ready`` and the write could block (see :meth:`_write_line`), nothing written."""
+        answered_id = response_id(text)
+        if answered_id is not None:
+            self._answered(answered_id)
             with self._state_lock:
-                early = self._swallow.pop(response_id, None)
+                early = self._swallow.pop(answered_id, None)
             if early is not None:
                 message = json.loads(text)
                 if message != early:
@@ -378,8 +359,8 @@ class StdioWire:
                         early=early,
                         sdk=message,
                     )
-                return
-        self._write_line(text)
+                return True
+        return self._write_line(text, only_if_ready=only_if_ready)
 
     # -- checking what the SDK gets -------------------------------------------------------------
 
@@ -390,7 +371,7 @@ class StdioWire:
         from mcp.types import JSONRPCNotification, JSONRPCRequest
 
         if isinstance(message, JSONRPCRequest):
-            key = _id_key(message.id)
+            key = id_key(message.id)
             with self._state_lock:
                 if key in self._in_flight:
                     return jsonrpc.duplicate_id(message.id)
@@ -403,7 +384,7 @@ class StdioWire:
         ):
             request_id = message.params.get("requestId")
             if jsonrpc.is_request_id(request_id):
-                self._answered(_id_key(request_id))  # a cancelled request gets no answer
+                self._answered(id_key(request_id))  # a cancelled request gets no answer
         return None
 
     def reject(self, text: str, rejection: jsonrpc.Rejection) -> None:
@@ -413,7 +394,7 @@ class StdioWire:
             return
         if isinstance(rejection.answer, dict) and rejection.request_id is not None:
             with self._state_lock:
-                early = self._swallow.pop(_id_key(rejection.request_id), None)
+                early = self._swallow.pop(id_key(rejection.request_id), None)
             if early is not None:
                 return  # the client already has the early answer for this id
         self._write_line(json.dumps(rejection.answer, ensure_ascii=False, separators=(",", ":")))
@@ -442,8 +423,9 @@ class StdioWire:
         self.grace_seconds = grace_seconds
         from docs_mcp_server.stdio_streams import WireMessages, WireSink
 
-        messages = WireMessages(self)
-        sink = WireSink(self)
+        writer = anyio.CapacityLimiter(1)  # one thread writes what the event loop cannot at once
+        messages = WireMessages(self, writer)
+        sink = WireSink(self, writer)
         loop = asyncio.get_running_loop()
         async with anyio.create_task_group() as tg:
             scope = tg.cancel_scope

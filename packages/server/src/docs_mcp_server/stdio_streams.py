@@ -2,7 +2,9 @@
 
 :class:`WireMessages` hands the SDK each accepted line, parsed once (the SDK's own stdio transport
 would parse it a second time and pass it through a task of its own); :class:`WireSink` writes each
-answer as the SDK hands it over, in a worker thread only when it is large.
+answer as the SDK hands it over: on the event loop when the write cannot block, else in the one
+thread that writes (so the loop, which must see SIGTERM, never waits on a client that stopped
+reading). At end of input, the answers waiting for that thread are written first (bounded).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class StdioWire(Protocol):
     def wait_idle(self, timeout: float) -> bool: ...
     def reject(self, text: str, rejection: jsonrpc.Rejection) -> None: ...
     def admit(self, message: Any) -> jsonrpc.Rejection | None: ...
-    def send(self, text: str) -> None: ...
+    def send(self, text: str, *, only_if_ready: bool = False) -> bool: ...
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -43,9 +45,13 @@ class WireMessages:
     task of its own; the wire gives the dispatcher the parsed message directly.
     """
 
-    def __init__(self, wire: StdioWire) -> None:
+    def __init__(self, wire: StdioWire, writer: Any = None) -> None:
+        """``writer``: the limiter of the thread that writes answers (see :class:`WireSink`)."""
+        import anyio
+
         self._wire = wire
         self._done = False
+        self._writer = writer or anyio.CapacityLimiter(1)
 
     def __aiter__(self) -> WireMessages:
         return self
@@ -77,15 +83,26 @@ class WireMessages:
                         "requests still running at end of input were cancelled",
                         grace_seconds=self._wire.grace_seconds,
                     )
+                with anyio.move_on_after(self._wire.grace_seconds) as waited:
+                    async with self._writer:  # its turn comes after the answers waiting to be written
+                        pass
+                if waited.cancelled_caught:
+                    log(
+                        logging.WARNING,
+                        "answers the client did not read at end of input were dropped",
+                        grace_seconds=self._wire.grace_seconds,
+                    )
                 self._done = True
                 raise anyio.EndOfStream
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:  # answered as HTTP answers it: not read with U+FFFD
-                self._wire.reject(raw.decode("utf-8", errors="replace"), jsonrpc.not_utf8(raw, exc))
+                await self._reject(raw.decode("utf-8", errors="replace"), jsonrpc.not_utf8(raw, exc))
                 continue
-            message = self._accepted(text)
-            if message is not None:
+            message, rejection = self._accepted(text)
+            if rejection is not None:
+                await self._reject(text, rejection)
+            elif message is not None:
                 return SessionMessage(message)
 
     async def aclose(self) -> None:
@@ -97,16 +114,20 @@ class WireMessages:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    def _accepted(self, text: str) -> Any:
-        """The parsed message when the SDK gets ``text``; a line it would drop is answered and
-        rejected here (``None``)."""
+    def _accepted(self, text: str) -> tuple[Any, jsonrpc.Rejection | None]:
+        """The parsed message when the SDK gets ``text``, else the rejection of a line it would drop."""
         message, rejection = jsonrpc.screen(text)
         if rejection is None:
             rejection = self._wire.admit(message)  # an id already in flight
-        if rejection is not None:
-            self._wire.reject(text, rejection)
-            return None
-        return message
+        return message, rejection
+
+    async def _reject(self, text: str, rejection: jsonrpc.Rejection) -> None:
+        """Answer a rejected line off the event loop (the client may have stopped reading)."""
+        import anyio
+
+        await anyio.to_thread.run_sync(
+            self._wire.reject, text, rejection, abandon_on_cancel=True, limiter=self._writer
+        )
 
     async def _next_line(self) -> bytes | None:
         """The next line, awaited on the event loop: the reader thread wakes it directly."""
@@ -130,9 +151,15 @@ class WireSink:
     """The MCP SDK's write stream: each message serialised and written as the SDK hands it over
     (no writer task in between)."""
 
-    def __init__(self, wire: StdioWire) -> None:
+    def __init__(self, wire: StdioWire, writer: Any = None) -> None:
+        """``writer``: a limiter of one thread, for what cannot be written at once (writes take
+        turns anyway): threads writing to a client that stopped reading took all 40 of anyio's,
+        and the wait for the end of requests at SIGTERM, which needs one, never began."""
+        import anyio
+
         self._wire = wire
         self._closed = False
+        self._writer = writer or anyio.CapacityLimiter(1)
 
     async def send(self, item: Any) -> None:
         import anyio
@@ -140,11 +167,11 @@ class WireSink:
         if self._closed:
             raise anyio.ClosedResourceError
         text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-        if len(text) <= INLINE_WRITE_CHARS:
-            # well under a pipe's buffer: the write returns at once unless the client stops reading
-            self._wire.send(text)
-            return
-        await anyio.to_thread.run_sync(self._wire.send, text)
+        if len(text) <= INLINE_WRITE_CHARS and self._wire.send(text, only_if_ready=True):
+            return  # written at once: a thread would only add its hand-over
+        # a write that may wait for the client stays off the event loop (which must see SIGTERM),
+        # and is given up at the end of the session
+        await anyio.to_thread.run_sync(self._wire.send, text, abandon_on_cancel=True, limiter=self._writer)
 
     async def aclose(self) -> None:
         self._closed = True
