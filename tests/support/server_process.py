@@ -40,6 +40,7 @@ class ServerProcess:
         self.stdout_lines: queue.Queue[bytes | None] = queue.Queue()
         self.stderr_lines: list[str] = []
         self._stderr_queue: queue.Queue[str | None] = queue.Queue()
+        self._stderr_done = threading.Event()  # every stderr line is in stderr_lines
         assert self.proc.stdout is not None and self.proc.stderr is not None
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.stdout_lines), daemon=True).start()
         threading.Thread(target=self._pump_stderr, args=(self.proc.stderr,), daemon=True).start()
@@ -56,6 +57,7 @@ class ServerProcess:
             self.stderr_lines.append(text)
             self._stderr_queue.put(text)
         self._stderr_queue.put(None)
+        self._stderr_done.set()
 
     def send(self, message: dict[str, Any]) -> None:
         self.send_raw(json.dumps(message).encode())
@@ -99,7 +101,11 @@ class ServerProcess:
         self.proc.stdin.close()
 
     def wait(self, timeout: float = WAIT_SECONDS) -> int:
-        return self.proc.wait(timeout=timeout)
+        """The exit status, once the process has exited and its stderr has been read to the end
+        (the lines it wrote last are in :attr:`stderr_lines`)."""
+        status = self.proc.wait(timeout=timeout)
+        self._stderr_done.wait(timeout)
+        return status
 
     def stderr_text(self) -> str:
         return "\n".join(self.stderr_lines)
