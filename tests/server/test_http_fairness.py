@@ -9,6 +9,7 @@ exactly when the server ends one; every wait is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -268,3 +269,74 @@ async def test_a_newcomer_is_refused_with_retry_after_only_while_every_session_h
                 release.set()
             admitted = await initialize()  # both sessions idle now: the longest idle one makes room
             assert admitted.status_code == 200
+
+
+@needs_second_loopback
+def test_a_client_holding_every_connection_cannot_keep_another_out(built_index: Path) -> None:
+    server, port = start_http_server(built_index, "--max-connections", "4", "--header-timeout", "60")
+    hoarded: list[socket.socket] = []
+    try:
+        for _ in range(4):  # each waits, its request half sent, as a slowloris client's do
+            sock = socket.create_connection(
+                ("127.0.0.1", port), timeout=READ_BOUND, source_address=(HOARDER, 0)
+            )
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+            hoarded.append(sock)
+        with socket.create_connection(
+            ("127.0.0.1", port), timeout=READ_BOUND, source_address=(HOARDER, 0)
+        ) as own:
+            assert read_all(own).startswith(b"HTTP/1.1 503 ")  # its own connections are not closed for it
+        with socket.create_connection(
+            ("127.0.0.1", port), timeout=READ_BOUND, source_address=(OTHER, 0)
+        ) as other:
+            other.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert read_all(other).startswith(b"HTTP/1.1 200 OK\r\n")  # was: 503 until one of them closed
+        assert read_all(hoarded[0]).startswith(b"HTTP/1.1 503 ")  # the longest waiting one made room
+        record = server.wait_for_log(
+            lambda r: str(r.get("message", "")).startswith("connections at the limit")
+        )
+        assert record["properties"]["client"] == HOARDER
+        assert record["properties"]["new_client"] == OTHER
+    finally:
+        for sock in hoarded:
+            sock.close()
+        server.stop()
+
+
+def test_a_client_that_stops_reading_its_answers_loses_its_connection_and_then_its_session(
+    built_index: Path,
+) -> None:
+    server, port = start_http_server(built_index, "--send-timeout", "1", "--max-sessions", "1")
+    try:
+        session = open_session(port)
+        with socket.create_connection(("127.0.0.1", port), timeout=READ_BOUND) as reader:
+            reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            reader.setblocking(False)
+            body = json.dumps(
+                {**SEARCH, "params": {**SEARCH["params"], "arguments": {"query": "retry", "limit": 50}}}
+            )
+            pipelined = (
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n"
+                b"mcp-session-id: " + session.encode() + b"\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body.encode()
+            )
+            with contextlib.suppress(BlockingIOError):  # until the server stops reading: it is stuck
+                for _ in range(5000):
+                    reader.send(pipelined)
+            # was: its request stayed in flight for good, so the session could never make room
+            server.wait_for_log(
+                lambda r: r.get("message") == "closed a connection whose client stopped reading its response"
+            )
+        assert open_session(port, source=HOARDER)  # the session, idle now, made room for a new one
+    finally:
+        server.stop()
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """What the server sends until it closes the connection (bounded by READ_BOUND)."""
+    chunks = []
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)

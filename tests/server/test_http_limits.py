@@ -253,6 +253,7 @@ def test_limits_that_make_no_sense_are_usage_errors(built_index: Path) -> None:
     for flag, value, message in [
         ("--header-timeout", "0", "--header-timeout must be a number of seconds > 0, got 0.0"),
         ("--body-timeout", "inf", "--body-timeout must be a number of seconds > 0, got inf"),
+        ("--send-timeout", "0", "--send-timeout must be a number of seconds > 0, got 0.0"),
         ("--max-connections", "0", "--max-connections must be a whole number >= 1, got 0"),
         ("--max-sessions", "1.5", "invalid integer value '1.5'"),
         ("--session-idle-timeout", "-1", "--session-idle-timeout must be a number of seconds > 0"),

@@ -339,11 +339,21 @@ def _add_http_limit_flags(parser: argparse.ArgumentParser) -> None:
         help=f"time to send a request's body once its headers are in (default {default.body_timeout:g})",
     )
     limits.add_argument(
+        "--send-timeout",
+        type=_number(float),
+        default=default.send_timeout,
+        metavar="SECONDS",
+        help="time a response may wait for its client to read it, else its connection is closed "
+        f"(default {default.send_timeout:g})",
+    )
+    limits.add_argument(
         "--max-connections",
         type=_number(int),
         default=default.max_connections,
         metavar="N",
-        help=f"open connections; more are answered 503 and closed (default {default.max_connections})",
+        help="open connections; a new one from a client holding fewer than another closes that "
+        "client's longest waiting connection, else it is answered 503 and closed "
+        f"(default {default.max_connections})",
     )
     limits.add_argument(
         "--max-sessions",
@@ -368,6 +378,7 @@ def http_limits(args: argparse.Namespace) -> HttpLimits:
     return HttpLimits(
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
+        send_timeout=args.send_timeout,
         max_connections=args.max_connections,
         max_sessions=args.max_sessions,
         session_idle_timeout=args.session_idle_timeout,

@@ -9,9 +9,19 @@ are. :func:`guarded_protocol` returns uvicorn's HTTP/1.1 protocol (h11) with wha
   of the previous response ending, and its body within ``body_timeout`` of the headers; when time
   is up the client gets ``408 Request Timeout`` (silence if it had sent nothing) and the connection
   is closed;
-- beyond ``max_connections`` open connections (counting those the early responder still holds
-  for uvicorn, :func:`waiting_for_takeover`), a new one is answered ``503`` and closed once its
-  client has read it;
+- at ``max_connections`` open connections (counting those the early responder still holds for
+  uvicorn, :func:`waiting_for_takeover`), a new connection from a client (peer address) that held
+  fewer connections than another takes the place of one of that other client's: the one open
+  longest that is only waiting for a request (kept alive between requests, or still sending its
+  request, which then gets ``503``); the client holding the most loses first. A client opening
+  connections by the thousand is refused (its own are not closed for it) while others still get in
+  (probe: 1,100 connections from one address sending their headers a byte a second, reopened as they
+  were refused; another client was refused 91 times out of 92 in 10 s, now 0 out of 65). Otherwise
+  the new connection is answered ``503`` and closed once its client has read it;
+- a response its client does not read (the connection's buffers full, nothing taken) for
+  ``send_timeout`` closes the connection: the request is no longer in flight, so its session can
+  be ended (:mod:`docs_mcp_server.http_sessions`). (Probe: a client that pipelined 3,000 searches on
+  one connection and read nothing kept its session busy, and a newcomer refused, for good.)
 - a request whose line and headers exceed 16 KiB is refused with ``400`` however it arrives: h11
   enforces its limit only on a request still incomplete, so headers of any size that arrive in one
   write would pass.
@@ -42,6 +52,8 @@ from docs_mcp_server.options import HttpLimits
 _HEADERS, _BODY = "headers", "body"
 _REFUSAL_LOG_SECONDS = 10.0  # at most one warning per this many seconds while connections are refused
 _WAITING = "docs_mcp_waiting_for_takeover"  # attribute of uvicorn's server state
+_CLIENTS = "docs_mcp_connections_by_client"  # attribute of uvicorn's server state: address -> connections
+_EVICTED = "docs_mcp_connections_closing"  # attribute of uvicorn's server state: closed to make room
 _LINGER_SECONDS = 2.0  # after an error answer, input is read and dropped this long so the answer arrives
 
 _TIMEOUT_RESPONSE = plain_response(b"408 Request Timeout", b"The request was not received in time.\n")
@@ -79,6 +91,8 @@ class _GuardedH11Protocol(H11Protocol):
 
     limits: HttpLimits = HttpLimits()
     _last_refusal_log = 0.0
+    _last_eviction_log = 0.0
+    _evictions = 0  # since the last log line about them
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -87,14 +101,25 @@ class _GuardedH11Protocol(H11Protocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._received_in_phase = False
         self._closing = False  # answered with an error: what the client still sends is dropped
+        self._evicted = False  # closed to make room for a new connection
+        self._stall: asyncio.TimerHandle | None = None  # the send deadline while the client reads nothing
+        self._address = "unknown"
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         _no_delay(transport)
-        if len(self.connections) + getattr(self.server_state, _WAITING, 0) > self.limits.max_connections:
-            self._warn_refused()
-            self._answer_and_close(BUSY_RESPONSE)
-            return
+        self._address = str(self.client[0]) if self.client else "unknown"
+        by_client = _by_client(self.server_state)
+        by_client.setdefault(self._address, {})[self] = None
+        state = self.server_state
+        open_now = len(self.connections) + getattr(state, _WAITING, 0) - getattr(state, _EVICTED, 0)
+        if open_now > self.limits.max_connections:
+            victim = self._victim(by_client)
+            if victim is None:
+                self._warn_refused()
+                self._answer_and_close(BUSY_RESPONSE)
+                return
+            victim._make_room(self._address, len(by_client.get(victim._address, ())))
         self._follow_request()
 
     def data_received(self, data: bytes) -> None:
@@ -114,9 +139,90 @@ class _GuardedH11Protocol(H11Protocol):
             return
         self._follow_request()
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stall is None:
+            self._stall = self.loop.call_later(self.limits.send_timeout, self._stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._cancel_stall()
+
+    def _cancel_stall(self) -> None:
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
+    def _stalled(self) -> None:
+        self._stall = None
+        log(
+            logging.INFO,
+            "closed a connection whose client stopped reading its response",
+            client=f"{self.client[0]}:{self.client[1]}" if self.client else None,
+            seconds=self.limits.send_timeout,
+        )
+        self.transport.abort()  # what is buffered for it will never be read
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_deadline()
+        self._cancel_stall()
+        by_client = _by_client(self.server_state)
+        mine = by_client.get(self._address)
+        if mine is not None:
+            mine.pop(self, None)
+            if not mine:
+                del by_client[self._address]
+        if self._evicted:
+            self._evicted = False
+            setattr(self.server_state, _EVICTED, getattr(self.server_state, _EVICTED, 0) - 1)
         super().connection_lost(exc)
+
+    # -- fair shares ---------------------------------------------------------------------------------
+
+    def _waiting(self) -> bool:
+        """Whether this connection is only waiting for (the rest of) a request: nothing is being
+        answered on it, so closing it costs its client a reconnection and no answer."""
+        return self._phase is not None and not self._closing and not self.transport.is_closing()
+
+    def _victim(self, by_client: dict[str, dict[_GuardedH11Protocol, None]]) -> _GuardedH11Protocol | None:
+        """The connection to close for this new one: of a client holding more connections than this
+        one's client had, the waiting connection open longest (the client holding the most first);
+        None when there is none (the new connection is then refused)."""
+        had = len(by_client.get(self._address, ())) - 1
+        others = [connections for address, connections in by_client.items() if address != self._address]
+        for connections in sorted(others, key=len, reverse=True):
+            if len(connections) <= had:
+                break
+            for connection in connections:  # oldest first
+                if connection._waiting():
+                    return connection
+        return None
+
+    def _make_room(self, new_client: str, held: int) -> None:
+        """Close this waiting connection for a new one (``503`` if part of a request had arrived)."""
+        self._evicted = True
+        setattr(self.server_state, _EVICTED, getattr(self.server_state, _EVICTED, 0) + 1)
+        self._closing = True
+        self._cancel_deadline()
+        if self._received_in_phase or self._phase == _BODY:
+            self.transport.write(BUSY_RESPONSE)
+        self.transport.close()
+        cls = _GuardedH11Protocol
+        cls._evictions += 1
+        now = time.monotonic()
+        if now - cls._last_eviction_log >= _REFUSAL_LOG_SECONDS:
+            cls._last_eviction_log = now
+            log(
+                logging.INFO,
+                "connections at the limit: closed the longest waiting connection of the client holding"
+                " the most, to admit a new one",
+                client=self._address,
+                client_connections=held,
+                new_client=new_client,
+                max_connections=self.limits.max_connections,
+                closed_since_last_report=cls._evictions,
+            )
+            cls._evictions = 0
 
     # -- deadlines ---------------------------------------------------------------------------------
 
@@ -185,6 +291,15 @@ def _no_delay(transport: asyncio.Transport) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:  # the connection is already gone
             pass
+
+
+def _by_client(server_state: object) -> dict[str, dict[_GuardedH11Protocol, None]]:
+    """The open connections of each client address, oldest first (kept on uvicorn's server state)."""
+    table = getattr(server_state, _CLIENTS, None)
+    if table is None:
+        table = {}
+        setattr(server_state, _CLIENTS, table)
+    return table
 
 
 def waiting_for_takeover(server_state: object, change: int) -> None:

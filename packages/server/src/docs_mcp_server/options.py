@@ -207,7 +207,11 @@ class HttpLimits:
     ``header_timeout``: seconds a connection has to send a request's complete headers, from the
     moment it opens or its previous response ends (an idle kept-alive connection is closed sooner,
     after :data:`KEEP_ALIVE_SECONDS`). ``body_timeout``: seconds to send a whole request body.
-    ``max_connections``: open connections; more are answered 503 and closed. ``max_sessions``:
+    ``send_timeout``: seconds a response may wait for its client to read it (the connection's
+    buffers full, nothing taken) before the connection is closed.
+    ``max_connections``: open connections; a new one from a client holding fewer than another
+    closes that client's longest waiting connection, else it is answered 503 and closed (see
+    :mod:`docs_mcp_server.http_connections`). ``max_sessions``:
     open MCP sessions; a request that would open another first ends the longest idle session of the
     client (peer address) holding the most, and gets 503 only while every session has a request in
     flight. ``session_idle_timeout``: seconds a session may go without sending a request (an open
@@ -217,12 +221,13 @@ class HttpLimits:
 
     header_timeout: float = 10.0
     body_timeout: float = 30.0
+    send_timeout: float = 30.0
     max_connections: int = 1000
     max_sessions: int = 500
     session_idle_timeout: float = 600.0
 
     def __post_init__(self) -> None:
-        for name in ("header_timeout", "body_timeout", "session_idle_timeout"):
+        for name in ("header_timeout", "body_timeout", "send_timeout", "session_idle_timeout"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
                 flag = "--" + name.replace("_", "-")
