@@ -191,3 +191,19 @@ def assert_still_serving(server: Any) -> None:
     ping_id = next(_ping_ids)
     server.send_raw(request(ping_id, "ping"))
     assert server.receive() == {"jsonrpc": "2.0", "id": ping_id, "result": {}}
+
+
+def test_a_request_before_initialize_is_told_to_initialize_and_the_session_goes_on(built_index: Path) -> None:
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "warning"])
+    try:
+        server.send_raw(search_call(5, '{"query":"retry"}'))
+        error = server.receive()["error"]  # the SDK said only "Invalid request parameters"
+        assert error["code"] == -32602
+        assert "not initialized" in error["message"] and "send initialize" in error["message"]
+        server.send(INITIALIZE)
+        assert server.receive()["id"] == INITIALIZE["id"]
+        server.send(INITIALIZED)
+        server.send_raw(search_call(6, '{"query":"retry"}'))
+        assert "result" in server.receive()
+    finally:
+        server.stop()

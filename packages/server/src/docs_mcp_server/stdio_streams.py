@@ -147,6 +147,24 @@ class WireMessages:
                 self._wire.cancel_wake()
 
 
+NOT_INITIALIZED = (
+    "Invalid request parameters: the session is not initialized;"
+    " send initialize (then notifications/initialized) before other requests"
+)
+
+
+def _named(message: Any) -> Any:
+    """``message``, or the SDK's error for a request sent before ``initialize``, which says only
+    "Invalid request parameters" (with empty data), saying so (its code unchanged)."""
+    from mcp.types import JSONRPCError
+
+    if isinstance(message, JSONRPCError):
+        error = message.error
+        if error.code == -32602 and error.message == "Invalid request parameters" and not error.data:
+            return message.model_copy(update={"error": error.model_copy(update={"message": NOT_INITIALIZED})})
+    return message
+
+
 class WireSink:
     """The MCP SDK's write stream: each message serialised and written as the SDK hands it over
     (no writer task in between)."""
@@ -166,7 +184,7 @@ class WireSink:
 
         if self._closed:
             raise anyio.ClosedResourceError
-        text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        text = _named(item.message).model_dump_json(by_alias=True, exclude_unset=True)
         if len(text) <= INLINE_WRITE_CHARS and self._wire.send(text, only_if_ready=True):
             return  # written at once: a thread would only add its hand-over
         # a write that may wait for the client stays off the event loop (which must see SIGTERM),
