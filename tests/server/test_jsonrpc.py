@@ -14,6 +14,7 @@ from docs_mcp_server.jsonrpc import (
     reject,
     top_level_id,
 )
+from tests.support.hostile_json import HUGE_NUMBER
 
 
 @pytest.mark.parametrize(
@@ -115,3 +116,12 @@ def test_a_4_mb_batch_is_screened_in_memory_of_its_size() -> None:
         [sys.executable, "-c", _SCREEN_A_BATCH], capture_output=True, text=True, timeout=120, check=True
     )
     assert int(done.stdout) < 64 * 1024, f"{int(done.stdout)} kB more at peak to screen a 4 MB batch"
+
+
+def test_a_number_too_long_to_read_is_named_without_python_advice() -> None:
+    rejection = reject('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"n":' + HUGE_NUMBER + "}}")
+    assert isinstance(rejection.answer, dict) and rejection.code == PARSE_ERROR
+    assert rejection.answer["id"] == 4
+    message = rejection.answer["error"]["message"]
+    assert "5000 digits" in message and "send it as a string" in message
+    assert "sys." not in message, message  # the client cannot change the server's interpreter

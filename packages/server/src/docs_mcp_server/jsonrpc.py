@@ -150,7 +150,7 @@ def reject(text: str, json_problem: str | None = None, detail: str | None = None
     except RecursionError:
         return _parse_error(top_level_id(text), "the message nests arrays or objects too deeply")
     except ValueError as exc:
-        return _parse_error(top_level_id(text), f"the message is not valid JSON ({exc})")
+        return _parse_error(top_level_id(text), _describe(str(exc)))
     if json_problem is not None:
         request_id = message.get("id") if isinstance(message, dict) else None
         return _parse_error(request_id if is_request_id(request_id) else None, _describe(json_problem))
@@ -232,6 +232,12 @@ def too_long(request_id: Any, reason: str) -> Rejection:
 
 
 def _describe(json_problem: str) -> str:
+    if "integer string conversion" in json_problem:  # Python's own advice is no use to a client
+        digits = re.search(r"value has (\d+) digits", json_problem)
+        return (
+            f"a number in the message has {digits.group(1) if digits else 'more than 4,300'} digits,"
+            " more than the 4,300 this server reads; send it as a string"
+        )
     if "recursion limit" in json_problem:
         return f"the message nests arrays or objects too deeply ({json_problem})"
     if "escape" in json_problem or "surrogate" in json_problem:
