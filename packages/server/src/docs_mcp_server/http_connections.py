@@ -13,7 +13,8 @@ are. :func:`guarded_protocol` returns uvicorn's HTTP/1.1 protocol (h11) with wha
   uvicorn, :func:`waiting_for_takeover`), a new connection from a client (peer address) that held
   fewer connections than another takes the place of one of that other client's: the one open
   longest that is only waiting for a request (kept alive between requests, or still sending its
-  request, which then gets ``503``); the client holding the most loses first. A client opening
+  request, which then gets ``503``) or lingers after its error answer; the client holding the most
+  loses first. A client opening
   connections by the thousand is refused (its own are not closed for it) while others still get in
   (probe: 1,100 connections from one address sending their headers a byte a second, reopened as they
   were refused; another client was refused 91 times out of 92 in 10 s, now 0 out of 65). Otherwise
@@ -180,9 +181,12 @@ class _GuardedH11Protocol(H11Protocol):
     # -- fair shares ---------------------------------------------------------------------------------
 
     def _waiting(self) -> bool:
-        """Whether this connection is only waiting for (the rest of) a request: nothing is being
-        answered on it, so closing it costs its client a reconnection and no answer."""
-        return self._phase is not None and not self._closing and not self.transport.is_closing()
+        """Whether this connection is only waiting for (the rest of) a request, nothing being answered
+        on it, or has had its error answer and lingers: closing it costs its client a reconnection
+        and no answer."""
+        if self._evicted or self.transport.is_closing():
+            return False
+        return self._closing or self._phase is not None
 
     def _victim(self, by_client: dict[str, dict[_GuardedH11Protocol, None]]) -> _GuardedH11Protocol | None:
         """The connection to close for this new one: of a client holding more connections than this
@@ -202,10 +206,10 @@ class _GuardedH11Protocol(H11Protocol):
         """Close this waiting connection for a new one (``503`` if part of a request had arrived)."""
         self._evicted = True
         setattr(self.server_state, _EVICTED, getattr(self.server_state, _EVICTED, 0) + 1)
+        if not self._closing and (self._received_in_phase or self._phase == _BODY):
+            self.transport.write(BUSY_RESPONSE)
         self._closing = True
         self._cancel_deadline()
-        if self._received_in_phase or self._phase == _BODY:
-            self.transport.write(BUSY_RESPONSE)
         self.transport.close()
         cls = _GuardedH11Protocol
         cls._evictions += 1
