@@ -16,9 +16,10 @@
   the same session is refused with ``-32600`` (status 400): the SDK routes each answer by its id
   (as a string), so the earlier request would never get its answer and would hold its connection
   and its session open for good.
-- **An answer the SDK abandoned is finished.** A session ended (``DELETE /mcp``, or a client
-  closing it) while one of its requests was in flight: the SDK had sent the 200 of an event stream
-  and then returned without ending it, so the client read a truncated response. The request now
+- **An answer the SDK abandoned is finished.** A session ended (``DELETE /mcp``, a client
+  closing it, or :mod:`docs_mcp_server.http_sessions` ending it to admit another) while one of its
+  requests was in flight: the SDK had sent the 200 of an event stream and then returned without
+  ending it, so the client read a truncated response. The request now
   gets an event with a JSON-RPC error carrying its id (:data:`SESSION_ENDED`), and the stream ends.
 - **A JSON body.** A ``POST /mcp`` whose ``Content-Type`` is not ``application/json`` (or is missing)
   gets 415 with a JSON-RPC error, as the original server answers it (the SDK's 400 was the bare
@@ -168,7 +169,8 @@ async def screen_body(
 
 
 SESSION_ENDED = (
-    "the session ended (DELETE /mcp) while this request was in flight, so it was not answered;"
+    "the session ended (DELETE /mcp, or the server ended it to admit another) while this request"
+    " was in flight, so it was not answered;"
     " open a new session and send it again"
 )
 _ANSWER_MARKS = (b'"result"', b'"error"')  # an event stream that carried the request's answer

@@ -15,8 +15,11 @@ client, 500 sessions with streams; a second client was refused 12,641 times in 1
   first: of the clients (peer addresses) holding the most sessions, the session that has sent
   nothing for the longest time, among those with no request in flight. A client holding many
   sessions therefore loses its own before anyone else loses one, and behind a proxy (every client
-  has the proxy's address) the longest idle session goes. Only when every session has a request in
-  flight is the newcomer refused: 503 with ``Retry-After: 1`` and a JSON-RPC error naming the limit.
+  has the proxy's address) the longest idle session goes. When every session has a request in
+  flight, a session of a client holding at least two more sessions than the newcomer's is ended
+  all the same (its request gets an error), so keeping every session busy (say, with answers it
+  never reads, until ``--send-timeout``) does not keep others out either; otherwise the newcomer is
+  refused: 503 with ``Retry-After: 1`` and a JSON-RPC error naming the limit.
 
 The SDK's own session limit is set to twice ``max_sessions``: a backstop that the sessions ended
 here, while their tasks wind down, never reach.
@@ -124,12 +127,12 @@ class SessionBudget:
     # -- admission ---------------------------------------------------------------------------------
 
     async def admit(self, client: str) -> Opening | None:
-        """A reserved slot for a session ``client`` asks to open (ending an idle session to make
-        room when all are taken), or None when every session has a request in flight."""
+        """A reserved slot for a session ``client`` asks to open (ending a session to make room when
+        all are taken, see :meth:`_victim`), or None when none may be ended."""
         self._prune()
         victim = None
         if len(self.sessions) + self.reserved >= self.limits.max_sessions:
-            victim = self._victim()
+            victim = self._victim(client)
             if victim is None:
                 self._warn_refused(client)
                 return None
@@ -141,7 +144,9 @@ class SessionBudget:
             held = sum(1 for s in self.sessions.values() if s.client == session.client) + 1
             log(
                 logging.INFO,
-                "ended the longest idle session of the client holding the most, to admit a new session",
+                "ended a session with a request in flight, of a client holding many more, to admit a new one"
+                if session.busy
+                else "ended the longest idle session of the client holding the most, to admit a new session",
                 client=session.client,
                 client_sessions=held,
                 idle_seconds=round(time.monotonic() - session.last_request, 1),
@@ -151,12 +156,20 @@ class SessionBudget:
             await self._end(session)
         return opening
 
-    def _victim(self) -> tuple[str, _Session] | None:
+    def _victim(self, client: str) -> tuple[str, _Session] | None:
+        """The session to end for one ``client`` opens: of the clients holding the most sessions,
+        the one idle longest among those with no request in flight. When every session has one,
+        a session of a client holding at least two more than ``client`` (its request is answered
+        with an error: :data:`~docs_mcp_server.http_checks.SESSION_ENDED`), so that a client keeping
+        all its sessions busy still cannot keep others out; else None."""
         held = Counter(s.client for s in self.sessions.values())
-        idle = [(sid, s) for sid, s in self.sessions.items() if s.busy == 0]
-        if not idle:
+        candidates = [(sid, s) for sid, s in self.sessions.items() if s.busy == 0]
+        if not candidates:
+            enough = held[client] + 2
+            candidates = [(sid, s) for sid, s in self.sessions.items() if held[s.client] >= enough]
+        if not candidates:
             return None
-        return min(idle, key=lambda item: (-held[item[1].client], item[1].last_request))
+        return min(candidates, key=lambda item: (-held[item[1].client], item[1].last_request))
 
     def _warn_refused(self, client: str) -> None:
         now = time.monotonic()
