@@ -106,6 +106,12 @@ SHAPES: dict[str, Callable[[int], str]] = {
     ),
     "front matter blank lines": lambda n: "---\n" + "\n" * n + "a: 1\nmcp_k: 1\n---\n",
     "unclosed front matter": lambda n: "---\n" + _repeat("a: b\n", n),
+    "one heading repeated": lambda n: _repeat("## a\nx\n", n),  # chunk ids a, a-2, a-3 ...
+    "headings that slug to nothing": lambda n: _repeat("## !!!\nx\n", n),
+    "zero-width and bidi headings": lambda n: _repeat("## \u200b\u200f\u202e a\nx\n", n),
+    "link reference definitions": lambda n: "".join(f"[r{i}]: http://x/{i}\n" for i in range(n // 20)),
+    "carriage returns alone": lambda n: "# a\r" + _repeat("## b\rx\r", n),
+    "comment left open over lines": lambda n: "<!--\n" + _repeat("x\n", n),
 }
 
 
@@ -143,6 +149,9 @@ _SIZES = {
     "front matter lines": 1_000,
     "unknown front matter keys": 1_000,
     "many headings": 2_000,
+    "one heading repeated": 2_000,
+    "headings that slug to nothing": 2_000,
+    "zero-width and bidi headings": 2_000,
     "nested lists": 32_000,
     "nested ordered lists": 32_000,
     "unclosed code spans": 16_000,
