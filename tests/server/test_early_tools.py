@@ -120,3 +120,25 @@ def test_a_search_with_an_unpaired_surrogate_escape_sent_at_start_up_leaves_the_
     assert "unpaired surrogate" in answers[2]["error"]["message"]
     assert answers[3]["result"]["structuredContent"]["hits"]
     assert "stdin read failed" not in server.stderr_text()
+
+
+def test_a_tool_list_reusing_the_id_of_initialize_at_start_up_is_answered_once(built_index: Path) -> None:
+    # the early tool list took the place of the early initialize answer (both id 1): the SDK's
+    # replayed initialize answer was dropped in its stead and its tool list written too
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "debug"])
+    tools_list = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    try:
+        server.send(INITIALIZE)
+        assert "serverInfo" in server.receive(timeout=60)["result"]
+        server.send(INITIALIZED)
+        server.send(tools_list)  # id 1 again: the initialize request has been answered
+        assert "tools" in server.receive(timeout=60)["result"]
+        server.send(tools_list)  # and again, once answered
+        assert "tools" in server.receive(timeout=60)["result"]
+        server.send({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        assert server.receive(timeout=60)["id"] == 9  # no third answer came before it
+        server.close_stdin()
+        assert server.wait() == 0
+    finally:
+        server.stop()
+    assert "differs from the MCP SDK's" not in server.stderr_text()

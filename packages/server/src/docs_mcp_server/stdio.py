@@ -267,6 +267,9 @@ class StdioWire:
             return False
         if not jsonrpc.is_request_id(message.get("id")) or self._early_tools is None:
             return False
+        with self._state_lock:  # an early answer with this id awaits the SDK's duplicate, which
+            if id_key(message["id"]) in self._swallow:  # would take this one's place: the SDK
+                return False  # answers it (a tool list after initialize, both id 1: two lists)
         response = self._early_tools.answer(message)
         if response is None:
             return False
