@@ -142,3 +142,24 @@ def test_a_tool_list_reusing_the_id_of_initialize_at_start_up_is_answered_once(b
     finally:
         server.stop()
     assert "differs from the MCP SDK's" not in server.stderr_text()
+
+
+def test_a_ping_reusing_the_id_of_an_early_tool_list_gets_its_own_answer(built_index: Path) -> None:
+    # the early tool list was replayed into the SDK, which kept its id in flight after the client
+    # had its answer: the ping was refused as reusing an id in flight (or got the SDK's tool list)
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "debug"])
+    try:
+        server.send(INITIALIZE)
+        assert server.receive(timeout=60)["id"] == 1
+        server.send(INITIALIZED)
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert "tools" in server.receive(timeout=60)["result"]
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert server.receive(timeout=60) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        server.send({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        assert server.receive(timeout=60)["id"] == 9  # no other answer came before it
+        server.close_stdin()
+        assert server.wait() == 0
+    finally:
+        server.stop()
+    assert EARLY_LOG in server.stderr_text()  # the tool list was answered early

@@ -6,10 +6,10 @@ and the index opens from its derived files in a fraction of a second, but import
 takes longer than both. So until the SDK runs, :class:`EarlyTools` answers ``tools/list`` (when no
 custom tools are configured) and a ``tools/call`` of the search tool itself, with the standard
 library and the engine: the same tool list, argument check, search and result (text and
-structured content) as the SDK's handlers. Like the opening request, the tool list is still
-replayed into the SDK, whose answer is compared with the early one (a difference is logged) and
-dropped; a search answered early is not (run twice, it would embed its query twice, which an
-embeddings API charges for): the tests compare it with the SDK's answer to the same call.
+structured content) as the SDK's handlers. Unlike the opening request, neither is replayed into
+the SDK (run twice, a search would embed its query twice, which an embeddings API charges for; a
+tool list replayed kept its id in flight after the client had its answer): the tests compare both
+with the SDK's answers to the same requests.
 Anything else (other tools, invalid arguments, a failing search, ``_meta``, a cursor) is left to
 the SDK, which answers as always.
 """

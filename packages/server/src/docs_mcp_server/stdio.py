@@ -259,9 +259,10 @@ class StdioWire:
             return self._room.wait_for(lambda: self._early_calls == 0, timeout)
 
     def _consider_tool(self, raw: bytes) -> bool:
-        """Answer a tool request early when :class:`EarlyTools` can; True when the SDK must not see
-        it: a tool call answered early (run twice, a search would embed its query twice, which an
-        embeddings API charges). The tool list is replayed, and the SDK's answer compared."""
+        """Answer a tool request early when :class:`EarlyTools` can; True when it was (the SDK
+        must not see it: run twice, a search would embed its query twice, which an embeddings API
+        charges; a tool list replayed kept its id in flight after the client had its answer, so a
+        ping reusing the id was refused, or answered with the SDK's tool list)."""
         message = early_message(raw)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return False
@@ -273,10 +274,6 @@ class StdioWire:
         response = self._early_tools.answer(message)
         if response is None:
             return False
-        called = message.get("method") == "tools/call"
-        if not called:
-            with self._state_lock:
-                self._swallow[id_key(message["id"])] = response
         self._write_line(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
         log(
             logging.DEBUG,
@@ -284,7 +281,7 @@ class StdioWire:
             method=message.get("method"),
             id=message["id"],
         )
-        return called
+        return True
 
     # -- writing -------------------------------------------------------------------------------
 
