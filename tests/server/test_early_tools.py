@@ -163,3 +163,19 @@ def test_a_ping_reusing_the_id_of_an_early_tool_list_gets_its_own_answer(built_i
     finally:
         server.stop()
     assert EARLY_LOG in server.stderr_text()  # the tool list was answered early
+
+
+def test_a_request_reusing_the_id_of_server_discover_at_start_up_is_answered(built_index: Path) -> None:
+    # server/discover is answered early, then replayed into the SDK, which held its id in flight
+    # for a moment after the client had the answer: the next request with that id was refused
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "debug"])
+    try:
+        server.send(_modern({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}))
+        assert "result" in server.receive(timeout=60)
+        server.send(_modern({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}))
+        answer = server.receive(timeout=60)
+        server.close_stdin()
+        assert server.wait() == 0
+    finally:
+        server.stop()
+    assert answer["id"] == 1 and answer["result"]["resources"], answer

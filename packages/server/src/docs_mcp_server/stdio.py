@@ -387,6 +387,20 @@ class StdioWire:
                 self._answered(id_key(request_id))  # a cancelled request gets no answer
         return None
 
+    def id_freed(self, message: Any, timeout: float) -> bool:
+        """Whether the id of ``message``, refused as that of a request in flight, is free now: at
+        once, or once the SDK has answered the opening request replayed after its early answer
+        (bounded by ``timeout``). The client had that answer and may reuse the id: a ping with
+        the id of ``server/discover`` was refused as reusing an id in flight."""
+        request_id = getattr(message, "id", None)
+        if not jsonrpc.is_request_id(request_id):
+            return False
+        key = id_key(request_id)
+        with self._room:
+            if key in self._swallow:
+                self._room.wait_for(lambda: key not in self._in_flight, timeout)
+            return key not in self._in_flight
+
     def reject(self, text: str, rejection: jsonrpc.Rejection) -> None:
         """Answer a message that is not handed to the SDK (when JSON-RPC wants an answer) and log it."""
         rejection.log(text)
