@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from docs_mcp_server.logs import TRACE, configure_logging, log, parse_level
+from docs_mcp_server.logs import TRACE, Throttled, configure_logging, log, parse_level
 
 
 @pytest.fixture
@@ -55,3 +55,17 @@ def test_level_names() -> None:
         ValueError, match="LOG_LEVEL must be one of: trace, debug, info, warning, error, fatal"
     ):
         parse_level("verbose", "LOG_LEVEL")
+
+
+def test_a_throttled_line_is_written_once_per_interval(restore_logging: None) -> None:
+    stream = io.StringIO()
+    configure_logging(logging.INFO, stream=stream)
+    refusals = Throttled(3600.0)
+    for n in range(1000):  # a flood of the same event
+        refusals.log(logging.WARNING, "refusing connections: too many are open", n=n)
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(r["message"], r["properties"]) for r in records] == [
+        ("refusing connections: too many are open", {"n": 0})
+    ]
+    every_time = Throttled(0.0)
+    assert every_time.due() and every_time.due()

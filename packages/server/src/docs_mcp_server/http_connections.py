@@ -40,14 +40,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import time
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from docs_mcp_server.http_early import BUSY_RESPONSE, MAX_HEADER_BYTES, plain_response
-from docs_mcp_server.logs import log
+from docs_mcp_server.logs import Throttled, log
 from docs_mcp_server.options import HttpLimits
 
 _HEADERS, _BODY = "headers", "body"
@@ -91,8 +90,8 @@ class _GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with request read deadlines and a cap on open connections."""
 
     limits: HttpLimits = HttpLimits()
-    _last_refusal_log = 0.0
-    _last_eviction_log = 0.0
+    _refusals = Throttled(_REFUSAL_LOG_SECONDS)
+    _eviction_reports = Throttled(_REFUSAL_LOG_SECONDS)
     _evictions = 0  # since the last log line about them
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -213,9 +212,7 @@ class _GuardedH11Protocol(H11Protocol):
         self.transport.close()
         cls = _GuardedH11Protocol
         cls._evictions += 1
-        now = time.monotonic()
-        if now - cls._last_eviction_log >= _REFUSAL_LOG_SECONDS:
-            cls._last_eviction_log = now
+        if cls._eviction_reports.due():
             log(
                 logging.INFO,
                 "connections at the limit: closed the longest waiting connection of the client holding"
@@ -278,14 +275,11 @@ class _GuardedH11Protocol(H11Protocol):
 
     @classmethod
     def _warn_refused(cls) -> None:
-        now = time.monotonic()
-        if now - _GuardedH11Protocol._last_refusal_log >= _REFUSAL_LOG_SECONDS:
-            _GuardedH11Protocol._last_refusal_log = now
-            log(
-                logging.WARNING,
-                "refusing connections: too many are open",
-                max_connections=cls.limits.max_connections,
-            )
+        cls._refusals.log(
+            logging.WARNING,
+            "refusing connections: too many are open",
+            max_connections=cls.limits.max_connections,
+        )
 
 
 def _no_delay(transport: asyncio.Transport) -> None:
@@ -329,7 +323,7 @@ def quiet_descriptor_exhaustion(loop: asyncio.AbstractEventLoop) -> None:
     beyond the open-file limit, tens of thousands of error records a second (probe: ``ulimit -n
     200``, 400 idle connections: 38,000 records in 5 seconds)."""
     previous = loop.get_exception_handler()
-    last = [-_REFUSAL_LOG_SECONDS]
+    reports = Throttled(_REFUSAL_LOG_SECONDS)
 
     def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         if context.get("message") != _OUT_OF_RESOURCES:
@@ -338,9 +332,7 @@ def quiet_descriptor_exhaustion(loop: asyncio.AbstractEventLoop) -> None:
             else:
                 loop.default_exception_handler(context)
             return
-        now = time.monotonic()
-        if now - last[0] >= _REFUSAL_LOG_SECONDS:
-            last[0] = now
+        if reports.due():
             exc = context.get("exception")
             error = getattr(exc, "strerror", None) or str(exc)
             log(

@@ -40,7 +40,7 @@ from starlette.types import Message, Scope, Send
 
 from docs_mcp_server.handshake import HANDSHAKE_PROTOCOL_VERSIONS
 from docs_mcp_server.http_checks import PROTOCOL_VERSION_HEADER, SESSION_HEADER
-from docs_mcp_server.logs import log
+from docs_mcp_server.logs import Throttled, log
 from docs_mcp_server.options import HttpLimits
 
 REFUSAL_RETRY_SECONDS = 1
@@ -104,7 +104,7 @@ class SessionBudget:
         self.manager = manager  # the SDK's StreamableHTTPSessionManager
         self.sessions: dict[str, _Session] = {}
         self.reserved = 0  # opening requests admitted whose session is not registered yet
-        self._last_refusal_log = -_REFUSAL_LOG_SECONDS
+        self._refusals = Throttled(_REFUSAL_LOG_SECONDS)
 
     # -- the SDK's sessions ------------------------------------------------------------------------
 
@@ -172,15 +172,12 @@ class SessionBudget:
         return min(candidates, key=lambda item: (-held[item[1].client], item[1].last_request))
 
     def _warn_refused(self, client: str) -> None:
-        now = time.monotonic()
-        if now - self._last_refusal_log >= _REFUSAL_LOG_SECONDS:
-            self._last_refusal_log = now
-            log(
-                logging.WARNING,
-                "refusing new sessions: every open session has a request in flight",
-                client=client,
-                max_sessions=self.limits.max_sessions,
-            )
+        self._refusals.log(
+            logging.WARNING,
+            "refusing new sessions: every open session has a request in flight",
+            client=client,
+            max_sessions=self.limits.max_sessions,
+        )
 
     @staticmethod
     async def _end(session: _Session) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -124,3 +125,25 @@ def log(level: int, message: str, **properties: Any) -> None:
     """Log ``message`` with structured ``properties`` on the server's logger."""
     if logger.isEnabledFor(level):
         logger.log(level, message, extra={"properties": properties})
+
+
+class Throttled:
+    """A log line for an event that may repeat in a flood (refused sessions or connections), written
+    at most once every ``seconds``: one line per event would write thousands a second."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._last = float("-inf")  # time.monotonic() of the last line written
+
+    def due(self) -> bool:
+        """Whether a line may be written now (and, if so, counts from now)."""
+        now = time.monotonic()
+        if now - self._last < self.seconds:
+            return False
+        self._last = now
+        return True
+
+    def log(self, level: int, message: str, **properties: Any) -> None:
+        """:func:`log` ``message`` if a line is :meth:`due`."""
+        if self.due():
+            log(level, message, **properties)
