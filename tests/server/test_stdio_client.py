@@ -11,7 +11,7 @@ import json
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -154,6 +154,24 @@ def _get_parent(request_id: int) -> bytes:
 FLOOD = 500  # requests sent to a client that stops reading
 
 
+def _flood(server: RawServer, lines: Iterable[bytes]) -> threading.Thread:
+    """A thread writing ``lines`` to the server's stdin, each flushed, until all are written or the
+    server stops taking them (the test reads nothing meanwhile)."""
+
+    def write() -> None:
+        assert server.proc.stdin is not None
+        try:
+            for line in lines:
+                server.proc.stdin.write(line)
+                server.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
 def test_a_client_that_stops_reading_does_not_grow_the_server(big_index: Path) -> None:
     server = RawServer(big_index, "--log-level", "debug")
     try:
@@ -166,17 +184,7 @@ def test_a_client_that_stops_reading_does_not_grow_the_server(big_index: Path) -
         assert answer_bytes > 150_000, first  # each answer is large
         baseline_kb = server.status("VmHWM")
 
-        def flood() -> None:
-            assert server.proc.stdin is not None
-            try:
-                for request_id in range(3, FLOOD + 3):
-                    server.proc.stdin.write(_get_parent(request_id))
-                server.proc.stdin.flush()
-            except (BrokenPipeError, ValueError):
-                pass
-
-        writer = threading.Thread(target=flood, daemon=True)
-        writer.start()
+        writer = _flood(server, (_get_parent(request_id) for request_id in range(3, FLOOD + 3)))
         server.wait_for_log("input paused until the client reads its answers")
         threads_while_paused = server.status("Threads")
         ids = set()
@@ -242,17 +250,7 @@ def _stop_reading(server: RawServer, end: str) -> None:
     assert server.receive()["id"] == 1000  # what follows is the SDK's to answer, not the early tools'
     assert server.proc.stdin is not None
 
-    def flood() -> None:
-        assert server.proc.stdin is not None
-        try:
-            for request_id in range(2, 300):
-                server.proc.stdin.write(_tools_list(request_id))
-                server.proc.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            pass
-
-    writer = threading.Thread(target=flood, daemon=True)
-    writer.start()
+    writer = _flood(server, (_tools_list(request_id) for request_id in range(2, 300)))
     server.wait_for_log("input paused until the client reads its answers")
     if end == "SIGTERM":
         server.proc.send_signal(signal.SIGTERM)
