@@ -2,7 +2,8 @@
 --index-dir DIR --cases FILE [--cases FILE ...]``.
 
 Agents do not ask the way evaluation cases are written: they end a question with a question mark,
-quote it, put names in backticks or start with ``how do I``. Each variant below rewrites every
+quote it, put names in backticks, name the product or language they also filter on, or start with
+``how do I``. Each variant below rewrites every
 case's query (``--variants`` picks some) and searches again, in process, with the case's filters;
 the script prints MRR@5 of the plain queries and of each variant, and how many cases ranked their
 expected chunk lower or higher than the plain query did, with the first few that moved. A variant
@@ -36,14 +37,26 @@ def _asked(prefix: str) -> Callable[[str], str]:
     return lambda query: query if _ASKING.match(query) or len(query.split()) < 3 else f"{prefix} {query}"
 
 
-VARIANTS: dict[str, Callable[[str], str]] = {
-    "question-mark": lambda q: q.rstrip("?.! ") + "?",
-    "quoted": lambda q: f'"{q}"',
-    "backticks": _ticks,
-    "capitalised": lambda q: q[:1].upper() + q[1:],
-    "how-do-i": _asked("how do I"),
-    "how-to": _asked("how to"),
-    "i-want-to": _asked("I want to"),
+def _restated(query: str, case: EvalCase) -> str:
+    """The case's filter values named before its query (``Python, Dub: folders``), as a reader
+    who filters also says what they filter on; the query itself when the case has no filter."""
+    values = [v[:1].upper() + v[1:] for v in dict(case.filters).values() if v]
+    return f"{', '.join(values)}: {query}" if values else query
+
+
+def _plain(rewrite: Callable[[str], str]) -> Callable[[str, EvalCase], str]:
+    return lambda query, _case: rewrite(query)
+
+
+VARIANTS: dict[str, Callable[[str, EvalCase], str]] = {
+    "question-mark": _plain(lambda q: q.rstrip("?.! ") + "?"),
+    "quoted": _plain(lambda q: f'"{q}"'),
+    "backticks": _plain(_ticks),
+    "capitalised": _plain(lambda q: q[:1].upper() + q[1:]),
+    "filters-named": _restated,
+    "how-do-i": _plain(_asked("how do I")),
+    "how-to": _plain(_asked("how to")),
+    "i-want-to": _plain(_asked("I want to")),
 }
 MOVED_SHOWN = 3
 
@@ -91,12 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     moved: dict[str, list[str]] = {}
     for name in chosen:
         rewrite = VARIANTS[name]
-        ranks = [rank_of(engine, case, rewrite(case.query)) for case in cases]
+        ranks = [rank_of(engine, case, rewrite(case.query, case)) for case in cases]
         lower = [i for i, (a, b) in enumerate(zip(plain, ranks, strict=True)) if (b or 6) > (a or 6)]
         higher = sum((b or 6) < (a or 6) for a, b in zip(plain, ranks, strict=True))
         print(f"| {name:<13} | {mrr(ranks):>6.3f} | {len(lower):>5} | {higher:>6} |")
         moved[name] = [
-            f"{rewrite(cases[i].query)!r}: {plain[i] or '-'} -> {ranks[i] or '-'}"
+            f"{rewrite(cases[i].query, cases[i])!r}: {plain[i] or '-'} -> {ranks[i] or '-'}"
             for i in lower[:MOVED_SHOWN]
         ]
     for name, lines in moved.items():

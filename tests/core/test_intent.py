@@ -92,6 +92,7 @@ def test_page_names_come_from_the_file_the_folder_of_a_readme_and_the_title() ->
 def test_a_topic_key_is_the_short_query_joined_without_stop_words_named_values_or_plural() -> None:
     assert topic_key(["environment", "variables"], []) == "environmentvariable"
     assert topic_key(["the", "webhooks", "in", "python"], ["python"]) == "webhook"
+    assert topic_key(["node", "webhooks"], ["typescript"]) == "webhook"  # an alias of a named value
     assert topic_key(["how", "do", "i", "create", "a", "new", "link", "for", "a", "partner"], []) is None
     assert topic_key(["the"], []) is None
 

@@ -51,6 +51,7 @@ from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings
 from docs_mcp_core.ranking import generic_headings, identifier_parts
 from docs_mcp_core.search.analyzer import analyze_words
 from docs_mcp_core.search.command_pages import command_names, is_man_header, tool_prefixes
+from docs_mcp_core.search.cues import LANGUAGE_ALIASES
 from docs_mcp_core.search.introductions import introductions, page_name
 from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.row_catalog import RowCatalog, members
@@ -259,10 +260,16 @@ def page_names(filepath: str, breadcrumb: str) -> set[str]:
 
 
 def topic_key(terms: Sequence[str], named_values: Sequence[str]) -> str | None:
-    """The page name a topic query asks for: its words (no stop words, no taxonomy values it
-    names) joined, without a plural ``s``; None when the query is not that short."""
+    """The page name a topic query asks for: its words (no stop words, none of the taxonomy
+    ``named_values``, the query's cues and its filters' values, nor a language's alias of one:
+    ``Node: webhooks`` under ``language=typescript``) joined, without a plural ``s``; None when the
+    query is not that short."""
     skip = {v.lower() for v in named_values}
-    words = [t for t in terms if t not in STOP_WORDS and t not in skip]
+    words = [
+        t
+        for t in terms
+        if t not in STOP_WORDS and t not in skip and skip.isdisjoint(LANGUAGE_ALIASES.get(t, ()))
+    ]
     if not 1 <= len(words) <= TOPIC_MAX_WORDS:
         return None
     return page_name("".join(words)) or None

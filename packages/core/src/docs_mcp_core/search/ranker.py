@@ -411,7 +411,7 @@ class Ranker:
         if heading is not None and intent is not None and describes(terms, query.names_identifier):
             self._openings.boost(rows, score, heading, intent.model, weights.opening)
         if intent is not None and weights.topic and not query.writes_a_key_shape:  # a definition, no topic
-            topic = intent.topic_rows(topic_key(query.terms, list(cues.values())))
+            topic = intent.topic_rows(topic_key(query.terms, [*cues.values(), *filters.values()]))
             topic = neutral_introductions(topic, catalog.taxonomy, {*filters, *cues})
             topic_boost(rows, score, catalog.prior, topic, weights.topic)
         return order(rows, score, catalog.sort_rank, depth=catalog.depth)
