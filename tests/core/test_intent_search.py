@@ -123,9 +123,18 @@ def test_a_topic_query_finds_the_overview_of_the_page_it_names_even_as_one_compo
     assert hits[0].chunk_id == "python/docs/sdks/paymentlinks/README.md#paymentlinks/overview"
 
 
-@pytest.mark.parametrize("query", ["Python: payment links", "payment links in Python", "py payment links"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Python: payment links",
+        "payment links in Python",
+        "py payment links",
+        "payment links in the Python SDK",
+    ],
+)
 def test_a_topic_query_that_names_its_filter_is_still_a_topic(engine: SearchEngine, query: str) -> None:
-    # a filtered key gives no cue, so its value (or an alias of it) read as a word of the topic
+    # a filtered key gives no cue, so its value (or an alias of it) read as a word of the topic;
+    # "SDK" qualifies the language, it names no page
     hits = engine.search(query, limit=5, filters={"language": "python"}).hits
     assert hits[0].chunk_id == "python/docs/sdks/paymentlinks/README.md#paymentlinks/overview"
 

@@ -259,6 +259,11 @@ def page_names(filepath: str, breadcrumb: str) -> set[str]:
     return {name for name in map(page_name, names) if name}
 
 
+# "in the Python SDK" says which SDK, as a filter does; it names no page of one (a query of that
+# word alone keeps it)
+_QUALIFIERS = frozenset({"sdk", "sdks"})
+
+
 def topic_key(terms: Sequence[str], named_values: Sequence[str]) -> str | None:
     """The page name a topic query asks for: its words (no stop words, none of the taxonomy
     ``named_values``, the query's cues and its filters' values, nor a language's alias of one:
@@ -270,6 +275,7 @@ def topic_key(terms: Sequence[str], named_values: Sequence[str]) -> str | None:
         for t in terms
         if t not in STOP_WORDS and t not in skip and skip.isdisjoint(LANGUAGE_ALIASES.get(t, ()))
     ]
+    words = [t for t in words if t not in _QUALIFIERS] or words
     if not 1 <= len(words) <= TOPIC_MAX_WORDS:
         return None
     return page_name("".join(words)) or None
