@@ -124,6 +124,30 @@ def test_a_page_cited_as_a_manual_page_with_its_section_finds_its_description(
         assert hits[0].chunk_id == f"commands/cargo-{verb}.md#cargo-{verb}1/description", query
 
 
+FAQ = """# Frequently asked questions
+
+## Who may publish a new version
+
+Only an owner may publish: an owner added by another owner, a team owner of a GitHub team, or the
+owner who first published the crate. Ask an owner to add you as an owner before you publish.
+"""
+
+
+@pytest.mark.parametrize("query", ["owner in cargo", "cargo: owner", "owner with cargo"])
+def test_a_topic_with_the_products_name_is_still_that_topic(
+    tmp_path_factory: pytest.TempPathFactory, query: str
+) -> None:
+    # "cargo" is in every command page's text: it names the book, not one page of it; read as a
+    # word of the topic, the topic ("ownercargo") named no page
+    pages = {f"commands/{command}.md": man_page(command) for command in COMMANDS}
+    engine = SearchEngine.open(build_pages(tmp_path_factory, "product", {**pages, "faq.md": FAQ}))
+    ranker = engine._ranker
+    assert ranker._names_corpus("cargo")
+    assert not ranker._names_corpus("owner")
+    hits = engine.search(query, limit=3).hits
+    assert hits[0].chunk_id == "commands/cargo-owner.md#cargo-owner1/description", query
+
+
 def test_a_short_flag_with_its_command_finds_that_commands_options(man_pages: Path) -> None:
     engine = SearchEngine.open(man_pages)
     # -i: a stop word once read as a word, leaving "cargo tree", a page's name, as a topic query

@@ -95,6 +95,8 @@ def test_a_topic_key_is_the_short_query_joined_without_stop_words_named_values_o
     assert topic_key(["node", "webhooks"], ["typescript"]) == "webhook"  # an alias of a named value
     assert topic_key(["webhooks", "sdk"], ["python"]) == "webhook"  # "SDK" qualifies, it names no page
     assert topic_key(["python", "sdk"], ["python"]) == "sdk"  # ... unless it is all there is
+    assert topic_key(["tools", "in", "uv"], [], lambda w: w == "uv") == "tool"  # the product's name
+    assert topic_key(["uv"], [], lambda w: w == "uv") == "uv"
     assert topic_key(["how", "do", "i", "create", "a", "new", "link", "for", "a", "partner"], []) is None
     assert topic_key(["the"], []) is None
 

@@ -43,6 +43,7 @@ steps.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -118,7 +119,7 @@ class SearchEngine:
             atable=atable, catalog=self._catalog, columns=self._columns, taxonomy_keys=self._taxonomy_keys
         )
         self._hits = HitReader(self._rows)
-        self._ranker = self._open_ranker(parts.intent)
+        self._ranker = self._open_ranker(parts.intent, parts.lexical)
         self._documents = Documents(table=table, catalog=self._catalog, columns=self._columns, secret=secret)
         self._documents.configure(token_encoding=options.token_encoding, contents=parts.content)
         vector = None
@@ -179,7 +180,7 @@ class SearchEngine:
             heading=heading,
         )
 
-    def _open_ranker(self, intent: IntentIndex | None) -> Ranker:
+    def _open_ranker(self, intent: IntentIndex | None, lexical: LexicalIndex | None) -> Ranker:
         options = self.options
         return Ranker(
             catalog=self._catalog,
@@ -196,6 +197,7 @@ class SearchEngine:
             dedup=DEDUP_COLUMN in self._columns,
             intent=intent,
             auto_include=self.metadata.auto_include,
+            text_share=functools.partial(lexical.row_share, "search_text") if lexical is not None else None,
         )
 
     def _wanted(self, query_embedder: EmbeddingProvider | None) -> Callable[[frozenset[str]], Wanted]:

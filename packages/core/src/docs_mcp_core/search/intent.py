@@ -42,7 +42,7 @@ import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -264,18 +264,21 @@ def page_names(filepath: str, breadcrumb: str) -> set[str]:
 _QUALIFIERS = frozenset({"sdk", "sdks"})
 
 
-def topic_key(terms: Sequence[str], named_values: Sequence[str]) -> str | None:
+def topic_key(
+    terms: Sequence[str], named_values: Sequence[str], names_corpus: Callable[[str], bool] | None = None
+) -> str | None:
     """The page name a topic query asks for: its words (no stop words, none of the taxonomy
     ``named_values``, the query's cues and its filters' values, nor a language's alias of one:
-    ``Node: webhooks`` under ``language=typescript``) joined, without a plural ``s``; None when the
-    query is not that short."""
+    ``Node: webhooks`` under ``language=typescript``; nor, by ``names_corpus``, a word that names
+    the whole corpus, ``uv`` in uv's docs) joined, without a plural ``s``; None when the query is
+    not that short."""
     skip = {v.lower() for v in named_values}
     words = [
         t
         for t in terms
         if t not in STOP_WORDS and t not in skip and skip.isdisjoint(LANGUAGE_ALIASES.get(t, ()))
     ]
-    words = [t for t in words if t not in _QUALIFIERS] or words
+    words = [t for t in words if t not in _QUALIFIERS and not (names_corpus and names_corpus(t))] or words
     if not 1 <= len(words) <= TOPIC_MAX_WORDS:
         return None
     return page_name("".join(words)) or None

@@ -341,6 +341,18 @@ class LexicalIndex:
         }
         return cls(fields, int(part.meta["size"]), scoring)
 
+    def row_share(self, column: str, word: str) -> float:
+        """The share of rows whose ``column`` holds ``word`` (as its one index term; 0 for a word
+        the analyzer drops, splits or the column lacks)."""
+        field = self.fields.get(column)
+        if field is None or not self.size:
+            return 0.0
+        terms = analyze(word, self.scoring.stop_words)
+        index = field.terms.get(terms[0]) if len(terms) == 1 else None
+        if index is None:
+            return 0.0
+        return float(field.offsets[index + 1] - field.offsets[index]) / self.size
+
     def _query_terms(self, terms: list[str]) -> dict[str, int]:
         counts = Counter(terms)
         return dict(counts) if self.scoring.counts_repeated_terms else dict.fromkeys(counts, 1)

@@ -94,6 +94,9 @@ __all__ = [
 ]
 
 RRF_K = 60
+# a word in this share of the sections' text names the corpus, the product (uv in 94 % of uv's
+# docs, cargo 85 %, fastify 77 %; a topic word at most 44 %), not a page of it
+CORPUS_WORD_SHARE = 0.6
 
 
 @dataclass(frozen=True)
@@ -289,9 +292,12 @@ class Ranker:
         dedup: bool,
         intent: IntentIndex | None = None,
         auto_include: AutoInclude | None = None,
+        text_share: Callable[[str], float] | None = None,
     ) -> None:
         """``intent``: the intent signals' attributes, when the derived files hold them (else they
-        are derived on first use); ``auto_include``: the index's auto-include rule of its filters."""
+        are derived on first use); ``auto_include``: the index's auto-include rule of its filters;
+        ``text_share``: the share of rows whose text holds a word (for the words that name the whole
+        corpus, which name no topic)."""
         self._catalog = catalog
         self._reader = reader
         self._taxonomy = {k: list(v) for k, v in taxonomy.items()}
@@ -304,6 +310,7 @@ class Ranker:
         self._intent_loaded = intent is not None
         self._openings = Openings(catalog.chunk_ids, catalog.openings)
         self._auto_include = auto_include
+        self._text_share = text_share
 
     async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
         """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""
@@ -350,6 +357,10 @@ class Ranker:
             if included is not None:
                 factor = factor * np.where(included, weights.included, 1.0)
         return factor
+
+    def _names_corpus(self, word: str) -> bool:
+        """Whether ``word`` names the whole corpus (the product: in most sections' text), not a topic."""
+        return self._text_share is not None and self._text_share(word) >= CORPUS_WORD_SHARE
 
     def _original(self, legs: Mapping[str, Leg]) -> Ranked:
         """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
@@ -411,7 +422,10 @@ class Ranker:
         if heading is not None and intent is not None and describes(terms, query.names_identifier):
             self._openings.boost(rows, score, heading, intent.model, weights.opening)
         if intent is not None and weights.topic and not query.writes_a_key_shape:  # a definition, no topic
-            topic = intent.topic_rows(topic_key(query.terms, [*cues.values(), *filters.values()]))
+            named = [*cues.values(), *filters.values()]
+            topic = intent.topic_rows(topic_key(query.terms, named))
+            if not len(topic):  # no page so named: perhaps with the product's name (``tools in uv``)
+                topic = intent.topic_rows(topic_key(query.terms, named, self._names_corpus))
             topic = neutral_introductions(topic, catalog.taxonomy, {*filters, *cues})
             topic_boost(rows, score, catalog.prior, topic, weights.topic)
         return order(rows, score, catalog.sort_rank, depth=catalog.depth)
