@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from docs_mcp_core.search.intent import (
+    TOPIC_QUALIFIERS,
     VERB_GROUPS,
     IntentIndex,
     describes,
@@ -93,8 +94,12 @@ def test_a_topic_key_is_the_short_query_joined_without_stop_words_named_values_o
     assert topic_key(["environment", "variables"], []) == "environmentvariable"
     assert topic_key(["the", "webhooks", "in", "python"], ["python"]) == "webhook"
     assert topic_key(["node", "webhooks"], ["typescript"]) == "webhook"  # an alias of a named value
-    assert topic_key(["webhooks", "sdk"], ["python"]) == "webhook"  # "SDK" qualifies, it names no page
-    assert topic_key(["python", "sdk"], ["python"]) == "sdk"  # ... unless it is all there is
+    qualifier = TOPIC_QUALIFIERS.__contains__
+    assert topic_key(["webhooks", "sdk"], ["python"], qualifier) == "webhook"  # "SDK" names no page
+    assert topic_key(["the", "hooks", "page"], [], qualifier) == "hook"
+    assert topic_key(["about", "hooks"], [], qualifier) == "hook"
+    assert topic_key(["python", "sdk"], ["python"], qualifier) == "sdk"  # ... unless it is all there is
+    assert topic_key(["webhooks", "docs"], []) == "webhooksdoc"  # read whole first: a page may be so named
     assert topic_key(["tools", "in", "uv"], [], lambda w: w == "uv") == "tool"  # the product's name
     assert topic_key(["uv"], [], lambda w: w == "uv") == "uv"
     assert topic_key(["how", "do", "i", "create", "a", "new", "link", "for", "a", "partner"], []) is None

@@ -139,6 +139,15 @@ def test_a_topic_query_that_names_its_filter_is_still_a_topic(engine: SearchEngi
     assert hits[0].chunk_id == "python/docs/sdks/paymentlinks/README.md#paymentlinks/overview"
 
 
+@pytest.mark.parametrize("query", ["payment links docs", "about payment links", "the payment links page"])
+def test_a_topic_asked_for_its_page_in_other_words_is_still_that_topic(
+    engine: SearchEngine, query: str
+) -> None:
+    # "docs", "about", "page" say what kind of answer is wanted, not which page
+    hits = engine.search(query, limit=5, filters={"language": "python"}).hits
+    assert hits[0].chunk_id == "python/docs/sdks/paymentlinks/README.md#paymentlinks/overview"
+
+
 def test_a_topic_without_a_language_finds_the_page_of_no_language(engine: SearchEngine) -> None:
     hits = engine.search("payment links", limit=5).hits
     assert hits[0].chunk_id == "docs/guides/concepts/selling/paymentlinks.md#_preamble"

@@ -259,26 +259,40 @@ def page_names(filepath: str, breadcrumb: str) -> set[str]:
     return {name for name in map(page_name, names) if name}
 
 
-# "in the Python SDK" says which SDK, as a filter does; it names no page of one (a query of that
-# word alone keeps it)
-_QUALIFIERS = frozenset({"sdk", "sdks"})
+# Words that say what kind of answer is wanted, not which page: "folders docs", "the tools page",
+# "about hooks", "subscribers overview", "in the Python SDK" (which SDK, as a filter says)
+TOPIC_QUALIFIERS = frozenset(
+    {
+        "sdk",
+        "sdks",
+        "docs",
+        "doc",
+        "documentation",
+        "overview",
+        "about",
+        "page",
+        "pages",
+        "intro",
+        "introduction",
+    }
+)
 
 
 def topic_key(
-    terms: Sequence[str], named_values: Sequence[str], names_corpus: Callable[[str], bool] | None = None
+    terms: Sequence[str], named_values: Sequence[str], leave_out: Callable[[str], bool] | None = None
 ) -> str | None:
     """The page name a topic query asks for: its words (no stop words, none of the taxonomy
     ``named_values``, the query's cues and its filters' values, nor a language's alias of one:
-    ``Node: webhooks`` under ``language=typescript``; nor, by ``names_corpus``, a word that names
-    the whole corpus, ``uv`` in uv's docs) joined, without a plural ``s``; None when the query is
-    not that short."""
+    ``Node: webhooks`` under ``language=typescript``; nor those ``leave_out`` says, unless no
+    other word is left) joined, without a plural ``s``; None when the query is not that short."""
     skip = {v.lower() for v in named_values}
     words = [
         t
         for t in terms
         if t not in STOP_WORDS and t not in skip and skip.isdisjoint(LANGUAGE_ALIASES.get(t, ()))
     ]
-    words = [t for t in words if t not in _QUALIFIERS and not (names_corpus and names_corpus(t))] or words
+    if leave_out is not None:
+        words = [t for t in words if not leave_out(t)] or words
     if not 1 <= len(words) <= TOPIC_MAX_WORDS:
         return None
     return page_name("".join(words)) or None

@@ -51,6 +51,7 @@ from docs_mcp_core.search.cues import cue_factors, query_cues
 from docs_mcp_core.search.every import asks_for_every, weigh_every
 from docs_mcp_core.search.filters import admitted_by_rule
 from docs_mcp_core.search.intent import (
+    TOPIC_QUALIFIERS,
     UNDO_GROUP,
     IntentIndex,
     describes,
@@ -362,6 +363,11 @@ class Ranker:
         """Whether ``word`` names the whole corpus (the product: in most sections' text), not a topic."""
         return self._text_share is not None and self._text_share(word) >= CORPUS_WORD_SHARE
 
+    def _leaves_topic(self, word: str) -> bool:
+        """Whether a topic query's ``word`` is left out of the page name it asks for when the whole
+        query names no page: a qualifier (``tools docs``) or the product's name (``tools in uv``)."""
+        return word in TOPIC_QUALIFIERS or self._names_corpus(word)
+
     def _original(self, legs: Mapping[str, Leg]) -> Ranked:
         """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
         rows, score = summed(*original_contributions(legs, self._original_weights))
@@ -424,8 +430,8 @@ class Ranker:
         if intent is not None and weights.topic and not query.writes_a_key_shape:  # a definition, no topic
             named = [*cues.values(), *filters.values()]
             topic = intent.topic_rows(topic_key(query.terms, named))
-            if not len(topic):  # no page so named: perhaps with the product's name (``tools in uv``)
-                topic = intent.topic_rows(topic_key(query.terms, named, self._names_corpus))
+            if not len(topic):  # no page so named: without the product's name or a qualifier?
+                topic = intent.topic_rows(topic_key(query.terms, named, self._leaves_topic))
             topic = neutral_introductions(topic, catalog.taxonomy, {*filters, *cues})
             topic_boost(rows, score, catalog.prior, topic, weights.topic)
         return order(rows, score, catalog.sort_rank, depth=catalog.depth)
