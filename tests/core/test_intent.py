@@ -98,6 +98,8 @@ def test_a_topic_key_is_the_short_query_joined_without_stop_words_named_values_o
     assert topic_key(["webhooks", "sdk"], ["python"], qualifier) == "webhook"  # "SDK" names no page
     assert topic_key(["the", "hooks", "page"], [], qualifier) == "hook"
     assert topic_key(["about", "hooks"], [], qualifier) == "hook"
+    assert topic_key(["how", "does", "caching", "work"], [], qualifier) == "caching"
+    assert topic_key(["workspaces", "explained"], [], qualifier) == "workspace"
     assert topic_key(["python", "sdk"], ["python"], qualifier) == "sdk"  # ... unless it is all there is
     assert topic_key(["webhooks", "docs"], []) == "webhooksdoc"  # read whole first: a page may be so named
     assert topic_key(["tools", "in", "uv"], [], lambda w: w == "uv") == "tool"  # the product's name

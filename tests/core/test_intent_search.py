@@ -139,7 +139,10 @@ def test_a_topic_query_that_names_its_filter_is_still_a_topic(engine: SearchEngi
     assert hits[0].chunk_id == "python/docs/sdks/paymentlinks/README.md#paymentlinks/overview"
 
 
-@pytest.mark.parametrize("query", ["payment links docs", "about payment links", "the payment links page"])
+@pytest.mark.parametrize(
+    "query",
+    ["payment links docs", "about payment links", "the payment links page", "how do payment links work"],
+)
 def test_a_topic_asked_for_its_page_in_other_words_is_still_that_topic(
     engine: SearchEngine, query: str
 ) -> None:

@@ -260,21 +260,11 @@ def page_names(filepath: str, breadcrumb: str) -> set[str]:
 
 
 # Words that say what kind of answer is wanted, not which page: "folders docs", "the tools page",
-# "about hooks", "subscribers overview", "in the Python SDK" (which SDK, as a filter says)
+# "about hooks", "subscribers overview", "how does caching work", "workspaces explained", "in the
+# Python SDK" (which SDK, as a filter says)
 TOPIC_QUALIFIERS = frozenset(
-    {
-        "sdk",
-        "sdks",
-        "docs",
-        "doc",
-        "documentation",
-        "overview",
-        "about",
-        "page",
-        "pages",
-        "intro",
-        "introduction",
-    }
+    "sdk sdks docs doc documentation overview about page pages intro introduction work works explain "  # noqa: SIM905
+    "explained explanation guide tutorial info information".split()
 )
 
 
