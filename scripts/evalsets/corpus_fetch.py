@@ -1,16 +1,19 @@
 """Pieces the scripts that fetch an evaluation corpus share: a pinned commit's files out of a clone,
-the files of an archive, and an output folder replaced only once its new contents are complete."""
+the files of an archive, an output folder replaced only once its new contents are complete, the
+manifest and provenance written beside the files, and the command line of a fetch from a clone."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from evalset_common import EvalSetError
+from evalset_common import EvalSetError, fail
 
 T = TypeVar("T")
 
@@ -86,3 +89,33 @@ def replace_folder(out: Path, prefix: str, fill: Callable[[Path], T]) -> T:
             out.rename(Path(tmp) / "old")
         staging.rename(out)
     return result
+
+
+def write_provenance(folder: Path, manifest: Mapping[str, Any], source: str) -> None:
+    """The corpus's ``.docs-mcp.json`` and its ``SOURCE.txt`` (where the files came from, under
+    which licence, and what was changed or added)."""
+    (folder / ".docs-mcp.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (folder / "SOURCE.txt").write_text(source, encoding="utf-8")
+
+
+def clone_fetch_main(
+    argv: Sequence[str] | None,
+    *,
+    description: str,
+    repository: str,
+    default_out: Path,
+    fetch: Callable[[Path, Path], str],
+) -> int:
+    """The command line of a script that copies a corpus out of a clone: ``--git-dir`` and ``--out``;
+    ``fetch(out, git_dir)`` says what it wrote."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--git-dir", type=Path, required=True, help=f"a clone of {repository} (bare or not)")
+    parser.add_argument(
+        "--out", type=Path, default=default_out, help=f"default: evals/corpora/{default_out.name}"
+    )
+    args = parser.parse_args(argv)
+    try:
+        print(fetch(args.out, args.git_dir))
+    except EvalSetError as exc:
+        return fail(str(exc))
+    return 0

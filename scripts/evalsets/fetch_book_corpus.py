@@ -26,16 +26,14 @@ the new one is complete.
 
 from __future__ import annotations
 
-import argparse
 import io
-import json
 import sys
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from corpus_fetch import archive_at, replace_folder, tar_files, write_into
-from evalset_common import EVALS_DIR, EvalSetError, fail
+from corpus_fetch import archive_at, clone_fetch_main, replace_folder, tar_files, write_into, write_provenance
+from evalset_common import EVALS_DIR, EvalSetError
 
 REPOSITORY = "rust-lang/cargo"
 COMMIT = "af373f761aa4e42b093c2e453078fd73c8ce54dd"  # 2026-08-22
@@ -95,12 +93,12 @@ def fetch(out: Path, git_dir: Path) -> str:
         files = unpack(archive, staging)
         if not (staging / "commands").is_dir():
             raise EvalSetError(f"{BOOK}commands/ is missing at {COMMIT[:12]}; is the commit right?")
-        (staging / ".docs-mcp.json").write_text(json.dumps(MANIFEST, indent=2) + "\n", encoding="utf-8")
-        (staging / "SOURCE.txt").write_text(
+        write_provenance(
+            staging,
+            MANIFEST,
             f"https://github.com/{REPOSITORY} at commit {COMMIT}: {BOOK}**/*.md and {', '.join(LICENSES)}.\n"
             f"Licence: MIT or Apache-2.0 (both files beside this one).\n"
             f"Unchanged; .docs-mcp.json added (scripts/evalsets/fetch_book_corpus.py).\n",
-            encoding="utf-8",
         )
         return files
 
@@ -109,17 +107,13 @@ def fetch(out: Path, git_dir: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Copy the Cargo book at a pinned commit out of a clone.")
-    parser.add_argument("--git-dir", type=Path, required=True, help=f"a clone of {REPOSITORY} (bare or not)")
-    parser.add_argument(
-        "--out", type=Path, default=EVALS_DIR / "corpora" / NAME, help=f"default: evals/corpora/{NAME}"
+    return clone_fetch_main(
+        argv,
+        description="Copy the Cargo book at a pinned commit out of a clone.",
+        repository=REPOSITORY,
+        default_out=EVALS_DIR / "corpora" / NAME,
+        fetch=fetch,
     )
-    args = parser.parse_args(argv)
-    try:
-        print(fetch(args.out, args.git_dir))
-    except EvalSetError as exc:
-        return fail(str(exc))
-    return 0
 
 
 if __name__ == "__main__":

@@ -27,17 +27,15 @@ the new one is complete.
 
 from __future__ import annotations
 
-import argparse
 import io
-import json
 import re
 import sys
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from corpus_fetch import archive_at, replace_folder, tar_files, write_into
-from evalset_common import EVALS_DIR, EvalSetError, fail
+from corpus_fetch import archive_at, clone_fetch_main, replace_folder, tar_files, write_into, write_provenance
+from evalset_common import EVALS_DIR, EvalSetError
 
 REPOSITORY = "astral-sh/uv"
 COMMIT = "28a8194a67726b93524e3ade42d0db884519ec73"  # 2025-12-06, the last with the generated reference
@@ -120,13 +118,13 @@ def fetch(out: Path, git_dir: Path) -> str:
 
     def fill(staging: Path) -> int:
         files = unpack(archive, staging)
-        (staging / ".docs-mcp.json").write_text(json.dumps(MANIFEST, indent=2) + "\n", encoding="utf-8")
-        (staging / "SOURCE.txt").write_text(
+        write_provenance(
+            staging,
+            MANIFEST,
             f"https://github.com/{REPOSITORY} at commit {COMMIT}: docs/**/*.md and {', '.join(LICENSES)}.\n"
             f"Licence: MIT or Apache-2.0 (both files beside this one).\n"
             f"Changed: docs/{CLI_PAGE} written as one page per command under reference/cli/ "
             f"(scripts/evalsets/fetch_cli_corpus.py); .docs-mcp.json added.\n",
-            encoding="utf-8",
         )
         return files
 
@@ -135,17 +133,13 @@ def fetch(out: Path, git_dir: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Copy uv's documentation at a pinned commit out of a clone.")
-    parser.add_argument("--git-dir", type=Path, required=True, help=f"a clone of {REPOSITORY} (bare or not)")
-    parser.add_argument(
-        "--out", type=Path, default=EVALS_DIR / "corpora" / NAME, help="default: evals/corpora/uv-docs"
+    return clone_fetch_main(
+        argv,
+        description="Copy uv's documentation at a pinned commit out of a clone.",
+        repository=REPOSITORY,
+        default_out=EVALS_DIR / "corpora" / NAME,
+        fetch=fetch,
     )
-    args = parser.parse_args(argv)
-    try:
-        print(fetch(args.out, args.git_dir))
-    except EvalSetError as exc:
-        return fail(str(exc))
-    return 0
 
 
 if __name__ == "__main__":
