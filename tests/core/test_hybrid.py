@@ -372,6 +372,11 @@ OUTAGES = {
         "429",
     ),
     "connection dropped twice": ([Fault(kind="drop"), Fault(kind="drop")], 2, "could not reach"),
+    "a NaN vector (not retried)": (
+        [Fault(status=200, body={"data": [{"index": 0, "embedding": [float("nan")] * DIMS}]})],
+        1,
+        "NaN or infinite",
+    ),
 }
 
 

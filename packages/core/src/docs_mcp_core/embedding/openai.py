@@ -119,7 +119,7 @@ def _error_detail(body: str) -> str:
     """The ``error.message`` of an OpenAI error body, or the raw body, cut to 500 characters."""
     try:
         payload = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested too deeply to parse
         return body[:500]
     if isinstance(payload, dict):
         error = payload.get("error")
@@ -339,7 +339,7 @@ class OpenAIEmbeddingProvider:
         body = self.call_with_retry("embeddings", call)
         try:
             payload = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested too deeply to parse
             preview = body[:200].decode("utf-8", errors="replace")
             raise OpenAIRequestError(
                 f"OpenAI embeddings response is not valid JSON: {preview!r}", status=None, transient=False
@@ -369,7 +369,7 @@ class OpenAIEmbeddingProvider:
                 raise OpenAIRequestError(
                     "OpenAI embeddings response was missing one or more vectors", status=None, transient=False
                 )
-            self.check_dimensions(len(vector))
+            self.check_vector(vector)
             vectors.append(vector)
         if len(vectors) != len(inputs) or sorted(int(i["index"]) for i in items) != list(range(len(inputs))):
             raise OpenAIRequestError(
@@ -386,13 +386,24 @@ class OpenAIEmbeddingProvider:
         """An ``embedding`` field of a response (``None`` when it is not a vector)."""
         return _decode_vector(raw)
 
-    def check_dimensions(self, got: int) -> None:
-        """Raise when a returned vector has ``got`` dimensions instead of the configured ones."""
+    def check_vector(self, vector: Sequence[float]) -> None:
+        """Raise when a returned vector has other dimensions than the configured ones, or holds NaN
+        or infinity (which would poison the index: LanceDB refuses NaN, and infinity breaks every
+        distance to it)."""
+        got = len(vector)
         if got != self.dimensions:
             raise OpenAIRequestError(
                 f"embedding dimension mismatch: model '{self.model}' at {self.base_url} returned "
                 f"{got}-dimensional vectors but {self.dimensions} are configured; set "
                 f"--embedding-dimensions {got} (or a size the model supports)",
+                status=None,
+                transient=False,
+            )
+        if not all(math.isfinite(x) for x in vector):
+            raise OpenAIRequestError(
+                f"OpenAI embeddings response holds a vector with NaN or infinite values (model "
+                f"'{self.model}' at {self.base_url}); the API's answer cannot be indexed or searched. "
+                "Check --embedding-base-url points at a working embeddings API.",
                 status=None,
                 transient=False,
             )

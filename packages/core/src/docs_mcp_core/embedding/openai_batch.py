@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from docs_mcp_core.embedding.provider import EmbedProgress, format_duration, sha256hex
@@ -44,7 +44,7 @@ class BatchApi(Protocol):
     def client(self) -> Any: ...
     def dimensions_field(self) -> dict[str, Any]: ...
     def decode_vector(self, raw: object) -> list[float] | None: ...
-    def check_dimensions(self, got: int) -> None: ...
+    def check_vector(self, vector: Sequence[float]) -> None: ...
     def call_with_retry(self, what: str, call: Callable[[], _T]) -> _T: ...
     def report_progress(self, event: EmbedProgress) -> None: ...
 
@@ -132,7 +132,7 @@ class OpenAIBatchJob:
         body = self._api.call_with_retry(what, call)
         try:
             payload = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested too deeply to parse
             payload = None
         if not isinstance(payload, dict):
             preview = body[:200].decode("utf-8", errors="replace")
@@ -291,14 +291,14 @@ class OpenAIBatchJob:
             "batch results download", lambda: client.files.with_raw_response.content(output_file_id).content
         )
         vectors: list[list[float] | None] = [None] * count
-        for raw_line in body.decode("utf-8").splitlines():
+        for raw_line in body.decode("utf-8", errors="replace").splitlines():
             if not raw_line.strip():
                 continue
             try:
                 row = json.loads(raw_line)
                 custom_id = str(row["custom_id"])
                 index = int(custom_id.removeprefix("req-"))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 raise OpenAIRequestError(
                     f"OpenAI batch results contain an unreadable line: {raw_line[:200]!r}",
                     status=None,
@@ -323,7 +323,7 @@ class OpenAIBatchJob:
                     status=None,
                     transient=False,
                 )
-            self._api.check_dimensions(len(vector))
+            self._api.check_vector(vector)
             vectors[index] = vector
         missing = sum(1 for v in vectors if v is None)
         if missing:

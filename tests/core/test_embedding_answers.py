@@ -1,0 +1,117 @@
+"""Hostile answers from an OpenAI-compatible embeddings API: a build fails naming what the API got
+wrong and leaves the previous index as it was; nothing reaches the index that would poison it.
+
+A real HTTP server speaks the OpenAI protocol (``tests/fakes``) and is scripted to answer with NaN
+or infinite vectors, JSON nested too deeply to parse, or batch results that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docs_mcp_core.embedding import OpenAIEmbeddingProvider
+from docs_mcp_core.errors import EmbeddingError
+from tests.fakes.openai_server import FakeOpenAI, Fault
+from tests.support.hybrid_corpus import DIMS, MODEL, build, make_corpus
+
+pytestmark = pytest.mark.integration  # listens on ports
+
+DEEP_JSON = b"[" * 100_000 + b"]" * 100_000  # json.loads raises RecursionError on it
+
+
+@pytest.fixture
+def api() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def answer(*vectors: object) -> Fault:
+    """A 200 answer carrying ``vectors`` as its ``embedding`` fields, in input order."""
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    return Fault(status=200, body={"object": "list", "data": data, "model": MODEL})
+
+
+def base64_vector(*values: float) -> str:
+    return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
+
+
+def provider(api: FakeOpenAI, **kwargs: object) -> OpenAIEmbeddingProvider:
+    options: dict[str, object] = {
+        "api_key": api.api_key,
+        "base_url": api.base_url,
+        "model": MODEL,
+        "dimensions": 4,
+        "max_retries": 0,
+    }
+    options.update(kwargs)
+    return OpenAIEmbeddingProvider(**options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "vector",
+    [
+        pytest.param([0.5, float("nan"), 0.5, 0.5], id="NaN as JSON"),
+        pytest.param([0.5, float("-inf"), 0.5, 0.5], id="infinity as JSON"),
+        pytest.param(base64_vector(0.5, 0.5, float("inf"), 0.5), id="infinity as base64"),
+        pytest.param(base64_vector(float("nan"), 0.5, 0.5, 0.5), id="NaN as base64"),
+    ],
+)
+def test_a_vector_with_nan_or_infinity_is_refused(api: FakeOpenAI, vector: object) -> None:
+    api.script("embeddings", answer([0.5] * 4, vector))
+    with pytest.raises(EmbeddingError, match="holds a vector with NaN or infinite values"):
+        provider(api).embed(["a", "b"])
+
+
+def test_json_nested_too_deeply_is_not_valid_json(api: FakeOpenAI) -> None:
+    api.script("embeddings", Fault(status=200, body=DEEP_JSON))
+    with pytest.raises(EmbeddingError, match="response is not valid JSON"):
+        provider(api).embed(["a"])
+
+
+def test_a_rejected_key_with_a_deeply_nested_error_body_is_still_named(api: FakeOpenAI) -> None:
+    api.script("embeddings", Fault(status=401, body=DEEP_JSON))
+    with pytest.raises(EmbeddingError, match=r"rejected the API key \(401 Unauthorized\)"):
+        provider(api).embed(["a"])
+
+
+@pytest.mark.parametrize(
+    "content",
+    [pytest.param(b'{"custom_id": "req-0", \xff\xfe}\n', id="not UTF-8"), pytest.param(DEEP_JSON, id="deep")],
+)
+def test_unreadable_batch_results_are_named(content: bytes) -> None:
+    with FakeOpenAI(batch_polls_to_complete=1) as api:
+        api.script("files.content", Fault(status=200, body=content))
+        with pytest.raises(EmbeddingError, match="batch results contain an unreadable line"):
+            provider(api, batch_api_threshold=2, batch_poll_intervals=(0.0,), sleep=lambda _: None).embed(
+                ["a", "b"]
+            )
+
+
+def test_a_build_given_nan_vectors_fails_and_keeps_the_previous_index(
+    tmp_path: Path, examples_docs: Path, api: FakeOpenAI
+) -> None:
+    docs = make_corpus(examples_docs, tmp_path / "docs")
+    out = tmp_path / "out"
+    build(docs, out, api)
+    before = snapshot(out)
+    (docs / "new-page.md").write_text("# New page\n\nText the cache has not seen.\n", encoding="utf-8")
+    nan = [float("nan")] * DIMS
+    api.script("embeddings", Fault(kind="ok"), answer(nan))  # the preflight, then the new page's chunk
+    with pytest.raises(EmbeddingError, match="holds a vector with NaN or infinite values") as info:
+        build(docs, out, api)
+    assert api.base_url in str(info.value)
+    assert snapshot(out) == before
