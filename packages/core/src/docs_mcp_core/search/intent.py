@@ -394,16 +394,31 @@ class IntentIndex:
         """Positions of the introductions of the pages named ``key``, or else of the pages of the
         one name that starts with it (``ingestion pipelines`` names ``ingestionpipelineconfigurations``:
         a reader names a resource by the start of its name), when the key has
-        :data:`TOPIC_PREFIX_MIN_CHARS` letters or more."""
+        :data:`TOPIC_PREFIX_MIN_CHARS` letters or more, or else of the one shorter name with the
+        key's stem (``enrichment`` names ``enrich``)."""
         if not key:
             return _NONE
         found = self.topics.get(key)
-        if found is not None or len(key) < TOPIC_PREFIX_MIN_CHARS:
-            return _NONE if found is None else found
-        names = self._names
-        at = bisect.bisect_left(names, key)
-        longer = list(itertools.takewhile(lambda n: n.startswith(key), names[at : at + 2]))
-        return self.topics[longer[0]] if len(longer) == 1 else _NONE
+        if found is not None:
+            return found
+        if len(key) >= TOPIC_PREFIX_MIN_CHARS:
+            names = self._names
+            at = bisect.bisect_left(names, key)
+            longer = list(itertools.takewhile(lambda n: n.startswith(key), names[at : at + 2]))
+            if len(longer) == 1:
+                return self.topics[longer[0]]
+        # a word derived from the one page name of its stem (enrichment: Enrich, scheduling:
+        # Schedule); not a shorter word of a longer name (install is an action, not Installation)
+        same = [n for n in self._stems.get(analyze_words([key], frozenset())[0], ()) if len(n) < len(key)]
+        return self.topics[same[0]] if len(same) == 1 else _NONE
+
+    @functools.cached_property
+    def _stems(self) -> dict[str, list[str]]:
+        """The page names by their stem (the index's English stemmer)."""
+        by_stem: dict[str, list[str]] = {}
+        for name, stem in zip(self._names, analyze_words(self._names, frozenset()), strict=True):
+            by_stem.setdefault(stem, []).append(name)
+        return by_stem
 
     @functools.cached_property
     def _names(self) -> list[str]:
