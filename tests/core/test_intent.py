@@ -34,6 +34,11 @@ def test_how_many_asks_for_a_count_not_a_batch() -> None:
     assert query_verbs(["create", "many", "links"]) == bit("create") | bit("batch")
 
 
+def test_issuing_booking_enrolling_submitting_and_placing_create() -> None:
+    for verb in ("issue", "book", "enroll", "submit", "place"):
+        assert query_verbs([verb, "a", "thing"]) == bit("create"), verb
+
+
 def test_a_two_word_verb_names_its_own_action_not_its_first_words() -> None:
     assert query_verbs(["set", "up", "an", "sms", "provider"]) == bit("create")  # not update
     assert query_verbs(["get", "rid", "of", "a", "webhook"]) == bit("delete")  # not get
