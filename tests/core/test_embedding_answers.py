@@ -1,14 +1,18 @@
 """Hostile answers from an OpenAI-compatible embeddings API: a build fails naming what the API got
-wrong and leaves the previous index as it was; nothing reaches the index that would poison it.
+wrong and leaves the previous index as it was; nothing reaches the index that would poison it; a
+request never outlasts its timeout nor reads more than its vectors can take, and a search given
+such an answer is answered lexically in bounded time.
 
 A real HTTP server speaks the OpenAI protocol (``tests/fakes``) and is scripted to answer with NaN
-or infinite vectors, JSON nested too deeply to parse, or batch results that are not UTF-8.
+or infinite vectors, JSON nested too deeply to parse, batch results that are not UTF-8, answers
+trickled a byte at a time (in the body or in the headers) and a body of 64 MB.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +21,9 @@ import pytest
 
 from docs_mcp_core.embedding import OpenAIEmbeddingProvider
 from docs_mcp_core.errors import EmbeddingError
+from docs_mcp_core.search import SearchEngine, SearchOptions
 from tests.fakes.openai_server import FakeOpenAI, Fault
-from tests.support.hybrid_corpus import DIMS, MODEL, build, make_corpus
+from tests.support.hybrid_corpus import DIMS, LEXICAL_QUERY, MODEL, build, make_corpus
 
 pytestmark = pytest.mark.integration  # listens on ports
 
@@ -115,3 +120,45 @@ def test_a_build_given_nan_vectors_fails_and_keeps_the_previous_index(
         build(docs, out, api)
     assert api.base_url in str(info.value)
     assert snapshot(out) == before
+
+
+TRICKLES = {
+    # 400 bytes at one per 50 ms: 20 s to the end, where an unbounded client would wait
+    "body": Fault(kind="trickle", size=400, interval=0.05),
+    "headers": Fault(kind="trickle_headers", size=400, interval=0.05),
+}
+
+
+@pytest.mark.parametrize("where", list(TRICKLES))
+def test_a_trickled_answer_times_out_within_the_request_timeout(api: FakeOpenAI, where: str) -> None:
+    api.script("embeddings", TRICKLES[where])
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError, match=r"timed out after 0\.5s"):
+        provider(api, timeout=0.5).embed(["a"])
+    assert time.monotonic() - started < 5.0
+
+
+def test_an_answer_far_larger_than_its_vectors_is_cut_off_and_not_retried(api: FakeOpenAI) -> None:
+    api.script("embeddings", Fault(kind="huge", size=64 << 20))
+    with pytest.raises(EmbeddingError, match=r"answer far larger than 4-dimensional vectors need") as info:
+        provider(api, max_retries=3).embed(["a"])
+    assert "exceeded 1,049,728 bytes" in str(info.value)  # 1 x (32 x 4 + 1,024) + 1 MiB
+    assert len(api.requests_to("embeddings")) == 1
+
+
+def test_a_search_given_a_trickled_answer_is_lexical_and_bounded(hybrid_index: Path, api: FakeOpenAI) -> None:
+    warnings: list[str] = []
+    options = SearchOptions(
+        query_embedding_api_key=api.api_key,
+        query_embedding_base_url=api.base_url,
+        query_embedding_timeout_seconds=0.3,
+    )
+    api.script("embeddings", TRICKLES["body"], TRICKLES["headers"])
+    engine = SearchEngine.open(hybrid_index, options=options, on_warning=warnings.append)
+    try:
+        started = time.monotonic()
+        assert engine.search(LEXICAL_QUERY).hits
+        assert time.monotonic() - started < 5.0  # two 0.3 s attempts and a back-off of at most 1 s
+    finally:
+        engine.close()
+    assert len(warnings) == 1 and "timed out after 0.3s" in warnings[0]

@@ -74,15 +74,23 @@ class Fault:
       * ``"malformed_json"``: 200 with a body that is not JSON;
       * ``"wrong_count"``: 200 with one vector fewer than inputs;
       * ``"drop"``: close the connection without answering;
-      * ``"ok"``: answer normally (useful with ``delay`` for slow responses).
-    ``delay`` seconds are waited before answering (interruptible by :meth:`FakeOpenAI.stop`).
+      * ``"ok"``: answer normally (useful with ``delay`` for slow responses);
+      * ``"trickle"``: 200 announcing ``size`` bytes of body, then sending one every ``interval`` s;
+      * ``"trickle_headers"``: the status line and one header, one byte every ``interval`` s;
+      * ``"huge"``: 200 with a body of ``size`` spaces, sent as fast as the client reads.
+    ``delay`` seconds are waited before answering (interruptible by :meth:`FakeOpenAI.stop`, as is
+    every trickled byte).
     """
 
     status: int = 500
-    kind: Literal["status", "malformed_json", "wrong_count", "drop", "ok"] = "status"
+    kind: Literal[
+        "status", "malformed_json", "wrong_count", "drop", "ok", "trickle", "trickle_headers", "huge"
+    ] = "status"
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    size: int = 0
+    interval: float = 0.05
 
 
 @dataclass
@@ -505,6 +513,9 @@ class _Handler(BaseHTTPRequestHandler):
             raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
             self._send(fault.status, raw, "application/json", fault.headers)
             return fault.status
+        if fault is not None and fault.kind in ("trickle", "trickle_headers", "huge"):
+            self._stream_fault(fault)
+            return 200
         if fault is not None and fault.kind == "malformed_json":
             self._send(200, b'{"object": "list", "data": [', "application/json")
             return 200
@@ -530,6 +541,31 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, _error_body(f"Invalid URL ({req.method} {req.path})", None))
             return 404
         return handler(req, fault)
+
+    def _stream_fault(self, fault: Fault) -> None:
+        """A trickled or huge answer; ends early when the client hangs up or the server stops."""
+        self._record_entry.status = 200
+        self.close_connection = True
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {fault.size}\r\n\r\n"
+        try:
+            if fault.kind == "trickle_headers":
+                for byte in (head[:-4] + "\r\nX-Slow: " + "a" * fault.size).encode("ascii"):
+                    self.wfile.write(bytes([byte]))
+                    if self.api._stopping.wait(fault.interval):
+                        return
+                return
+            self.wfile.write(head.encode("ascii"))
+            if fault.kind == "huge":
+                block = b" " * (1 << 16)
+                for start in range(0, fault.size, len(block)):
+                    self.wfile.write(block[: fault.size - start])
+                return
+            for _ in range(fault.size):
+                self.wfile.write(b" ")
+                if self.api._stopping.wait(fault.interval):
+                    return
+        except OSError:  # the client hung up: what a bounded client does
+            return
 
     # -- endpoints --------------------------------------------------------------------------
 

@@ -327,14 +327,19 @@ class OpenAIEmbeddingProvider:
 
     def _embed_request(self, inputs: list[str]) -> list[list[float]]:
         """One ``POST /embeddings`` (with retries), parsed and checked."""
+        from docs_mcp_core.embedding.deadline import request_budget
+
         client = self.client()
         extra = self.dimensions_field()
+        # an answer as JSON floats takes at most ~32 bytes a dimension; base64 takes under 6
+        max_bytes = len(inputs) * (32 * self.dimensions + 1024) + (1 << 20)
 
         def call() -> bytes:
-            raw = client.embeddings.with_raw_response.create(
-                model=self.model, input=inputs, encoding_format="base64", **extra
-            )
-            return raw.content
+            with request_budget(self.timeout, max_bytes):
+                raw = client.embeddings.with_raw_response.create(
+                    model=self.model, input=inputs, encoding_format="base64", **extra
+                )
+                return raw.content
 
         body = self.call_with_retry("embeddings", call)
         try:
@@ -415,12 +420,15 @@ class OpenAIEmbeddingProvider:
         if self._client is None:
             with self._client_lock:
                 if self._client is None:
+                    from docs_mcp_core.embedding.deadline import http_client
+
                     sdk: Any = _sdk()
                     self._client = sdk.OpenAI(
                         api_key=self._api_key,
                         base_url=self.base_url,
                         max_retries=0,
                         timeout=self.timeout,
+                        http_client=http_client(self.timeout),
                     )
         assert self._client is not None
         return self._client
@@ -431,6 +439,8 @@ class OpenAIEmbeddingProvider:
 
     def call_with_retry(self, what: str, call: Callable[[], _T]) -> _T:
         """Run ``call``; retry 429/5xx/timeouts/connection errors up to ``max_retries`` times."""
+        from docs_mcp_core.embedding.deadline import too_large
+
         openai = _sdk()
         attempt = 0
         while True:
@@ -442,7 +452,7 @@ class OpenAIEmbeddingProvider:
                     raise self._status_error(what, status, exc.response.text) from None
                 wait_for = self._backoff(attempt, parse_retry_after(exc.response.headers))
             except openai.APIConnectionError as exc:
-                if attempt >= self.max_retries:
+                if attempt >= self.max_retries or too_large(exc) is not None:
                     raise self._connection_error(what, exc) from None
                 wait_for = self._backoff(attempt, 0.0)
             self.sleep(wait_for)
@@ -465,6 +475,13 @@ class OpenAIEmbeddingProvider:
         return OpenAIRequestError(message, status=status, transient=_is_retryable_status(status))
 
     def _connection_error(self, what: str, exc: Exception) -> OpenAIRequestError:
+        from docs_mcp_core.embedding.deadline import too_large
+
+        if (big := too_large(exc)) is not None:
+            size = f"far larger than {self.dimensions}-dimensional vectors need: {big}"
+            hint = "Check --embedding-base-url points at an embeddings API."
+            message = f"the OpenAI API at {self.base_url} ({what}) sent an answer {size}. {hint}"
+            return OpenAIRequestError(message, status=None, transient=False)
         if isinstance(exc, _sdk().APITimeoutError):
             reason = f"timed out after {self.timeout:g}s"
         else:
