@@ -16,7 +16,10 @@ skipped. A gerund right after the verb (``stop logging``) is an action, and give
 one to three adjacent words of the phrase, joined and stemmed, names a page when a stemmed name of
 the page (:func:`~docs_mcp_core.search.intent.page_names`: its file or folder name, its title, the
 title's last dotted part) is that stem or, for a stem of four letters or more, starts with it (a
-compound page name: ``translationsmaster`` for ``translations``). An operation is a section whose
+compound page name: ``translationsmaster`` for ``translations``). The runs that end at the
+phrase's last word, its head noun, come first: ``fetch one calendar event`` wants the ``event``
+page's operation, not the ``calendar`` page's same operation; the other runs count only when no
+operation among the best rows is on a page the head names. An operation is a section whose
 own heading is an operation's name: one word that starts in lower case (``delete``, ``createMany``),
 not prose or a title (``Usage``, ``Setup``).
 """
@@ -60,9 +63,11 @@ _SKIP = _QUANTIFIERS | frozenset(
 _TOKEN_RE = re.compile(r"[a-z0-9]+|[,;:()\[\]!?]")
 
 
-def object_names(focus: str) -> list[str]:
+def object_names(focus: str) -> list[list[str]]:
     """Stems of the page names the object of ``focus``'s first action may be (runs of one to
-    three adjacent words of the object phrase, joined); empty when it names no action."""
+    three adjacent words of the object phrase, joined), most specific first: the runs that end at
+    the phrase's last word (its head noun: ``calendar event`` is an event), then every run; empty
+    when it names no action."""
     tokens = _TOKEN_RE.findall(focus.lower())
     start = next((i for i, t in enumerate(tokens) if t in _VERBS and t not in _QUANTIFIERS), None)
     if start is None:
@@ -87,7 +92,18 @@ def object_names(focus: str) -> list[str]:
             run = []
             continue
         run.append(token)
-        runs.update("".join(run[a:]) for a in range(max(0, len(run) - _RUN), len(run)))
+        runs.update(_ending_runs(run))
+    every = _stems(runs)
+    head = _stems(_ending_runs(run))
+    return [head, every] if head and head != every else [every] if every else []
+
+
+def _ending_runs(run: Sequence[str]) -> set[str]:
+    """The runs of one to three words of ``run`` that end at its last word, each joined."""
+    return {"".join(run[a:]) for a in range(max(0, len(run) - _RUN), len(run))}
+
+
+def _stems(runs: set[str]) -> list[str]:
     return sorted({stem for stem in analyze_words(sorted(runs)) if stem})
 
 
@@ -104,19 +120,23 @@ def _names(page: str, name: str) -> bool:
 
 
 async def object_factors(
-    reader: RowReader, positions: np.ndarray, names: Sequence[str], weight: float
+    reader: RowReader, positions: np.ndarray, names: Sequence[Sequence[str]], weight: float
 ) -> np.ndarray:
     """``1 + weight`` for the rows at ``positions`` that are an operation (their own heading is an
-    operation's name) on a page one of ``names`` (:func:`object_names`) names, else 1."""
+    operation's name) on a page a name of ``names`` (:func:`object_names`) names, else 1: the names
+    of the first group that names the page of one of those operations."""
     factors = np.ones(len(positions), dtype=np.float64)
     if not names or not len(positions):
         return factors
     heads, crumbs, paths = await reader.values(positions, ("heading", "breadcrumb", "filepath"))
-    for i, (head, crumb, path) in enumerate(zip(heads, crumbs, paths, strict=True)):
-        if not is_operation_heading(head):  # prose, a title: not an operation's name
-            continue
-        if any(_names(stem, name) for stem in _page_stems(path, crumb) for name in names):
-            factors[i] = 1.0 + weight
+    # prose, a title: not an operation's name
+    operations = [i for i, head in enumerate(heads) if is_operation_heading(head)]
+    for group in names:
+        for i in operations:
+            if any(_names(stem, name) for stem in _page_stems(paths[i], crumbs[i]) for name in group):
+                factors[i] = 1.0 + weight
+        if (factors > 1.0).any():
+            break
     return factors
 
 
