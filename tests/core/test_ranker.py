@@ -96,6 +96,11 @@ def test_aliases_name_only_values_the_key_has() -> None:
     assert cues("retries in C#", {"language": ["csharp", "go"]}) == {"language": "csharp"}
     assert cues("retries in csharp", {"language": ["dotnet"]}) == {"language": "dotnet"}
     assert cues("C++ bindings", {"sdk": ["c++", "rust"]}) == {"sdk": "c++"}
+    # a web framework names the language it is written in; one that is also a word, capitalised
+    assert cues("log a user in with SAML from my Django app", TAXONOMY) == {"language": "python"}
+    assert cues("post to Slack from my Express server", with_js) == {"language": "javascript"}
+    assert cues("an express delivery of the report", with_js) == {}
+    assert cues("react to a webhook event", TAXONOMY) == {}
     # aliases apply to any key that has the value they stand for
     assert cues("the py client", {"sdk": ["python", "go"], "kind": ["guide"]}) == {"sdk": "python"}
 

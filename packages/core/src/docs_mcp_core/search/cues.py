@@ -32,9 +32,20 @@ LANGUAGE_ALIASES: dict[str, tuple[str, ...]] = {
     "csharp": ("c#", "dotnet"),
     "c#": ("csharp", "dotnet"),
     "dotnet": ("csharp", "c#"),
+    # web frameworks name the language they are written in (``from my Django app``)
+    "django": ("python",),
+    "fastapi": ("python",),
+    "flask": ("python",),
+    "express": ("javascript", "typescript"),
+    "expressjs": ("javascript", "typescript"),
+    "react": ("javascript", "typescript"),
+    "nextjs": ("javascript", "typescript"),
+    "nestjs": ("typescript", "javascript"),
+    "rails": ("ruby",),
+    "laravel": ("php",),
 }
 # aliases that are also ordinary words ("delete a node"): they count only when capitalised ("Node")
-CAPITALISED_ALIASES = frozenset({"node"})
+CAPITALISED_ALIASES = frozenset({"node", "flask", "express", "react", "rails"})
 
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
 
