@@ -39,6 +39,10 @@ def test_issuing_booking_enrolling_submitting_and_placing_create() -> None:
         assert query_verbs([verb, "a", "thing"]) == bit("create"), verb
 
 
+def test_replacing_updates() -> None:
+    assert query_verbs(["replace", "the", "default", "error", "handler"]) == bit("update")
+
+
 def test_a_two_word_verb_names_its_own_action_not_its_first_words() -> None:
     assert query_verbs(["set", "up", "an", "sms", "provider"]) == bit("create")  # not update
     assert query_verbs(["get", "rid", "of", "a", "webhook"]) == bit("delete")  # not get

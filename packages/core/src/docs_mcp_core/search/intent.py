@@ -90,7 +90,7 @@ VERB_GROUPS: tuple[frozenset[str], ...] = tuple(
         "get fetch retrieve read look lookup view show see",
         "list all every browse enumerate",
         "create add new make register sign insert issue book enroll submit place",
-        "update change edit modify rename set patch",
+        "update change edit modify rename set patch replace",
         "delete remove erase destroy drop purge disconnect detach",
         "batch bulk many multiple several once",
         "search find query lookup filter",
@@ -127,8 +127,9 @@ def _group_bit(word: str) -> int:
 # Bumped whenever what IntentIndex.build derives changes (2: operations that undo another, ``unsnooze``; 3:
 # an introduction linking to one section introduces it; 4: a page's title from its sections' breadcrumbs;
 # 5: a command's page named without its tool's name, a man page's description as its introduction;
-# 6: sections a folder's pages share counted as a data model's; 7: more verbs of creating).
-INTENT_VERSION = 7
+# 6: sections a folder's pages share counted as a data model's; 7: more verbs of creating; 8:
+# replace updates).
+INTENT_VERSION = 8
 # versions read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
 _STILL_READ = (3, 4, 5)
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
