@@ -8,6 +8,7 @@ depend on when it is sampled.
 from __future__ import annotations
 
 import json
+import select
 import signal
 import subprocess
 import threading
@@ -219,12 +220,30 @@ def test_an_over_long_line_is_refused_without_being_held_and_the_session_goes_on
     server.proc.stdin.flush()
     refused = server.receive()
     assert refused["id"] == 77 and refused["error"]["code"] == -32600, refused
-    assert "limit is 4194304 bytes" in refused["error"]["message"]
+    assert "longer than 4194304 bytes, the limit" in refused["error"]["message"]
     server.send(_search(78))
     answer = server.receive()
     assert answer["id"] == 78 and "result" in answer
     growth_mb = (server.status("VmHWM") - baseline_kb) / 1024
     assert growth_mb < 40, growth_mb  # a 64 MiB line, never held whole
+
+
+def test_a_line_that_never_ends_is_refused_once_it_passes_the_limit(server: RawServer) -> None:
+    # /dev/zero as input, or a client streaming one endless line: the refusal cannot wait for its end
+    server.open_session()
+    assert server.proc.stdin is not None and server.proc.stdout is not None
+    server.proc.stdin.write(b'{"jsonrpc":"2.0","id":79,"method":"tools/call","params":{"query":"')
+    for _ in range(5):
+        server.proc.stdin.write(b"\0" * MIB)
+    server.proc.stdin.flush()
+    assert select.select([server.proc.stdout], [], [], WAIT)[0], "no answer while the line goes on"
+    refused = server.receive()
+    assert refused["id"] == 79 and refused["error"]["code"] == -32600, refused
+    assert "longer than 4194304 bytes, the limit" in refused["error"]["message"]
+    server.proc.stdin.write(b"\0" * MIB + b"\n")  # the line ends at last: the session goes on
+    server.send(_search(80))
+    answer = server.receive()
+    assert answer["id"] == 80 and "result" in answer
 
 
 def _tools_list(request_id: int) -> bytes:

@@ -21,7 +21,8 @@ while fewer than :data:`MAX_IN_FLIGHT` requests await their answer and less than
 :data:`MAX_PENDING_OUTPUT_BYTES` of answers wait to be written. A request whose id is that
 of a request still in flight is answered with ``-32600`` (two answers would carry one id). A line
 longer than :data:`MAX_LINE_BYTES` (the HTTP body limit) is answered with ``-32600`` (its id when the start of
-the line shows one) and skipped without being held in memory; the session goes on.
+the line shows one) as soon as it passes the limit, and skipped without being held in memory; the
+session goes on.
 """
 
 from __future__ import annotations
@@ -205,18 +206,17 @@ class StdioWire:
             return not self._gone
 
     def _refuse_long_line(self, start: bytes) -> None:
-        """Answer a line over :data:`MAX_LINE_BYTES` and skip the rest of it (never held whole)."""
+        """Answer a line over :data:`MAX_LINE_BYTES` at once, then skip the rest of it (never held
+        whole): a line that never ends (``/dev/zero`` as input) is refused all the same."""
         assert self._in is not None
-        size = len(start)
-        while True:
-            chunk = self._in.readline(_SKIP_CHUNK_BYTES)
-            size += len(chunk)
-            if not chunk or chunk.endswith(b"\n"):
-                break
         text = start[: 64 * 1024].decode("utf-8", errors="replace")
         request_id = jsonrpc.top_level_id(text)
-        reason = f"the message is {size} bytes long; the limit is {MAX_LINE_BYTES} bytes (4 MiB)"
+        reason = f"the message is longer than {MAX_LINE_BYTES} bytes, the limit (4 MiB)"
         self.reject(text, jsonrpc.too_long(request_id, reason))
+        while True:
+            chunk = self._in.readline(_SKIP_CHUNK_BYTES)
+            if not chunk or chunk.endswith(b"\n"):
+                break
 
     def _consider_opening(self, raw: bytes) -> None:
         message = early_message(raw)
