@@ -23,14 +23,14 @@ A request goes through the parts of this package in order:
 2. :func:`~docs_mcp_core.search.filters.active_filters` and the cursor: which rows, which page;
 3. :class:`~docs_mcp_core.search.retrieval.Retrieval`: the match, phrase, vector and spelling
    legs, each returning up to :func:`~docs_mcp_core.search.options.fetch_depth` rows under the
-   same prefilter;
-   with, for a search that found nothing, the full-text matches a hint suggests filters from;
+   same prefilter (with, for a search that found nothing, the matches a hint suggests filters from);
 4. :class:`~docs_mcp_core.search.ranker.Ranker`: the legs ranked into the ordered rows, by the
    default ranking (``docs/ranking.md``) or the original recipe (weighted reciprocal-rank fusion).
-   A default-ranking page that reaches the end of that ranking while a leg had more rows runs
-   steps 3 and 4 once more with :data:`~docs_mcp_core.search.options.MAX_FETCH` rows per leg, and
-   the deeper ranking continues the first (:meth:`~docs_mcp_core.search.ranker.Ranker.extend`):
-   every page of a query is cut from one order, and its first 5,000 rows can be paged through;
+   A default-ranking page that reaches the end of that ranking while a leg had more rows ranks
+   the legs at :data:`~docs_mcp_core.search.options.MAX_FETCH` rows each too (from the same run
+   when the corpus's copies made that likely: :meth:`~.retrieval.Retrieval.pools`), and the deeper
+   ranking continues the first (:meth:`~docs_mcp_core.search.ranker.Ranker.extend`): every page
+   of a query is cut from one order, and its first 5,000 rows can be paged through;
 5. :mod:`~docs_mcp_core.search.facets` (when asked for) and the page of the ordered rows;
 6. :class:`~docs_mcp_core.search.hits.HitReader`: the page of hits with snippets, or a hint;
 7. :mod:`~docs_mcp_core.search.budget` (with ``max_tokens``): the answer fitted to a token budget.
@@ -359,12 +359,12 @@ class SearchEngine:
             offset = decode_cursor(cursor, query=q.text, filters=active, secret=self._secret).offset
         prefilter = self._retrieval.prefilter(active)
         fetch = fetch_depth(offset, page_size, rescored=self._default)
-        legs = await self._retrieval.legs(q, prefilter, fetch)
+        wanted = offset + page_size if self._default else 0
+        legs, deeper = await self._retrieval.pools(q, prefilter, fetch, MAX_FETCH, wanted)
         hint_matches = await self._retrieval.hint_matches(q, prefilter, legs, HINT_ROWS)
         ranking = await self._ranker.rank(q, active, legs)
         if self._default and offset + page_size >= len(ranking.ordered) and _cut(legs, fetch):
-            # the page reaches the end of the first pool's ranking, and a leg had more rows
-            deeper = await self._retrieval.legs(q, prefilter, MAX_FETCH)
+            deeper = deeper or await self._retrieval.legs(q, prefilter, MAX_FETCH)  # a leg had more rows
             ranking = await self._ranker.extend(ranking, q, active, deeper)
         counts = None
         if facets:

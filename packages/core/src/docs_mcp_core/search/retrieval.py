@@ -25,6 +25,7 @@ in-memory legs run while they wait. Every leg applies the request's :class:`Pref
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,7 @@ from docs_mcp_core.search.vector_leg import VectorLeg
 from docs_mcp_core.spellings import ANCHOR_MARK
 
 LOOKUP_WORDS = 4  # a variable's name and at most this many words ("what does X do") look it up
+_UNCUT = frozenset({"option"})  # legs whose rows do not depend on the depth asked for
 
 __all__ = [
     "ORIGINAL_MATCH_BOOSTS",
@@ -178,6 +180,49 @@ class Retrieval:
 
     async def legs(self, query: Query, prefilter: Prefilter, fetch: int) -> dict[str, Leg]:
         """Every leg's rows for ``query``, at most ``fetch`` each, in ranking order (:data:`~docs_mcp_core.search.legs.LEG_ORDER`)."""
+        return _in_order((await self._run(query, prefilter, fetch))[0])
+
+    async def pools(
+        self, query: Query, prefilter: Prefilter, fetch: int, deep: int, wanted: int
+    ) -> tuple[dict[str, Leg], dict[str, Leg] | None]:
+        """The legs at ``fetch`` rows each and, when the page of ``wanted`` hits will likely need
+        them, at ``deep`` rows each (else ``None``), from one run of the retrievers.
+
+        A corpus that holds each chunk text :attr:`copies` times fills a pool of ``fetch`` rows with
+        about ``fetch / copies`` distinct chunks (byte-identical rows collapse into one hit), too
+        few for a page of ``wanted`` hits when ``copies * wanted > fetch``: the search then ranks
+        the deeper pool too. Each in-memory leg's best ``fetch`` rows are the first ``fetch`` of
+        its best ``deep`` (equal scores in position order), so those are cut from the deeper run;
+        the heading leg, which keeps the weak rows another leg found, is finished for each."""
+        safe = self.lexical is not None and not self.phrase_slop
+        if not safe or deep <= fetch or self.copies * wanted <= fetch or not self._prefix_vectors:
+            return await self.legs(query, prefilter, fetch), None
+        deeper, embedding = await self._run(query, prefilter, deep)
+        first = {
+            name: leg if name in _UNCUT else (leg[0][:fetch], leg[1][:fetch]) for name, leg in deeper.items()
+        }
+        if embedding is not None:
+            assert self.heading is not None
+            found = [leg[0] for name, leg in first.items() if name != "heading"]
+            first["heading"] = self.heading.finish(embedding, prefilter.mask, fetch, found)
+        return _in_order(first), _in_order(deeper)
+
+    @functools.cached_property
+    def copies(self) -> float:
+        """Rows per distinct chunk text: how many times the corpus holds each chunk, on average."""
+        groups = self._catalog.dedup_group
+        return len(groups) / len(np.unique(groups)) if groups is not None and len(groups) else 1.0
+
+    @property
+    def _prefix_vectors(self) -> bool:
+        """Whether the vector leg (if any) ranks in memory, exactly (a LanceDB ANN query's best
+        rows at one depth need not begin its best rows at another)."""
+        return self.vector is None or self.vector.vectors is not None
+
+    async def _run(
+        self, query: Query, prefilter: Prefilter, fetch: int
+    ) -> tuple[dict[str, Leg], np.ndarray | None]:
+        """Every leg's rows at most ``fetch`` each, and the query's heading-path embedding (if any)."""
         where, mask = prefilter.where, prefilter.mask
         slop = self.phrase_slop
         lexical = self.lexical
@@ -237,11 +282,12 @@ class Retrieval:
                 keys = [form[len(ANCHOR_MARK) :] for group in query.anchor_spellings for form in group]
                 found["option"] = self.spelling.option_leg(keys, mask)  # the section the key heads
         found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
+        embedding = None
         if heading is not None:
             assert self.heading is not None
             embedding = await asyncio.wrap_future(heading)
             found["heading"] = self.heading.finish(embedding, mask, fetch, [leg[0] for leg in found.values()])
-        return {name: found[name] for name in LEG_ORDER if name in found}
+        return found, embedding
 
     def _match_terms(
         self, query: Query, mask: np.ndarray | None
@@ -318,3 +364,8 @@ def _looks_up(query: Query, named: int) -> bool:
     for it: at most :data:`LOOKUP_WORDS` words beside (``CARGO_HOME``, ``what does CARGO_HOME do``,
     ``build.jobs in config.toml``)."""
     return len(query.words) - named <= LOOKUP_WORDS
+
+
+def _in_order(found: Mapping[str, Leg]) -> dict[str, Leg]:
+    """``found``'s legs in ranking order (:data:`~docs_mcp_core.search.legs.LEG_ORDER`)."""
+    return {name: found[name] for name in LEG_ORDER if name in found}
