@@ -149,6 +149,20 @@ def test_bare_summary_and_bad_numbers_are_tolerated() -> None:
     assert list(loaded.cases) == []
 
 
+def test_a_baseline_with_an_integer_too_large_for_a_float_is_tolerated_like_other_bad_numbers() -> None:
+    # float(10**400) raised OverflowError: the command ended with a bare traceback
+    loaded = parse_baseline({"summary": {"mrrAt5": 10**400, "peakRssMb": -(10**400), "ndcgAt5": 0.5}})
+    assert (loaded.summary.mrr_at_5, loaded.summary.peak_rss_mb, loaded.summary.ndcg_at_5) == (0.0, 0.0, 0.5)
+
+
+def test_a_baseline_with_huge_finite_metrics_renders_its_delta() -> None:
+    # to_fixed(1e300, 6) exceeded the decimal module's precision: InvalidOperation, a bare traceback
+    baseline = parse_baseline({"summary": {**summary().to_json(), "searchP50Ms": 1e300, "peakRssMb": -1.5e21}})
+    text = render_delta_markdown(DeltaInput(summary=summary()), baseline)
+    assert "| Search p50 (ms) | 1e+300 | 10.000000 | -1e+300 |" in text
+    assert "| Peak RSS (MB) | -1.5e+21 | 200.000000 | +1.5e+21 |" in text
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [

@@ -182,6 +182,9 @@ def test_misses_list_top_three_and_late_rank() -> None:
         (-1.25, 1, "-1.3"),
         (123.456, 1, "123.5"),
         (float("nan"), 2, "NaN"),
+        (1e300, 6, "1e+300"),  # from 1e21 on, JavaScript prints the number itself
+        (-1.5e21, 2, "-1.5e+21"),
+        (1e20, 1, "100000000000000000000.0"),
     ],
 )
 def test_to_fixed_matches_javascript(value: float, digits: int, expected: str) -> None:

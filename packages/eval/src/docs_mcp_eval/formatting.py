@@ -18,12 +18,17 @@ METRIC_DECIMALS = 6
 def to_fixed(value: float, digits: int) -> str:
     """Format ``value`` with ``digits`` decimals exactly as JavaScript's ``toFixed`` does.
 
-    Non-finite values print as JavaScript prints them (``NaN``, ``Infinity``, ``-Infinity``).
+    Non-finite values print as JavaScript prints them (``NaN``, ``Infinity``, ``-Infinity``), and so
+    do values of 1e21 and more (``1e+21``).
     """
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "Infinity" if value > 0 else "-Infinity"
+    if abs(value) >= 1e21:
+        # JavaScript's toFixed gives the number's own text from 1e21 on ("1e+21"), as repr() does;
+        # rounding 1e300 to 6 decimals would also exceed the decimal module's 28 digits
+        return repr(float(value))
     quantum = Decimal(1).scaleb(-digits)
     text = format(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP), "f")
     if value == 0 and text.startswith("-"):

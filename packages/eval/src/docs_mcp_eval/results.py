@@ -10,6 +10,8 @@ by the original: ``summary.filterLeakRate``, ``stats.returnedHits``/``stats.leak
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,7 +182,11 @@ class EvalSummary:
             value = data.get(key)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 return 0.0
-            return float(value) if value == value and abs(value) != float("inf") else 0.0
+            try:
+                number = float(value)  # an integer of 400 digits is no float: OverflowError
+            except OverflowError:
+                return 0.0
+            return number if math.isfinite(number) else 0.0
 
         return cls(
             mrr_at_5=num("mrrAt5"),
