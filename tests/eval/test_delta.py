@@ -157,7 +157,9 @@ def test_a_baseline_with_an_integer_too_large_for_a_float_is_tolerated_like_othe
 
 def test_a_baseline_with_huge_finite_metrics_renders_its_delta() -> None:
     # to_fixed(1e300, 6) exceeded the decimal module's precision: InvalidOperation, a bare traceback
-    baseline = parse_baseline({"summary": {**summary().to_json(), "searchP50Ms": 1e300, "peakRssMb": -1.5e21}})
+    baseline = parse_baseline(
+        {"summary": {**summary().to_json(), "searchP50Ms": 1e300, "peakRssMb": -1.5e21}}
+    )
     text = render_delta_markdown(DeltaInput(summary=summary()), baseline)
     assert "| Search p50 (ms) | 1e+300 | 10.000000 | -1e+300 |" in text
     assert "| Peak RSS (MB) | -1.5e+21 | 200.000000 | +1.5e+21 |" in text

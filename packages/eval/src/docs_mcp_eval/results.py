@@ -11,7 +11,6 @@ by the original: ``summary.filterLeakRate``, ``stats.returnedHits``/``stats.leak
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
