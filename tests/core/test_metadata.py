@@ -738,6 +738,17 @@ def test_read_missing_file(tmp_path: Path) -> None:
     )
 
 
+def test_read_a_metadata_json_that_is_a_directory_says_so(tmp_path: Path) -> None:
+    # it read "not found ... run docs-mcp build", and the build refuses a folder holding such a name
+    (tmp_path / "metadata.json").mkdir()
+    with pytest.raises(IndexNotFoundError) as info:
+        read_metadata(tmp_path)
+    assert str(info.value).endswith(
+        "The metadata.json there is a directory: remove it, then run "
+        f"`docs-mcp build --docs-dir DOCS --out {tmp_path}` to create the index."
+    )
+
+
 @pytest.mark.parametrize("found", ["guide.md", "sdks/python/README.MD", "nested/.docs-mcp.json"])
 def test_read_a_docs_folder_advises_building_from_it_into_another(tmp_path: Path, found: str) -> None:
     docs = tmp_path / "docs"

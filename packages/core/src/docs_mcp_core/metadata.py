@@ -550,6 +550,13 @@ def missing_index_advice(folder: Path) -> str:
     """What to do about a folder that should hold an index and has no ``metadata.json``: build
     one into it or, when it holds markdown documentation itself (``--index-dir`` given the docs
     folder), build from it into another folder."""
+    taken = folder / METADATA_FILENAME
+    if taken.is_dir() or taken.is_symlink() or taken.exists():  # the name is there, not as a file
+        kind = "a directory" if taken.is_dir() else "not a regular file"
+        return (
+            f"The metadata.json there is {kind}: remove it, then run "
+            f"`docs-mcp build --docs-dir DOCS --out {folder}` to create the index."
+        )
     if not _holds_docs(folder):
         return f"Run `docs-mcp build --docs-dir DOCS --out {folder}` to create the index."
     return (
