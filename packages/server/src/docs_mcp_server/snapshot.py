@@ -13,13 +13,6 @@ files rather than rewriting old ones). The snapshot is removed once no call uses
 snapshots left by a server that was killed are removed by the next server started on the same
 host. Where hard links cannot be made (a read-only folder, files owned by another user, a platform
 without ``os.fwalk``) the index is opened in place, as before.
-
-The derived file (``<table>.derived``) is the exception: the engine maps it into memory, and a file
-truncated under a mapping kills the process that reads it (SIGBUS), so a served file cut short in
-place (``cp`` over it, ``truncate``) would end every session. The snapshot therefore links a private
-copy of it instead, made once per version of the file (:data:`COPY_PREFIX` in the snapshots
-folder), and every snapshot of that version on this folder, of every worker, shares the copy's
-pages. A copy no snapshot links any more is removed with the last snapshot that used it.
 """
 
 from __future__ import annotations
@@ -40,8 +33,6 @@ _ATTEMPTS = 3  # a build swapping meanwhile makes files vanish mid-walk: try aga
 _HOST = host_name()  # with the pid namespace: a container sharing the folder and the host name
 
 _numbers = itertools.count(1)
-COPY_PREFIX = "mapped."  # a private copy of a mapped file: mapped.<inode>.<size>.<mtime>.<name>
-_MAPPED_SUFFIX = ".derived"  # the files the engine maps (docs_mcp_core.index.derived_files.DERIVED_SUFFIX)
 
 
 class _Vanished(Exception):
@@ -66,18 +57,8 @@ class Snapshot:
 def remove_snapshot(path: Path) -> None:
     """Delete a snapshot folder, and the snapshots folder with it when that is left empty."""
     shutil.rmtree(path, ignore_errors=True)
-    _remove_unused_copies(path.parent)
     with contextlib.suppress(OSError):
         path.parent.rmdir()
-
-
-def _remove_unused_copies(root: Path) -> None:
-    """Remove the private copies of mapped files that no snapshot links any more."""
-    with contextlib.suppress(OSError), os.scandir(root) as entries:
-        for entry in entries:
-            if entry.name.startswith(COPY_PREFIX) and entry.stat(follow_symlinks=False).st_nlink <= 1:
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
 
 
 def take_snapshot(index_dir: Path) -> Snapshot | None:
@@ -149,7 +130,6 @@ def remove_stale_snapshots(index_dir: Path) -> None:
             continue  # another host's (a shared folder) or not ours at all
         if pid != os.getpid() and not process_exists(pid):
             shutil.rmtree(entry.path, ignore_errors=True)
-    _remove_unused_copies(root)
     with contextlib.suppress(OSError):
         root.rmdir()
 
@@ -175,7 +155,7 @@ def _link_generation(index_dir: Path, target: Path) -> None:
     source = index_dir / (files.table if table_path == DEFAULT_TABLE_PATH else table_path)
     if not _inside(source, index_dir) or _inside(source, index_dir / SNAPSHOT_DIRNAME):
         raise OSError(f"the table folder {table_path!r} is not inside the index folder")
-    _link_tree(source, target / table_path, target.parent)
+    _link_tree(source, target / table_path)
     if files.mid_swap and live_files(index_dir) != files:
         raise _Vanished  # a build moved the files meanwhile: link what is there now
 
@@ -199,10 +179,9 @@ def _inside(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder.resolve())
 
 
-def _link_tree(source: Path, target: Path, root: Path) -> None:
+def _link_tree(source: Path, target: Path) -> None:
     """Hard-link every file under ``source`` into ``target``, through directory descriptors, so
-    that a folder renamed meanwhile is still read as one and the same folder (a mapped file gets
-    its private copy, shared through the snapshots folder ``root``)."""
+    that a folder renamed meanwhile is still read as one and the same folder."""
     target.mkdir(parents=True, exist_ok=True)
     walked = False
     try:
@@ -212,28 +191,8 @@ def _link_tree(source: Path, target: Path, root: Path) -> None:
             folder = target if relative == "." else target / relative
             folder.mkdir(parents=True, exist_ok=True)
             for name in filenames:
-                if name.endswith(_MAPPED_SUFFIX):
-                    _link_private_copy(name, dirfd, folder / name, root)
-                else:
-                    os.link(name, folder / name, src_dir_fd=dirfd)
+                os.link(name, folder / name, src_dir_fd=dirfd)
     except FileNotFoundError as exc:
         raise _Vanished from exc
     if not walked:  # os.fwalk is silent about a missing top folder
         raise _Vanished if not source.exists() else OSError(f"cannot read {source}")
-
-
-def _link_private_copy(name: str, dirfd: int, target: Path, root: Path) -> None:
-    """Put at ``target`` this version's private copy of the file ``name`` of ``dirfd``: the one in
-    ``root`` when another snapshot made it, else a new copy (then offered to the next snapshots)."""
-    st = os.stat(name, dir_fd=dirfd)
-    shared = root / f"{COPY_PREFIX}{st.st_ino}.{st.st_size}.{st.st_mtime_ns}.{name}"
-    try:
-        os.link(shared, target)
-        return
-    except FileNotFoundError:
-        pass
-    source = os.open(name, os.O_RDONLY, dir_fd=dirfd)
-    with open(source, "rb") as reader, open(target, "xb") as writer:
-        shutil.copyfileobj(reader, writer, 1 << 20)
-    with contextlib.suppress(OSError):  # another snapshot offered its copy first: this one is as good
-        os.link(target, shared)
