@@ -451,6 +451,29 @@ def test_a_slow_api_costs_one_query_the_short_timeout_not_every_query(
     assert embedding_count(api) == 2
 
 
+def test_queries_arriving_together_at_an_outage_do_not_each_wait_out_the_api(
+    hybrid_index: Path, api: FakeOpenAI
+) -> None:
+    # two threads embed queries: the ten queued behind the first two each called the API in turn
+    # once a thread was free (twenty at a 1 s timeout: 23.6 s for the last), although the first
+    # failure had already started the cool-down
+    warnings: list[str] = []
+    engine = open_engine(hybrid_index, api, warnings, query_embedding_timeout_seconds=0.3)
+    api.script("embeddings", *[Fault(kind="ok", delay=30.0)] * 24)
+    answered: list[bool] = []
+    threads = [
+        threading.Thread(target=lambda: answered.append(bool(engine.search(LEXICAL_QUERY).hits)))
+        for _ in range(12)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert answered == [True] * 12
+    assert embedding_count(api) <= 4  # the two queries in flight, each tried twice
+    assert len(warnings) == 1 and "timed out after 0.3s" in warnings[0]
+
+
 def test_default_query_timeout_is_short() -> None:
     assert SearchOptions().query_embedding_timeout_seconds == 5.0
     assert SearchOptions().vector_cooldown_seconds == 60.0

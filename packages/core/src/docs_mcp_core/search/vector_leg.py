@@ -8,7 +8,8 @@ the table's ANN index.
 
 When embedding or the vector query fails, the request gets no vector rows, one warning is logged
 for the whole outage, and the leg rests for ``vector_cooldown_seconds``: queries in that window do
-not call the embedding API at all, so an outage never costs every query the API timeout. After the
+not call the embedding API at all (nor do queries that were waiting for an embedding thread when
+it began), so an outage never costs every query the API timeout. After the
 rest, one query at a time probes the API (the others stay lexical) until a probe succeeds, which
 ends the outage.
 """
@@ -36,6 +37,10 @@ from docs_mcp_core.search.vector_matrix import VectorMatrix
 __all__ = ["VectorLeg", "create_query_embedder"]
 
 _log = logging.getLogger("docs_mcp_core.search")
+
+
+class _Resting(Exception):
+    """The vector leg began resting while this query waited to embed: it answers lexically."""
 
 
 class VectorLeg:
@@ -74,9 +79,14 @@ class VectorLeg:
         with self._lock:
             if self._probing or time.monotonic() < self._down_until:
                 return EMPTY_LEG
-            self._probing = self._warned  # degraded: this query is the only probe
+            probe = self._probing = self._warned  # degraded: this query is the only probe
         try:
             leg = await self._search(text, prefilter, fetch)
+        except _Resting:
+            if probe:
+                with self._lock:
+                    self._probing = False
+            return EMPTY_LEG
         except Exception as exc:  # noqa: BLE001 - degrade to lexical search
             self._failed(exc)
             return EMPTY_LEG
@@ -88,9 +98,23 @@ class VectorLeg:
             _log.info("vector search recovered")
         return leg
 
+    def _embed(self, text: str) -> list[float]:
+        """The query's vector; :class:`_Resting` when an outage began while the query waited for a
+        thread (queries that arrive together at its start would otherwise each wait out the API in
+        turn: twenty of them took 20 x the timeout / 2 threads)."""
+        with self._lock:
+            if time.monotonic() < self._down_until:
+                raise _Resting
+        try:
+            return self.embedder.embed([text])[0]
+        except Exception:
+            with self._lock:  # now, before this thread takes the next query (_failed runs later)
+                self._down_until = time.monotonic() + self._cooldown
+            raise
+
     async def _search(self, text: str, prefilter: Prefilter, fetch: int) -> Leg:
         loop = asyncio.get_running_loop()
-        vector = (await loop.run_in_executor(self._pool, self.embedder.embed, [text]))[0]
+        vector = await loop.run_in_executor(self._pool, self._embed, text)
         if not vector:
             return EMPTY_LEG
         if self.vectors is not None:
