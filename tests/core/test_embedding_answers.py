@@ -5,12 +5,13 @@ such an answer is answered lexically in bounded time.
 
 A real HTTP server speaks the OpenAI protocol (``tests/fakes``) and is scripted to answer with NaN
 or infinite vectors, JSON nested too deeply to parse, batch results that are not UTF-8, answers
-trickled a byte at a time (in the body or in the headers) and a body of 64 MB.
+trickled a byte at a time (in the body or in the headers), a body of 64 MB and a gzip bomb.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import time
 from collections.abc import Iterator
@@ -140,10 +141,21 @@ def test_a_trickled_answer_times_out_within_the_request_timeout(api: FakeOpenAI,
 
 def test_an_answer_far_larger_than_its_vectors_is_cut_off_and_not_retried(api: FakeOpenAI) -> None:
     api.script("embeddings", Fault(kind="huge", size=64 << 20))
-    with pytest.raises(EmbeddingError, match=r"answer far larger than 4-dimensional vectors need") as info:
-        provider(api, max_retries=3).embed(["a"])
-    assert "exceeded 1,049,728 bytes" in str(info.value)  # 1 x (32 x 4 + 1,024) + 1 MiB
+    with pytest.raises(EmbeddingError, match=r"sent an unusable answer: it exceeded 1,049,728 bytes"):
+        provider(api, max_retries=3).embed(["a"])  # 1 x (32 x 4 + 1,024) + 1 MiB
     assert len(api.requests_to("embeddings")) == 1
+
+
+def test_a_compressed_answer_is_refused_before_it_is_inflated(api: FakeOpenAI) -> None:
+    # 64 KB of gzip inflate to 64 MB (800 KB took a server from 198 MB to 1.75 GB): the bound on the
+    # bytes received does not bound what they inflate to, so an answer must come uncompressed
+    bomb = gzip.compress(b" " * (64 << 20), compresslevel=9)
+    api.script("embeddings", Fault(status=200, body=bomb, headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(EmbeddingError, match=r"unusable answer: it came compressed \(gzip\)"):
+        provider(api, max_retries=3).embed(["a"])
+    (request,) = api.requests_to("embeddings")
+    assert request.headers["accept-encoding"] == "identity"
+    assert provider(api).embed(["a"])  # an uncompressed answer, as asked for, is read as ever
 
 
 def test_a_search_given_a_trickled_answer_is_lexical_and_bounded(hybrid_index: Path, api: FakeOpenAI) -> None:

@@ -4,8 +4,10 @@ The HTTP client's timeouts bound each network read, not a request: an API that s
 one byte at a time, each within the read timeout, would hold a build, or a query, for as long as it
 likes, and one that sends a 500 MB answer would be read to the end. The SDK's client is therefore
 given a network layer (:func:`http_client`) whose reads and writes, inside :func:`request_budget`,
-never wait past the request's deadline and fail once the answer exceeds its byte bound. Outside
-such a block (the Batch API's uploads and downloads) they behave as usual. ``httpx2`` and
+never wait past the request's deadline and fail once the answer exceeds its byte bound. Such a
+request asks for an uncompressed answer, and a compressed one is refused: 800 KB of gzip inflate
+to 800 MB, past any bound on the bytes received. Outside such a block (the Batch API's uploads and
+downloads) requests behave as usual. ``httpx2`` and
 ``httpcore2`` come with the ``openai`` SDK, whose HTTP layer they are.
 """
 
@@ -22,11 +24,12 @@ from typing import Any
 import httpcore2
 import httpx2
 
-__all__ = ["AnswerTooLarge", "http_client", "request_budget", "too_large"]
+__all__ = ["UnusableAnswer", "http_client", "request_budget", "unusable_answer"]
 
 
-class AnswerTooLarge(httpcore2.ReadError):
-    """The answer to a request exceeded the bytes its :func:`request_budget` allows."""
+class UnusableAnswer(httpcore2.ReadError):
+    """The answer to a request exceeded the bytes its :func:`request_budget` allows, or came
+    compressed."""
 
 
 @dataclass
@@ -72,7 +75,9 @@ class _Stream(httpcore2.NetworkStream):
         if budget is not None:
             budget.received += len(data)
             if budget.received > budget.max_bytes:
-                raise AnswerTooLarge(f"the answer exceeded {budget.max_bytes:,} bytes")
+                raise UnusableAnswer(
+                    f"it exceeded {budget.max_bytes:,} bytes, far more than its vectors need"
+                )
         return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
@@ -116,21 +121,34 @@ class _Backend(httpcore2.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+def _ask_uncompressed(request: httpx2.Request) -> None:
+    if getattr(_local, "budget", None) is not None:
+        request.headers["Accept-Encoding"] = "identity"
+
+
+def _refuse_compressed(response: httpx2.Response) -> None:
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if getattr(_local, "budget", None) is not None and encoding not in ("", "identity"):
+        reason = f"it came compressed ({encoding}), which was not asked for, so its size has no bound"
+        raise httpx2.DecodingError(reason, request=response.request) from UnusableAnswer(reason)
+
+
 def http_client(timeout: float) -> httpx2.Client:
     """An HTTP client for the SDK, as the SDK would make it (redirects followed), whose requests
     keep to :func:`request_budget`. A proxy from the environment is used as usual, without it."""
     transport = httpx2.HTTPTransport()
     pool = transport._pool  # pyright: ignore[reportPrivateUsage]
     pool._network_backend = _Backend(pool._network_backend)  # pyright: ignore[reportPrivateUsage]
-    return httpx2.Client(transport=transport, timeout=timeout, follow_redirects=True)
+    hooks: dict[str, list[Any]] = {"request": [_ask_uncompressed], "response": [_refuse_compressed]}
+    return httpx2.Client(transport=transport, timeout=timeout, follow_redirects=True, event_hooks=hooks)
 
 
-def too_large(exc: BaseException) -> AnswerTooLarge | None:
-    """The :class:`AnswerTooLarge` among the causes of ``exc`` (the SDK wraps it twice), if any."""
+def unusable_answer(exc: BaseException) -> UnusableAnswer | None:
+    """The :class:`UnusableAnswer` among the causes of ``exc`` (the SDK wraps it twice), if any."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, AnswerTooLarge):
+        if isinstance(current, UnusableAnswer):
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__

@@ -439,7 +439,7 @@ class OpenAIEmbeddingProvider:
 
     def call_with_retry(self, what: str, call: Callable[[], _T]) -> _T:
         """Run ``call``; retry 429/5xx/timeouts/connection errors up to ``max_retries`` times."""
-        from docs_mcp_core.embedding.deadline import too_large
+        from docs_mcp_core.embedding.deadline import unusable_answer
 
         openai = _sdk()
         attempt = 0
@@ -452,7 +452,7 @@ class OpenAIEmbeddingProvider:
                     raise self._status_error(what, status, exc.response.text) from None
                 wait_for = self._backoff(attempt, parse_retry_after(exc.response.headers))
             except openai.APIConnectionError as exc:
-                if attempt >= self.max_retries or too_large(exc) is not None:
+                if attempt >= self.max_retries or unusable_answer(exc) is not None:
                     raise self._connection_error(what, exc) from None
                 wait_for = self._backoff(attempt, 0.0)
             self.sleep(wait_for)
@@ -475,12 +475,13 @@ class OpenAIEmbeddingProvider:
         return OpenAIRequestError(message, status=status, transient=_is_retryable_status(status))
 
     def _connection_error(self, what: str, exc: Exception) -> OpenAIRequestError:
-        from docs_mcp_core.embedding.deadline import too_large
+        from docs_mcp_core.embedding.deadline import unusable_answer
 
-        if (big := too_large(exc)) is not None:
-            size = f"far larger than {self.dimensions}-dimensional vectors need: {big}"
+        if (unusable := unusable_answer(exc)) is not None:
             hint = "Check --embedding-base-url points at an embeddings API."
-            message = f"the OpenAI API at {self.base_url} ({what}) sent an answer {size}. {hint}"
+            message = (
+                f"the OpenAI API at {self.base_url} ({what}) sent an unusable answer: {unusable}. {hint}"
+            )
             return OpenAIRequestError(message, status=None, transient=False)
         if isinstance(exc, _sdk().APITimeoutError):
             reason = f"timed out after {self.timeout:g}s"
