@@ -180,13 +180,19 @@ def test_a_topic_key_names_the_one_page_whose_name_starts_with_it() -> None:
 
 def test_a_topic_key_derived_from_a_page_name_names_that_page() -> None:
     intent = IntentIndex(
-        verbs=np.zeros(3, dtype=np.int32),
-        model=np.zeros(3, dtype=bool),
-        lead=np.ones(3, dtype=bool),
-        topics={"enrich": np.array([0]), "schedule": np.array([1]), "installation": np.array([2])},
+        verbs=np.zeros(4, dtype=np.int32),
+        model=np.zeros(4, dtype=bool),
+        lead=np.ones(4, dtype=bool),
+        topics={
+            "enrich": np.array([0]),
+            "schedule": np.array([1]),
+            "installation": np.array([2]),
+            "company": np.array([3]),
+        },
     )
     assert intent.topic_rows("enrichment").tolist() == [0]
     assert intent.topic_rows("scheduling").tolist() == [1]
+    assert intent.topic_rows("companie").tolist() == [3]  # a stem that ends otherwise (compani)
     assert intent.topic_rows("install").tolist() == []  # an action: a shorter word of a longer name
     assert intent.topic_rows("schedul").tolist() == []
 

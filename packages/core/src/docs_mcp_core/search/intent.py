@@ -410,16 +410,17 @@ class IntentIndex:
                 return self.topics[longer[0]]
         # a word derived from the one page name of its stem (enrichment: Enrich, scheduling:
         # Schedule); not a shorter word of a longer name (install is an action, not Installation)
-        same = [n for n in self._stems.get(analyze_words([key], frozenset())[0], ()) if len(n) < len(key)]
+        stem = analyze_words([key], frozenset())[0]
+        start = stem[
+            :-1
+        ]  # a name with the key's stem starts with it, but for its last letter (company: compani)
+        names = self._names
+        at = bisect.bisect_left(names, start)
+        shorter = [
+            n for n in itertools.takewhile(lambda n: n.startswith(start), names[at:]) if len(n) < len(key)
+        ]
+        same = [n for n, s in zip(shorter, analyze_words(shorter, frozenset()), strict=True) if s == stem]
         return self.topics[same[0]] if len(same) == 1 else _NONE
-
-    @functools.cached_property
-    def _stems(self) -> dict[str, list[str]]:
-        """The page names by their stem (the index's English stemmer)."""
-        by_stem: dict[str, list[str]] = {}
-        for name, stem in zip(self._names, analyze_words(self._names, frozenset()), strict=True):
-            by_stem.setdefault(stem, []).append(name)
-        return by_stem
 
     @functools.cached_property
     def _names(self) -> list[str]:
