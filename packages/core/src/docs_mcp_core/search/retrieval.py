@@ -211,7 +211,11 @@ class Retrieval:
     def copies(self) -> float:
         """Rows per distinct chunk text: how many times the corpus holds each chunk, on average."""
         groups = self._catalog.dedup_group
-        return len(groups) / len(np.unique(groups)) if groups is not None and len(groups) else 1.0
+        if groups is None or not len(groups):
+            return 1.0
+        # groups are numbered 0, 1, ... and a row of its own is negative (row_catalog._dedup_groups)
+        distinct = max(int(groups.max()) + 1, 0) + int(np.count_nonzero(groups < 0))
+        return len(groups) / distinct
 
     @property
     def _prefix_vectors(self) -> bool:
