@@ -39,6 +39,19 @@ def test_issuing_booking_enrolling_submitting_and_placing_create() -> None:
         assert query_verbs([verb, "a", "thing"]) == bit("create"), verb
 
 
+def test_a_question_that_starts_with_things_in_the_plural_asks_for_a_list() -> None:
+    from docs_mcp_core.search.intent import lists_things
+
+    assert lists_things(["comments", "on", "a", "task", "in", "asana"], []) == bit("list")
+    assert lists_things(["which", "topics", "does", "a", "user", "belong", "to"], []) == bit("list")
+    # filter values, language names and qualifiers are passed over; the first thing counts
+    assert lists_things(["ts", "sdk", "comments", "on", "a", "task"], ["typescript"]) == bit("list")
+    assert lists_things(["python", "invoices", "of", "a", "customer"], ["python"]) == bit("list")
+    assert lists_things(["a", "customer", "and", "their", "invoices"], []) == 0
+    assert lists_things(["status", "of", "a", "job"], []) == 0  # not a plural
+    assert lists_things(["the", "", "of"], []) == 0
+
+
 def test_replacing_updates() -> None:
     assert query_verbs(["replace", "the", "default", "error", "handler"]) == bit("update")
 

@@ -71,6 +71,7 @@ __all__ = [
     "describes",
     "heading_verbs",
     "is_action_word",
+    "lists_things",
     "load_intent",
     "model_factors",
     "neutral_introductions",
@@ -207,6 +208,19 @@ def query_verbs(terms: Sequence[str]) -> int:
                 single = True
         previous = words[i]
     return mask | SINGLE if single and mask else mask
+
+
+def lists_things(terms: Sequence[str], named_values: Collection[str]) -> int:
+    """The list group's bit for a question that names no action and starts with things in the
+    plural (``comments on a task``, ``which topics does a user belong to``): a list of them; else 0.
+    Stop words, taxonomy ``named_values``, language aliases and :data:`TOPIC_QUALIFIERS` are skipped."""
+    skip = {v.lower() for v in named_values}
+    for term in terms:
+        if term in STOP_WORDS or term in TOPIC_QUALIFIERS or term in skip or term in LANGUAGE_ALIASES:
+            continue
+        plural = term.isalpha() and term.endswith("s") and not term.endswith(("ss", "us", "is"))
+        return _group_bit("list") if plural else 0
+    return 0
 
 
 def is_action_word(term: str) -> bool:

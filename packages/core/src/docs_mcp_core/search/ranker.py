@@ -55,6 +55,7 @@ from docs_mcp_core.search.intent import (
     UNDO_GROUP,
     IntentIndex,
     describes,
+    lists_things,
     load_intent,
     model_factors,
     neutral_introductions,
@@ -269,6 +270,16 @@ def continued(first: Ranked, deeper: Ranked) -> Ranked:
     )
 
 
+def _wanted(intent: IntentIndex, query: Query, named: Sequence[str]) -> int:
+    """The verb groups ``query`` asks for (:meth:`~.intent.IntentIndex.wanted`), or, for a question
+    of three words or more that names none and no identifier, the list group when it starts with
+    things in the plural (:func:`~.intent.lists_things`)."""
+    wanted = intent.wanted(query_verbs(query.terms), query.terms)
+    if not wanted and len(query.coverage_terms) >= 3 and not query.names_identifier:
+        return lists_things(query.terms, named)
+    return wanted
+
+
 # ── the whole ranking of one request ─────────────────────────────────────────────────────────
 
 
@@ -387,7 +398,7 @@ class Ranker:
         match = legs.get("match")
         matched = match[0] if match is not None else rows[:0]
         intent = await self._intent_index() if len(rows) else None
-        wanted = intent.wanted(query_verbs(query.terms), query.terms) if intent is not None else 0
+        wanted = _wanted(intent, query, [*cues.values(), *filters.values()]) if intent is not None else 0
         if intent is not None and wanted:
             if weights.verb and len(matched):
                 top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
