@@ -107,6 +107,26 @@ def test_unreadable_batch_results_are_named(content: bytes) -> None:
             )
 
 
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        pytest.param(Fault(kind="huge", size=64 << 20), "it exceeded 1,050,880 bytes", id="64 MB"),
+        pytest.param(
+            Fault(status=200, body=gzip.compress(b" " * (64 << 20)), headers={"Content-Encoding": "gzip"}),
+            r"it came compressed \(gzip\)",
+            id="gzip",
+        ),
+    ],
+)
+def test_batch_results_larger_than_their_vectors_or_compressed_are_refused(fault: Fault, reason: str) -> None:
+    with FakeOpenAI(batch_polls_to_complete=1) as api:
+        api.script("files.content", fault)
+        embedder = provider(api, batch_api_threshold=2, batch_poll_intervals=(0.0,), sleep=lambda _: None)
+        with pytest.raises(EmbeddingError, match=f"sent an unusable answer: {reason}"):
+            embedder.embed(["a", "b"])  # 2 x (32 x 4 + 1,024) + 1 MiB
+        assert len(api.requests_to("files.content")) == 1
+
+
 def test_a_build_given_nan_vectors_fails_and_keeps_the_previous_index(
     tmp_path: Path, examples_docs: Path, api: FakeOpenAI
 ) -> None:

@@ -34,6 +34,7 @@ class BatchApi(Protocol):
     progress reports and vector checks (the provider imports this module, not the other way)."""
 
     model: str
+    dimensions: int
     batch_name: str
     batch_api_threshold: int
     batch_poll_intervals: tuple[float, ...]
@@ -287,9 +288,17 @@ class OpenAIBatchJob:
         self._api.report_progress(
             EmbedProgress(phase="batch-downloading", done=0, total=count, message="Downloading results...")
         )
-        body = self._api.call_with_retry(
-            "batch results download", lambda: client.files.with_raw_response.content(output_file_id).content
-        )
+        from docs_mcp_core.embedding.deadline import request_budget
+
+        # a line holds one vector as JSON floats (at most ~32 bytes a dimension) in a small envelope;
+        # uncompressed, and within the wait a whole batch is allowed
+        max_bytes = count * (32 * self._api.dimensions + 1024) + (1 << 20)
+
+        def download() -> bytes:
+            with request_budget(self._api.batch_max_wait, max_bytes):
+                return client.files.with_raw_response.content(output_file_id).content
+
+        body = self._api.call_with_retry("batch results download", download)
         vectors: list[list[float] | None] = [None] * count
         for raw_line in body.decode("utf-8", errors="replace").splitlines():
             if not raw_line.strip():
