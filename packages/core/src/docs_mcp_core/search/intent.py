@@ -425,9 +425,8 @@ class IntentIndex:
         # a word derived from the one page name of its stem (enrichment: Enrich, scheduling:
         # Schedule); not a shorter word of a longer name (install is an action, not Installation)
         stem = analyze_words([key], frozenset())[0]
-        start = stem[
-            :-1
-        ]  # a name with the key's stem starts with it, but for its last letter (company: compani)
+        # a name with the key's stem starts with it, but for its last letter (company: compani)
+        start = stem[:-1]
         names = self._names
         at = bisect.bisect_left(names, start)
         shorter = [
