@@ -45,7 +45,7 @@ _local = threading.local()  # the budget of the request this thread is making, i
 @contextmanager
 def request_budget(seconds: float, max_bytes: int) -> Iterator[None]:
     """Requests made by this thread inside the block end within ``seconds`` (a timeout error) and
-    read at most ``max_bytes`` (:class:`AnswerTooLarge`), counted from the block's start."""
+    read at most ``max_bytes`` (:class:`UnusableAnswer`), counted from the block's start."""
     saved = getattr(_local, "budget", None)
     _local.budget = _Budget(time.monotonic() + seconds, max_bytes)
     try:
