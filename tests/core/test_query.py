@@ -208,3 +208,13 @@ def test_the_vector_legs_embed_the_question_without_its_closing_punctuation_or_q
     query = Query.parse(text)
     assert (query.focus, query.embedded) == (focus, embedded)
     assert Query.parse(text, expand=False).embedded == text  # the original recipe embeds it as asked
+
+
+def test_a_functions_own_name_gives_the_reader_no_verb() -> None:
+    def verbs(text: str) -> tuple[str, ...]:
+        return Query.parse(text, expand=True).verb_terms
+
+    assert verbs("get_execution_id()") == ()  # what the function does, not an action asked for
+    assert verbs("when_done(callback)") == ("callback",)
+    assert verbs("dub.links.list example") == ("dub", "links", "list", "example")  # a method on its path
+    assert verbs("delete a link") == ("delete", "a", "link")

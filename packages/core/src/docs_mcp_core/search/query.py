@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from docs_mcp_core.errors import SearchError
-from docs_mcp_core.ranking import expand_identifiers
+from docs_mcp_core.ranking import expand_identifiers, identifier_parts
 from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
 from docs_mcp_core.spellings import (
     ANCHOR_MARK,
@@ -233,6 +233,20 @@ class Query:
         """The compound identifiers of :attr:`lexical` as written, each with its dotted suffixes (most
         specific first): what the spelling leg looks up (:mod:`docs_mcp_core.spellings`)."""
         return query_spellings(self.lexical)
+
+    @cached_property
+    def verb_terms(self) -> tuple[str, ...]:
+        """:attr:`terms` without the words of a function's own name written without an object path
+        (``get_execution_id()``, ``createMany``): the name says what the function does, not an
+        action the reader asks for; a method written with its path (``dub.links.list``) keeps them."""
+        named = {
+            part.lower()
+            for group in self.spellings
+            for form in group[:1]
+            if form[:1] not in "=~" and "." not in form
+            for part in identifier_parts(form)
+        }
+        return tuple(t for t in self.terms if t not in named) if named else self.terms
 
     @cached_property
     def option_names(self) -> list[str]:

@@ -274,7 +274,7 @@ def _wanted(intent: IntentIndex, query: Query, named: Sequence[str]) -> int:
     """The verb groups ``query`` asks for (:meth:`~.intent.IntentIndex.wanted`), or, for a question
     of three words or more that names none and no identifier, the list group when it starts with
     things in the plural (:func:`~.intent.lists_things`)."""
-    wanted = intent.wanted(query_verbs(query.terms), query.terms)
+    wanted = intent.wanted(query_verbs(query.verb_terms), query.terms)
     if not wanted and len(query.coverage_terms) >= 3 and not query.names_identifier:
         return lists_things(query.terms, named)
     return wanted
