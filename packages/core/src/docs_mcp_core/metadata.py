@@ -551,7 +551,7 @@ def missing_index_advice(folder: Path) -> str:
     one into it or, when it holds markdown documentation itself (``--index-dir`` given the docs
     folder), build from it into another folder."""
     taken = folder / METADATA_FILENAME
-    if taken.is_dir() or taken.is_symlink() or taken.exists():  # the name is there, not as a file
+    if taken.exists() or taken.is_symlink():  # the name is there, not as a file
         kind = "a directory" if taken.is_dir() else "not a regular file"
         return (
             f"The metadata.json there is {kind}: remove it, then run "

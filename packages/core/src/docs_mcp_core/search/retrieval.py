@@ -209,13 +209,8 @@ class Retrieval:
 
     @functools.cached_property
     def copies(self) -> float:
-        """Rows per distinct chunk text: how many times the corpus holds each chunk, on average."""
-        groups = self._catalog.dedup_group
-        if groups is None or not len(groups):
-            return 1.0
-        # groups are numbered 0, 1, ... and a row of its own is negative (row_catalog._dedup_groups)
-        distinct = max(int(groups.max()) + 1, 0) + int(np.count_nonzero(groups < 0))
-        return len(groups) / distinct
+        """Rows per distinct chunk text (:meth:`~.row_catalog.RowCatalog.copies`), found once."""
+        return self._catalog.copies()
 
     @property
     def _prefix_vectors(self) -> bool:

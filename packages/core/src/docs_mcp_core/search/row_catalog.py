@@ -294,6 +294,16 @@ class RowCatalog:
             return None
         return self._file_order[self._file_start[code] : self._file_start[code + 1]]
 
+    def copies(self) -> float:
+        """Rows per distinct chunk text: how many times the corpus holds each chunk, on average
+        (1 without digests). The groups are numbered 0, 1, ... and a row of its own is negative
+        (:func:`_dedup_groups`), so they are counted without sorting every row's group."""
+        groups = self.dedup_group
+        if groups is None or not len(groups):
+            return 1.0
+        distinct = max(int(groups.max()) + 1, 0) + int(np.count_nonzero(groups < 0))
+        return len(groups) / distinct
+
     def collapse_groups(self, keys: Sequence[str]) -> np.ndarray:
         """Collapse group of every row for the live collapse ``keys`` (-1: the row never collapses).
 
