@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from docs_mcp_core.corpus import walk_corpus
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
+from docs_mcp_core.corpus_walk import walk_corpus
 
 
 def main(argv: list[str] | None = None) -> int:

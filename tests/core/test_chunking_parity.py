@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from docs_mcp_core.corpus import ManifestResolver, prepare_file, walk_corpus
+from docs_mcp_core.corpus import ManifestResolver, prepare_file
+from docs_mcp_core.corpus_walk import walk_corpus
 from docs_mcp_core.markdown import utf16_len
 from tests.support.upstream_tsv import read_upstream_chunks
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.corpus import ManifestResolver, prepare_file
-from docs_mcp_core.errors import ManifestError
+from docs_mcp_core.corpus import Corpus, ManifestResolver, prepare_file
+from docs_mcp_core.errors import ManifestError, ManifestLeftAloneError
 from docs_mcp_core.fix import (
     ManifestChange,
     bootstrap_manifest,
@@ -327,3 +327,54 @@ def test_a_manifest_with_a_key_given_twice_is_left_as_it_is(tmp_path: Path) -> N
     plan = drift_repairs(tmp_path)
     assert plan.empty
     assert any(n.startswith('sdk/.docs-mcp.json: gives the key "x-note" twice') for n in plan.notes)
+
+
+def test_a_manifest_linked_from_outside_the_docs_folder_is_neither_read_nor_written(tmp_path: Path) -> None:
+    # fix rewrote the file the link led to, wherever on the machine it was, and validate and build
+    # read it as the folder's manifest without a word, unlike any other link leading out
+    docs, outside = tmp_path / "docs", write(tmp_path, "elsewhere/settings.json", EXISTING)
+    write(docs, "sdk/guides/big.md", "# Guide\n\n" + BIG_SECTION)
+    (docs / "sdk" / ".docs-mcp.json").symlink_to(outside)
+    corpus = Corpus.open(docs)
+    assert corpus.files.manifests == []
+    assert [(f.path, f.severity) for f in corpus.files.findings] == [("sdk/.docs-mcp.json", "warning")]
+    assert "outside the docs folder" in corpus.files.findings[0].message
+    plan = plan_fixes(docs)
+    assert [c.path for c in plan.changes] == [".docs-mcp.json"]  # the folder's files have no manifest
+    assert any(n.startswith("sdk/.docs-mcp.json: a symbolic link to a file outside") for n in plan.notes)
+    plan.write()
+    assert outside.read_text(encoding="utf-8") == EXISTING
+    followed = Corpus.open(docs, follow_external_symlinks=True)
+    assert followed.files.manifests == [".docs-mcp.json", "sdk/.docs-mcp.json"]
+    assert followed.resolver.nearest("sdk/guides/big.md").path == "sdk/.docs-mcp.json"  # type: ignore[union-attr]
+
+
+def test_a_link_retargeted_out_of_the_folder_after_the_plan_is_not_written_through(tmp_path: Path) -> None:
+    docs, outside = tmp_path / "docs", write(tmp_path, "elsewhere/settings.json", EXISTING)
+    docs.mkdir()
+    (docs / ".docs-mcp.json").symlink_to(outside)
+    change = ManifestChange(".docs-mcp.json", EXISTING, '{"version": "1"}\n', "updated")
+    with pytest.raises(ManifestLeftAloneError, match="leads outside the docs folder"):
+        change.write(docs)
+    assert outside.read_text(encoding="utf-8") == EXISTING
+
+
+@pytest.mark.parametrize("bom", ["", "\ufeff"])
+def test_a_manifest_with_windows_line_endings_keeps_them_and_its_byte_order_mark(
+    tmp_path: Path, bom: str
+) -> None:
+    # every line was rewritten with LF and the mark dropped: a diff of the whole file in review
+    text = bom + json.dumps(json.loads(EXISTING), indent=2).replace("\n", "\r\n") + "\r\n"
+    manifest = tmp_path / "sdk" / ".docs-mcp.json"
+    manifest.parent.mkdir()
+    manifest.write_bytes(text.encode("utf-8"))
+    write(tmp_path, "sdk/guides/big.md", "# Guide\n\n" + BIG_SECTION)
+    plan = plan_fixes(tmp_path)
+    assert len(plan.changes) == 1
+    assert "\r" not in plan.diff().replace("\r\n", "")  # lines end one way in the diff too
+    plan.write()
+    written = manifest.read_bytes().decode("utf-8")
+    assert written.startswith(bom + "{\r\n") and written.endswith("}\r\n")
+    assert "\n" not in written.replace("\r\n", "")
+    assert json.loads(written.removeprefix(bom))["overrides"][0]["pattern"] == "guides/big.md"
+    assert plan_fixes(tmp_path).empty

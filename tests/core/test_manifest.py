@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from docs_mcp_core.chunking import Strategy
-from docs_mcp_core.corpus import ManifestResolver, prepare_file, walk_corpus
+from docs_mcp_core.corpus import ManifestResolver, prepare_file
+from docs_mcp_core.corpus_walk import walk_corpus
 from docs_mcp_core.errors import FindingError, ManifestError
 from docs_mcp_core.globs import glob_match
 from docs_mcp_core.json_lines import JsonLines

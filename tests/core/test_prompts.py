@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from docs_mcp_core.corpus import walk_corpus
+from docs_mcp_core.corpus_walk import walk_corpus
 from docs_mcp_core.errors import InvalidPrompt, PromptTemplateError
 from docs_mcp_core.prompts import (
     PromptArgument,

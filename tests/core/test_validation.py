@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.chunking import Strategy
-from docs_mcp_core.corpus import walk_corpus
 from docs_mcp_core.corpus_pool import ChunkedFile
+from docs_mcp_core.corpus_walk import walk_corpus
 from docs_mcp_core.errors import DocsDirError
 from docs_mcp_core.file_checks import directive_findings
 from docs_mcp_core.findings import Finding

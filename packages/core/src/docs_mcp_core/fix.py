@@ -24,21 +24,19 @@ final newline; existing keys and their order are preserved.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
-import secrets
-import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
 from docs_mcp_core.corpus import BOM, Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
-from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestError, ManifestLeftAloneError
+from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestError
 from docs_mcp_core.globs import glob_match
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, parse_manifest
+from docs_mcp_core.manifest_change import FixPlan, ManifestChange, read_as_saved
 from docs_mcp_core.manifest_text import dump_manifest_text, load_manifest_text
 from docs_mcp_core.markdown import ParsedMarkdown, utf16_len
 from docs_mcp_core.ordering import sort_key
@@ -100,125 +98,6 @@ def glob_escape(path: str) -> str:
     return "".join(f"[{c}]" if c in "*?[{" else c for c in path)
 
 
-# ── plans ────────────────────────────────────────────────────────────────────────────────────────
-
-
-@dataclass(frozen=True)
-class ManifestChange:
-    """One manifest to create (``old_text is None``) or rewrite."""
-
-    path: str  # relative to the docs folder, POSIX
-    old_text: str | None
-    new_text: str
-    summary: str  # e.g. "created .docs-mcp.json (default=h2, overrides=3)"
-    reasons: tuple[str, ...] = ()  # why each override was proposed
-
-    def diff(self) -> str:
-        """Unified diff from the current to the proposed text."""
-        old = (self.old_text or "").splitlines(keepends=True)
-        new = self.new_text.splitlines(keepends=True)
-        fromfile = f"a/{self.path}" if self.old_text is not None else "/dev/null"
-        out: list[str] = []
-        for line in difflib.unified_diff(old, new, fromfile=fromfile, tofile=f"b/{self.path}"):
-            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-        return "".join(out)
-
-    def write(self, docs_dir: Path) -> Path:
-        """Write the new text (atomically) and return the file's path. A manifest that is a
-        symbolic link is written where the link leads (replacing the link with a file would cut
-        it from the manifest it shares). Raises :class:`ManifestLeftAloneError`, writing nothing,
-        when the manifest is no longer the text the change was made from (edited, or created,
-        while fix ran) or is read-only."""
-        target = Path(docs_dir) / self.path
-        if target.is_symlink() and target.resolve().is_file():
-            target = target.resolve()
-        try:  # the manifest keeps its permissions (mkstemp's 0600 made it unreadable to others)
-            mode: int | None = stat.S_IMODE(target.stat().st_mode)
-        except FileNotFoundError:
-            mode = None  # a new manifest: 0666 less the umask, as any new file
-        try:
-            fd, tmp = _new_file_beside(target)
-        except OSError as exc:
-            raise OSError(
-                exc.errno, f"{exc.strerror} (fix writes a new file beside it first)", str(target)
-            ) from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(self.new_text)
-                if mode is not None:
-                    os.fchmod(handle.fileno(), mode)
-                handle.flush()
-                os.fsync(handle.fileno())  # on disk before it replaces the manifest: a crash keeps one whole
-            if self.old_text is None:
-                _create(Path(tmp), target)
-            elif target.read_text(encoding="utf-8") != self.old_text:
-                raise ManifestLeftAloneError(self._changed())
-            elif not (mode or 0) & 0o222 or not os.access(target, os.W_OK):  # a rename would replace it
-                raise ManifestLeftAloneError(
-                    f"{self.path} is read-only, so fix left it as it is; make it writable"
-                    " (chmod u+w) and run docs-mcp fix again"
-                )
-            else:
-                os.replace(tmp, target)
-        except FileExistsError:
-            Path(tmp).unlink(missing_ok=True)
-            raise ManifestLeftAloneError(self._changed()) from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
-
-    def _changed(self) -> str:
-        done = "was created" if self.old_text is None else "changed"
-        left = "so fix left it as it is (nothing of it is lost); run docs-mcp fix again"
-        return f"{self.path} {done} while fix was running, {left}"
-
-
-@dataclass
-class FixPlan:
-    """Manifest changes proposed by ``fix``, in a deterministic order."""
-
-    docs_dir: Path
-    changes: list[ManifestChange] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # problems fix cannot repair by itself
-
-    @property
-    def empty(self) -> bool:
-        return not self.changes
-
-    def diff(self) -> str:
-        return "".join(change.diff() for change in self.changes)
-
-    def write(self) -> list[Path]:
-        return [change.write(self.docs_dir) for change in self.changes]
-
-
-def _create(tmp: Path, target: Path) -> None:
-    """Move ``tmp`` to ``target`` (a new manifest), never over one made meanwhile: a hard link, or
-    where the file system has none, a rename once nothing is there (else ``FileExistsError``)."""
-    try:
-        os.link(tmp, target)
-    except OSError as exc:
-        if isinstance(exc, FileExistsError) or os.path.lexists(target):
-            raise FileExistsError(target) from None
-        os.replace(tmp, target)
-    else:
-        tmp.unlink()
-
-
-def _new_file_beside(target: Path) -> tuple[int, Path]:
-    """A new, empty file in ``target``'s folder, opened for writing, created with mode 0666 less
-    the process's umask (``tempfile.mkstemp`` gives 0600; reading the umask means setting it,
-    for every thread at once)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    while True:
-        tmp = target.parent / f".docs-mcp.{secrets.token_hex(8)}.tmp"
-        try:
-            return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:
-            continue  # another name: 64 random bits do not repeat for long
-
-
 def _check_manifests(corpus: Corpus) -> None:
     for _path, error in corpus.resolver.load_all(corpus.files.manifests):
         if error is not None:
@@ -243,6 +122,12 @@ def bootstrap_manifest(corpus: Corpus | Path) -> FixPlan:
     plan = FixPlan(docs_dir)
     _check_manifests(corpus)
     root = docs_dir / MANIFEST_FILENAME
+    for finding in corpus.files.findings:  # links out of the folder: skipped, as the walk said
+        if finding.path.rpartition("/")[2] == MANIFEST_FILENAME and os.path.isfile(docs_dir / finding.path):
+            plan.notes.append(
+                f"{finding.path}: a symbolic link to a file outside the docs folder, so fix neither reads "
+                "nor writes it (validate and build skip it too); copy the manifest into the docs folder"
+            )
     if root.is_symlink() or root.exists():
         if not root.is_file():  # a folder or a broken link: "nothing to fix" said nothing of it
             plan.notes.append(
@@ -447,7 +332,7 @@ def drift_repairs(corpus: Corpus | Path, base: FixPlan | None = None) -> FixPlan
         entry = items[0].entry
         current = texts.get(path)
         if current is None:
-            current = (docs_dir / path).read_text(encoding="utf-8")
+            current = read_as_saved(docs_dir / path)
         try:
             raw = load_manifest_text(current.removeprefix(BOM))
         except DuplicateKeyError as exc:  # rewritten, the author's first value would be dropped unseen
@@ -459,6 +344,10 @@ def drift_repairs(corpus: Corpus | Path, base: FixPlan | None = None) -> FixPlan
         creating = previous is not None and previous.old_text is None
         _apply(raw, items, entry.base, sort_all=creating)
         new_text = dump_manifest_text(raw)
+        if current.startswith(BOM):  # as the author's editor saves it: no diff of every line in review
+            new_text = BOM + new_text
+        if current.partition("\n")[0].endswith("\r"):
+            new_text = new_text.replace("\n", "\r\n")
         noun = "override" if len(items) == 1 else "overrides"
         reasons = tuple(p.reason for p in items)
         if previous is not None:

@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.corpus import Corpus, ManifestEntry, cannot_read
+from docs_mcp_core.corpus import Corpus, ManifestEntry
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
+from docs_mcp_core.corpus_walk import cannot_read
 from docs_mcp_core.errors import FindingError, PromptTemplateError
 from docs_mcp_core.file_checks import inspect_prepared_file
 from docs_mcp_core.findings import Finding
