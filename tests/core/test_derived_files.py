@@ -263,6 +263,22 @@ def test_arrays_round_trip_through_a_derived_file(tmp_path: Path) -> None:
     assert strings_from_arrays(read.arrays, "s") == values
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [""],
+        ["", ""],
+        ["one"],
+        ["a\x00b", "", "ü"],
+        ["x", "\x00", "\x00\x00y", ""],
+        ["é" * 5, "", "日本", "a b"],
+    ],
+)
+def test_strings_come_back_as_they_were_stored_whatever_bytes_they_hold(values: list[str]) -> None:
+    assert strings_from_arrays(arrays_from_strings("s", values), "s") == values
+
+
 def test_stored_strings_are_decoded_as_they_are_read() -> None:
     values = ["docs/a.md#_preamble", "ünïcödé/ß.md#h", "", "z" * 300]
     stored = stored_strings(arrays_from_strings("ids", values), "ids")

@@ -15,7 +15,7 @@ import pytest
 from docs_mcp_core.search.row_catalog import members, sorted_unique
 
 # heavy modules a search answered from memory has no use for
-NOT_NEEDED = ("numpy.ma", "markdown_it", "pyarrow.compute", "lancedb")
+NOT_NEEDED = ("numpy.ma", "markdown_it", "pyarrow", "lancedb")
 
 
 @pytest.mark.integration  # starts a process

@@ -27,10 +27,12 @@ import re
 import threading
 import unicodedata
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 import Stemmer
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class _Compute:
@@ -280,6 +282,8 @@ def analyze_words(words: Sequence[str], stop_words: frozenset[str] = LANCEDB_STO
 
 def split_words(texts: pa.Array | pa.ChunkedArray) -> pa.ListArray:
     """Lower-cased words of every text, one list per text (null texts give empty lists)."""
+    import pyarrow as pa
+
     column = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
     column = pc.fill_null(column, "")
     words = pc.split_pattern_regex(pc.utf8_lower(column), pattern=SEPARATOR)

@@ -14,16 +14,18 @@ leaves it in the table and :mod:`~docs_mcp_core.search.documents` reads the rows
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from docs_mcp_core.index.derived_files import DerivedWriter, Part, StreamedArray
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.search.analyzer import pc
 from docs_mcp_core.search.row_catalog import in_row_order, scan_within
 from docs_mcp_core.search.scan_batches import SCAN_BATCH_ROWS, CatalogScan
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["CONTENT_CACHE_BYTES", "ContentStore", "content_cache_bytes", "write_content"]
 
@@ -41,6 +43,8 @@ class ContentStore:
 
     def __init__(self, values: pa.Array) -> None:
         """``values``: a string or large string array without nulls, one entry per catalog row."""
+        import pyarrow as pa
+
         if values.null_count:
             values = pc.fill_null(values, "")
         offset_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
@@ -159,6 +163,8 @@ def _stream_batches(data: StreamedArray, batches: Iterator[pa.RecordBatch], budg
 
 def _offsets(values: pa.Array) -> np.ndarray:
     """The offsets of a string array's values in its data buffer."""
+    import pyarrow as pa
+
     dtype = np.int64 if pa.types.is_large_string(values.type) else np.int32
     buffer = values.buffers()[1]
     assert buffer is not None

@@ -25,8 +25,6 @@ from docs_mcp_core.index.derived_files import (
     DerivedFiles,
     DerivedWriter,
     Part,
-    arrays_from_arrow,
-    arrow_from_arrays,
     read_derived,
 )
 from docs_mcp_core.index.table import (
@@ -39,6 +37,7 @@ from docs_mcp_core.index.table import (
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.search.content_store import ContentStore, write_content
+from docs_mcp_core.search.display_columns import held_display, stored_display
 from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
 from docs_mcp_core.search.intent import _NAME_COLUMNS as INTENT_COLUMNS
 from docs_mcp_core.search.intent import IntentIndex, load_intent
@@ -167,7 +166,7 @@ def from_files(
     display = None
     shown = parts.get("display")
     if shown is not None and shown.meta["scan_bytes"] <= budgets.display:
-        display = arrow_from_arrays(shown.arrays, "display")
+        display = held_display(shown)
     catalog = RowCatalog.from_part(parts["catalog"], display)
     if shown is None and budgets.display > facts.get("display_over", -1):
         catalog.display = _display_from_table(table, catalog, columns, metadata, budgets)
@@ -395,9 +394,9 @@ def _add_small_parts(
     holds them, then let go) and the spelling index."""
     columns, rows = frozenset(facts["columns"]), len(catalog)
     display = catalog.display
-    stored = arrays_from_arrow("display", display) if display is not None else None
+    stored = stored_display(display, ROWID_BYTES * rows) if display is not None else None
     if display is not None and stored is not None:
-        writer.add("display", Part(stored, {"scan_bytes": int(display.nbytes) + ROWID_BYTES * rows}))
+        writer.add("display", stored)
     elif display is None:  # more than the budget (or no display column): a smaller one needs no look
         facts["display_over"] = budgets.display
     del stored

@@ -33,9 +33,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.search.analyzer import (
@@ -47,6 +47,9 @@ from docs_mcp_core.search.analyzer import (
 from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, add_at, every_best, meet, pruned_best
 from docs_mcp_core.search.postings_builder import K1, MAX_PHRASE_SPAN, B, Postings, PostingsBuilder
 from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 BUILD_BATCH_ROWS = 2048
 PARALLEL_BUILD_MAX_ROWS = 50_000

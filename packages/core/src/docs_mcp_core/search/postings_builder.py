@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from docs_mcp_core.search.analyzer import analyze_words, pc, split_words
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["K1", "MAX_PHRASE_SPAN", "B", "Postings", "PostingsBuilder"]
 
@@ -203,6 +206,8 @@ def _tokens(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(term, row, position)`` of every indexed token of ``texts`` (rows from ``first_row``);
     new terms are added to ``terms``."""
+    import pyarrow as pa
+
     words = split_words(texts)
     encoded = pc.dictionary_encode(pc.list_flatten(words))
     if isinstance(encoded, pa.ChunkedArray):

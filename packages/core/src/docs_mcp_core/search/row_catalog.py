@@ -21,16 +21,18 @@ import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-from pyarrow._compute import TakeOptions, call_function
 
 from docs_mcp_core.chunk_ids import is_opening
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, stored_strings, strings_from_arrays
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.search.display_columns import DisplayColumns
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DISPLAY_CACHE_BYTES = 128 * 1024 * 1024
 
@@ -59,7 +61,7 @@ class RowCatalog:
     sort_rank: np.ndarray  # int32: position of the chunk id in the project's string order
     dedup_group: np.ndarray | None  # int64: rows with equal text share a group
     taxonomy: dict[str, tuple[np.ndarray, list[str]]]  # key -> (codes, values); -1 = no value
-    display: pa.Table | None = None  # display columns in catalog order, when they fit the budget
+    display: pa.Table | DisplayColumns | None = None  # display columns in catalog order, if they fit
     chunk_ids: Sequence[str] = field(default_factory=list)  # decoded as read when from derived files
     chunk_index: np.ndarray | None = None  # int64 position of each chunk in its file
     file_codes: np.ndarray | None = None  # int32: rows of the same file share a code
@@ -109,7 +111,7 @@ class RowCatalog:
         return Part(arrays, meta)
 
     @classmethod
-    def from_part(cls, part: Part, display: pa.Table | None = None) -> RowCatalog:
+    def from_part(cls, part: Part, display: pa.Table | DisplayColumns | None = None) -> RowCatalog:
         """The catalog :meth:`to_part` stored (its arrays are used as they are: nothing is copied)."""
         a = part.arrays
         taxonomy = {
@@ -227,6 +229,8 @@ class RowCatalog:
         """Display columns of the rows at ``positions`` (None when they are not held in memory)."""
         if self.display is None:
             return None
+        if isinstance(self.display, DisplayColumns):
+            return self.display.rows(positions)
         return _take(self.display, positions).to_pylist()
 
     def codes(self, key: str, value: str) -> tuple[np.ndarray, int] | None:
@@ -244,6 +248,8 @@ class RowCatalog:
         """Values of display ``columns`` at ``positions``, one list per column (None when not in memory)."""
         if self.display is None:
             return None
+        if isinstance(self.display, DisplayColumns):
+            return self.display.values(positions, columns)
         page = _take(self.display.select(list(columns)), positions)
         return [[v if v is not None else "" for v in page.column(c).to_pylist()] for c in columns]
 
@@ -410,6 +416,8 @@ def members(values: np.ndarray, within: np.ndarray) -> np.ndarray:
 def scan_within(table: Any, columns: Sequence[str], budget: int) -> pa.Table | None:
     """``columns`` of every row (with ``_rowid``), read a batch at a time; ``None`` as soon as they
     pass ``budget`` bytes, so a large corpus costs at most the budget while it is looked at."""
+    import pyarrow as pa
+
     total = table.count_rows()
     reader = table.search().with_row_id(True).select(list(columns)).limit(max(1, total)).to_batches(8192)
     batches: list[pa.RecordBatch] = []
@@ -431,6 +439,8 @@ def scan_in_row_order(table: Any, columns: Sequence[str]) -> pa.Table:
 
 def in_row_order(data: pa.Table) -> pa.Table:
     """``data`` (a scan with ``_rowid``) sorted by row id."""
+    import pyarrow as pa
+
     ids = data.column("_rowid").to_numpy()
     if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
         return data.take(pa.array(np.argsort(ids, kind="stable")))  # scans are usually in order
@@ -446,6 +456,9 @@ def _take(table: pa.Table, positions: np.ndarray) -> pa.Table:
     """``table.take(positions)``, by Arrow's kernel itself: ``Table.take`` first imports
     ``pyarrow.compute``, which wraps every kernel in Python and costs a starting server more than
     its whole first search."""
+    import pyarrow as pa
+    from pyarrow._compute import TakeOptions, call_function
+
     # the buffer itself: ``pa.array`` of a NumPy array checks for a masked array, importing numpy.ma
     values = np.ascontiguousarray(positions, dtype=np.int64)
     indices = pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.search import row_catalog
@@ -31,6 +30,9 @@ from docs_mcp_core.search.analyzer import pc
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
 from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.spellings import ANCHOR_MARK, HEADING_MARK
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["HEADING_BONUS", "SpellingIndex", "load_spelling_index"]
 
@@ -85,6 +87,8 @@ class SpellingIndex:
     def build(cls, column: pa.Array | pa.ChunkedArray) -> SpellingIndex:
         """The index of one stored spellings column, in catalog order (see
         :func:`~docs_mcp_core.spellings.chunk_spellings`)."""
+        import pyarrow as pa
+
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
         rows = len(column)

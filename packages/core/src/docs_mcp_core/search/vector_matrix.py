@@ -15,14 +15,16 @@ distance, nearest first, equal distances in row order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from docs_mcp_core.index.derived_files import Part
 from docs_mcp_core.memory import budget_from_env
 from docs_mcp_core.search.row_catalog import scan_in_row_order, smallest_first
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 VECTOR_CACHE_BYTES = 48 * 1024 * 1024
 
@@ -51,6 +53,8 @@ class VectorMatrix:
     @classmethod
     def from_column(cls, column: pa.Array | pa.ChunkedArray, dimensions: int) -> VectorMatrix | None:
         """The matrix of a fixed-size-list column; None when a row has no vector."""
+        import pyarrow as pa
+
         array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
         if array.null_count or not pa.types.is_fixed_size_list(array.type):
             return None
@@ -63,6 +67,8 @@ class VectorMatrix:
     def load(cls, table: Any, row_ids: np.ndarray, budget: int) -> VectorMatrix | None:
         """The ``vector`` column of a LanceDB ``table`` in ``row_ids`` order, or None when it is
         larger than ``budget`` bytes, missing, or the table no longer has exactly those rows."""
+        import pyarrow as pa
+
         field = table.schema.field("vector") if "vector" in table.schema.names else None
         if field is None or not pa.types.is_fixed_size_list(field.type):
             return None
