@@ -96,11 +96,26 @@ _SLUG_SPACE_RE = re.compile(r"\s+")
 _SLUG_DASHES_RE = re.compile(r"-+")
 
 
+MAX_SLUG_LENGTH = 200
+"""A heading's slug keeps its first 200 characters, its name (chunk heading, breadcrumb, title) its
+first 1,000: a heading of megabytes (a paragraph directly above a ``---`` line reads as one) made a
+chunk id as long, repeated in every search answer and too long for get_doc to be asked for."""
+MAX_HEADING_LENGTH = 1_000
+
+
 def slugify(value: str) -> str:
-    """The original's slug: lowercase, keep ``[a-z0-9 -]``, spaces to dashes, trim dashes."""
+    """The original's slug: lowercase, keep ``[a-z0-9 -]``, spaces to dashes, trim dashes; at most
+    :data:`MAX_SLUG_LENGTH` characters."""
     s = _SLUG_DROP_RE.sub("", value.lower())
     s = _SLUG_SPACE_RE.sub("-", s)
-    return _SLUG_DASHES_RE.sub("-", s).strip("-")
+    return _SLUG_DASHES_RE.sub("-", s).strip("-")[:MAX_SLUG_LENGTH].rstrip("-")
+
+
+def heading_name(text: str) -> str:
+    """A heading's text as chunks and titles carry it: stripped, at most :data:`MAX_HEADING_LENGTH`
+    characters, a cut one ending in an ellipsis."""
+    text = text.strip()
+    return text if len(text) <= MAX_HEADING_LENGTH else text[: MAX_HEADING_LENGTH - 1].rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +205,7 @@ def _split_by_heading_level(doc: _Doc, nodes: list[Node], target: int) -> list[_
             continue
         text = node.heading_text.strip() or "section"
         base = slugify(text) or "section"
+        text = heading_name(text)
         parent_slugs = [e[1] for e in stack[1 : node.depth] if e is not None]
         slug = _dedupe(counts, "/".join(parent_slugs) or "__root__", base)
         stack[node.depth] = (text, slug)
@@ -259,6 +275,7 @@ def _refine(doc: _Doc, seg: _Segment, max_size: int) -> list[_Segment]:
         if node.kind == "heading" and node.depth == next_level:
             text = node.heading_text.strip() or "section"
             base = slugify(text) or "section"
+            text = heading_name(text)
             n = counts.get(base, 0) + 1
             counts[base] = n
             subs.append((i, text, base if n == 1 else f"{base}-{n}"))

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from docs_mcp_core.chunking import Chunk, IdCollision, Strategy, build_chunks
+from docs_mcp_core.chunking import Chunk, IdCollision, Strategy, build_chunks, heading_name
 from docs_mcp_core.corpus_walk import (
     NOT_A_DOCUMENT,
     TEMPLATE_SUFFIXES,
@@ -291,8 +291,7 @@ def parse_front_matter(parsed: ParsedMarkdown, relpath: str) -> dict[str, Any] |
 def first_h1(parsed: ParsedMarkdown) -> str | None:
     for node in parsed.nodes:
         if node.kind == "heading" and node.depth == 1:
-            text = node.heading_text.strip()
-            return text or None
+            return heading_name(node.heading_text) or None
     return None
 
 

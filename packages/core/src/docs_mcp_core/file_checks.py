@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from markdown_it import MarkdownIt
 
-from docs_mcp_core.chunking import CHUNK_BY_VALUES, Chunk
+from docs_mcp_core.chunking import CHUNK_BY_VALUES, MAX_HEADING_LENGTH, MAX_SLUG_LENGTH, Chunk
 from docs_mcp_core.corpus import BOM_WARNING, PreparedFile
 from docs_mcp_core.errors import json_limit
 from docs_mcp_core.findings import Finding
@@ -59,7 +59,21 @@ def inspect_prepared_file(prepared: PreparedFile, chunks: list[Chunk]) -> list[F
         )
     if "mcp_" in prepared.markdown:
         findings.extend(directive_findings(rel, prepared.markdown, prepared.front_matter))
+    findings.extend(_long_heading_findings(prepared))
     return findings
+
+
+def _long_heading_findings(prepared: PreparedFile) -> list[Finding]:
+    found: list[Finding] = []
+    for node in prepared.parsed.nodes:
+        if node.kind == "heading" and (size := len(node.heading_text.strip())) > MAX_HEADING_LENGTH:
+            message = (
+                f"this heading is {size:,} characters long: its chunk's id keeps the first {MAX_SLUG_LENGTH} "
+                f"characters of its slug and its name the first {MAX_HEADING_LENGTH:,}; shorten it (a "
+                "paragraph directly above a --- or === line is read as a heading: put a blank line between)"
+            )
+            found.append(Finding(prepared.relpath, node.first_line + 1, "warning", message))
+    return found
 
 
 def _file_sets_strategy(prepared: PreparedFile) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from docs_mcp_core.chunking import Chunk
+from docs_mcp_core.chunking import MAX_HEADING_LENGTH, Chunk
 from docs_mcp_core.corpus import BOM, ManifestResolver, file_fingerprint, read_markdown
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.errors import FindingError, YamlExpansionError
@@ -70,6 +70,8 @@ def reuse_unchanged_file(
     if fingerprint != entry[0]:
         return None
     chunks = entry[1]
+    if any(len(chunk.heading) >= MAX_HEADING_LENGTH for chunk in chunks):
+        return None  # parsed again: its warning is reported again, an earlier build's uncut ids are not kept
     return ChunkedFile(
         relpath=rel,
         chunks=chunks,
