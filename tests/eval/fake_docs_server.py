@@ -11,6 +11,8 @@ Flags that let tests provoke each harness path:
 --index-dir DIR        read ``DIR/fake-index.json`` (written by ``fake_build.py``) and use its variant
 --ignore-filters       return hits without applying filters (to produce filter leaks)
 --search-error MSG     every search_docs call returns an isError result with MSG
+--search-text TEXT     every search_docs call answers TEXT (``deep``: 100,000 nested arrays;
+                       ``long-number``: a score of 5,000 digits)
 --omit-tool NAME       do not offer NAME (e.g. get_doc)
 --fail-on-start MSG    print MSG to stderr and exit 3 before speaking MCP
 --require-env NAME     exit 4 unless environment variable NAME is set (repeatable)
@@ -69,6 +71,12 @@ RANKINGS: dict[str, list[str]] = {
     "get token": [GETTOKEN_TS, GETTOKEN_PY, ACME_TS, ACME_PY, ACME_GO, USER, PAGINATION],
     "retry configuration": [RETRIES, RATELIMIT_PY, GETTOKEN_TS, GETTOKEN_PY, PAGINATION, USER],
     "user model": [USER, PAGINATION],
+}
+
+
+HOSTILE_TEXTS = {
+    "deep": "[" * 100_000 + "]" * 100_000,
+    "long-number": '{"hits": [{"chunk_id": "a.md#a", "score": ' + "9" * 5_000 + "}]}",
 }
 
 
@@ -161,6 +169,9 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
         answered[0] += 1
         if args.search_error:
             return error(args.search_error)
+        if args.search_text:
+            text = str(HOSTILE_TEXTS.get(args.search_text, args.search_text))
+            return CallToolResult(content=[TextContent(type="text", text=text)])
         for key in arguments:
             if key not in search_schema["properties"]:
                 return error(f"Unexpected field '{key}'")
@@ -234,6 +245,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--index-dir", type=Path)
     parser.add_argument("--ignore-filters", action="store_true")
     parser.add_argument("--search-error")
+    parser.add_argument("--search-text")
     parser.add_argument("--omit-tool", action="append", default=[])
     parser.add_argument("--fail-on-start")
     parser.add_argument("--require-env", action="append", default=[])

@@ -317,6 +317,26 @@ def test_search_error_aborts_the_run(run_cli: CliRunner) -> None:
     assert result.out == ""
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("deep", "it nests arrays or objects too deeply to read"),
+        ("long-number", "it holds a number too long to read (over 4,300 digits)"),
+    ],
+)
+def test_a_search_answer_json_cannot_read_stops_the_run_in_one_line(
+    run_cli: CliRunner, text: str, reason: str
+) -> None:
+    # json.loads raised RecursionError or ValueError: the run ended in a bare traceback
+    result = run_cli(run_args("--warmup-queries", "0", server=fake_server_command("--search-text", text)))
+    assert result.code == 1
+    assert "Traceback" not in result.err
+    assert (
+        result.err
+        == f"error: search_docs result for case 0 ('acme python') cannot be read: {reason}; stopping the run\n"
+    )
+
+
 def test_server_that_will_not_start_shows_its_stderr(run_cli: CliRunner) -> None:
     result = run_cli(
         run_args(server=fake_server_command("--fail-on-start", "metadata.json not found in /idx"))

@@ -63,9 +63,10 @@ class PathOutsideWorkspace(ValueError):
     """A path an agent's tool call named lies outside its workspace (or is read-only)."""
 
 
-def json_limit(exc: RecursionError | ValueError) -> str:
-    """What a case or baseline file's JSON exceeds when :func:`json.loads` fails on valid syntax
-    (as ``docs_mcp_core.errors.json_limit`` says it: the harness needs no docs-mcp package)."""
+def json_limit(exc: RecursionError | ValueError, *, advice: bool = True) -> str:
+    """What a case or baseline file's JSON (or a server's answer) exceeds when :func:`json.loads`
+    fails on valid syntax (``advice``: and how an author fixes it), as
+    ``docs_mcp_core.errors.json_limit`` says it: the harness needs no docs-mcp package."""
     if isinstance(exc, RecursionError):
-        return "it nests arrays or objects too deeply to read; flatten it"
-    return "it holds a number too long to read (over 4,300 digits); shorten it"
+        return "it nests arrays or objects too deeply to read" + ("; flatten it" if advice else "")
+    return "it holds a number too long to read (over 4,300 digits)" + ("; shorten it" if advice else "")

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 
 from docs_mcp_eval.cases import EvalCase
 from docs_mcp_eval.commands import RunConfig
-from docs_mcp_eval.errors import ServerProtocolError
+from docs_mcp_eval.errors import ServerProtocolError, json_limit
 from docs_mcp_eval.leaks import hit_violates_filters
 from docs_mcp_eval.metrics import rounds_to_right_doc
 from docs_mcp_eval.results import EvalStats, RankedCase
@@ -258,6 +258,10 @@ def _parse_search_result(result: CallToolResult, tool: str, what: str) -> _Page:
             payload = json.loads(text)
         except json.JSONDecodeError:
             payload = None
+        except (RecursionError, ValueError) as exc:  # ended the run in a bare traceback
+            raise ServerProtocolError(
+                f"{tool} result for {what} cannot be read: {json_limit(exc, advice=False)}; stopping the run"
+            ) from None
     if not isinstance(payload, dict) and isinstance(result.structured_content, dict):
         payload = result.structured_content
     if payload is None:
