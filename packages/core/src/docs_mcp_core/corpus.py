@@ -83,6 +83,8 @@ class ManifestResolver:
         inside = os.path.join(os.path.realpath(self.docs_dir), "")
         if full.is_file() and (self.follow_external_symlinks or not leads_out(str(full), inside)):
             try:
+                if (size := full.stat().st_size) > MAX_MANIFEST_BYTES:
+                    raise ManifestError(f"{rel_path}: {_too_large('manifest', size, MAX_MANIFEST_BYTES)}")
                 text = full.read_text(encoding="utf-8")
                 manifest, issues = parse_manifest(text.removeprefix(BOM), source=rel_path)
                 if text.startswith(BOM):
@@ -235,6 +237,20 @@ def file_fingerprint(strategy: Strategy, metadata: dict[str, str], markdown: str
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+MAX_DOCUMENT_BYTES = 64 << 20
+"""A document (or manifest) larger than this is refused unread: a sparse or generated file of
+gigabytes was read whole and parsed, in memory many times its size (a 50 MB page builds in 1 GB)."""
+MAX_MANIFEST_BYTES = 16 << 20  # a manifest's parse holds about 150 bytes per byte of it
+
+
+def _too_large(what: str, size: int, limit: int) -> str:
+    advice = {
+        "file": "split it into smaller pages, or move it out of the docs folder if it is no documentation",
+        "manifest": "give fewer overrides (one pattern such as guides/** covers a folder)",
+    }[what]
+    return f"{what} is {size:,} bytes, over the {limit >> 20} MiB one {what} may have, so it is not read; {advice}"
+
+
 def read_markdown(docs_dir: Path, relpath: str) -> str:
     """The text of a document; a :class:`FindingError` for one that cannot be read, is not UTF-8,
     or is no longer a regular file (replaced since the folder was listed by a named pipe, whose
@@ -244,9 +260,15 @@ def read_markdown(docs_dir: Path, relpath: str) -> str:
             docs_dir / relpath, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
         )
         with open(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 raise FindingError(Finding(relpath, None, "error", NOT_A_DOCUMENT))
-            data = handle.read()
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)  # + 1: one that grew since fstat is refused too
+            if max(info.st_size, len(data)) > MAX_DOCUMENT_BYTES:
+                size = max(info.st_size, len(data))
+                raise FindingError(
+                    Finding(relpath, None, "error", _too_large("file", size, MAX_DOCUMENT_BYTES))
+                )
     except OSError as exc:
         raise FindingError(Finding(relpath, None, "error", cannot_read("file", exc))) from None
     try:
