@@ -221,6 +221,7 @@ def test_snapshots_left_by_a_killed_server_are_removed_by_the_next_one(built_ind
     try:
         lazy = LazyEngine(built_index)
         assert lazy.get().search("retry", limit=1).hits
+        lazy.wait_swept(30)  # the sweep runs beside the first searches
         assert not dead.exists()
         assert elsewhere.is_dir()  # another host's server may still be using it
         lazy.close()

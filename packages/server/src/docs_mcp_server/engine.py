@@ -88,6 +88,7 @@ class LazyEngine:
         self._numbers = itertools.count(1)
         self._error: IndexUnavailableError | None = None
         self._warm_up: threading.Thread | None = None
+        self._sweep: threading.Thread | None = None  # removes the snapshots of killed servers, once
         self._failed_stamp: tuple[int, int, int] | None = None
         self._reload_due = False  # a change was seen; the next get() reloads (opened() defers to it)
         self._next_check = 0.0
@@ -177,6 +178,12 @@ class LazyEngine:
                 return None
             current.users += 1
         return Lease(self._release, current)
+
+    def wait_swept(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) for the removal of killed servers' snapshots, which
+        the index's opening starts in the background."""
+        if self._sweep is not None:
+            self._sweep.join(timeout)
 
     def close(self) -> None:
         """Stop serving: the current generation is released once no call holds it."""
@@ -410,7 +417,6 @@ class LazyEngine:
         from docs_mcp_core.errors import DocsMcpError
 
         if self._local is not None:
-            remove_stale_snapshots(self._local)
             _log_mid_swap(self._local)
         try:
             self._current = self._open_generation()
@@ -421,6 +427,11 @@ class LazyEngine:
                 f"The search index at '{self.index_dir}' could not be opened ({type(exc).__name__}: {exc}). "
                 "Re-run docs-mcp build to regenerate it."
             )
+        if self._local is not None:  # what killed servers left, removed off the way to the first answer
+            self._sweep = threading.Thread(
+                target=remove_stale_snapshots, args=(self._local,), name="docs-mcp-sweep", daemon=True
+            )
+            self._sweep.start()
         if self._error is not None:
             log(
                 logging.ERROR,
