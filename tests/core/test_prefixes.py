@@ -56,6 +56,27 @@ def test_a_short_form_under_a_filter_finds_rows_instead_of_none() -> None:
     assert sorted(rows.tolist()) == [0, 1]
 
 
+COMPOUND_TEXTS = [
+    "Timeshift: create a timeshift for an employee",  # 0
+    "List every timeshift of the week",  # 1
+    "The time of a payslip and its period",  # 2
+    "Passport and report fields",  # 3
+]
+
+
+def test_a_word_no_row_writes_becomes_the_compounds_that_end_with_it() -> None:
+    lexical = LexicalIndex.build({"search_text": pa.array(COMPOUND_TEXTS)})
+    prefixes = PrefixExpander(lexical.fields)
+    # "shift" is written only at the end of "timeshift", whose "time" the corpus writes alone
+    assert prefixes.expand(["shift"], None) == ["timeshift"]
+    rows, _ = lexical.search_terms(prefixes.expand(["shift"], None), {"search_text": 1.0})
+    assert sorted(rows.tolist()) == [0, 1]
+    # "pass" and "re" are no words of this corpus (nor would "re" be long enough): left as they are
+    assert prefixes.expand(["port", "slip"], None) == ["port", "slip"]
+    # only the compounds an admitted row writes
+    assert prefixes.expand(["shift"], np.array([False, False, True, True])) == ["shift"]
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_kept_rows_say_whether_any_row_is_kept_as_the_mask_does(seed: int) -> None:
     """The runs (few, long or many, short) answer as the mask looked up at every row does, for

@@ -1,4 +1,4 @@
-"""Short forms: a query word that no searchable row writes whole read as the start of words they do.
+"""Short forms: a query word that no searchable row writes whole read as part of words they do.
 
 Readers shorten long words (``repo`` for repository, ``config`` for configuration, ``auth`` for
 authentication). When a term of the match query occurs in no row the filters admit, in no column
@@ -6,6 +6,13 @@ the match leg searches, the default ranking searches instead for the (at most
 :data:`PREFIX_TERMS`) most frequent terms of the corpus that start with it, so a shortened word
 finds its long form rather than nothing. Terms shorter than :data:`PREFIX_MIN_CHARS` and terms with
 digits are left as they are; a word the rows do write is never expanded.
+
+A word that starts no term may end one: generated references name a resource by a lower-case
+compound whose last word is the reader's (``timeshift`` for shifts, ``paymentlink`` for links), and
+never write that word alone. Such a word is searched as the most frequent terms that end with it
+and begin with another term of the corpus of at least :data:`PREFIX_MIN_CHARS` letters (``time``),
+so that a word merely ending like it (``passport`` for port: ``pass`` is no such term in most docs,
+``report``: ``re`` is too short) is rarely taken for one.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ class PrefixExpander:
     def __init__(self, fields: Mapping[str, FieldIndex]) -> None:
         self._fields = list(fields.values())
         self._sorted: list[str] | None = None  # every term, sorted; made on first need
+        self._backwards: list[str] | None = None  # every term spelled backwards, sorted; likewise
 
     def _frequency(self, term: str) -> int:
         total = 0
@@ -84,6 +92,33 @@ class PrefixExpander:
         found.sort(key=lambda t: (-self._frequency(t), t))
         return found[:PREFIX_TERMS]
 
+    def compounds_ending(self, word: str, mask: np.ndarray | None) -> list[str]:
+        """The most frequent terms that end with ``word`` after another term of the corpus (of at
+        least :data:`PREFIX_MIN_CHARS` letters) and that a row the ``mask`` admits writes."""
+        if self._sorted is None:
+            self._sorted = sorted(set().union(*(f.terms for f in self._fields)))
+        if self._backwards is None:
+            self._backwards = sorted(t[::-1] for t in self._sorted)
+        known = self._sorted
+        backwards, ending = self._backwards, word[::-1]
+        start = bisect.bisect_right(backwards, ending)
+        found: list[str] = []
+        for spelled in backwards[start : start + PREFIX_SCAN]:
+            if not spelled.startswith(ending):
+                break
+            term = spelled[::-1]
+            head = term[: -len(word)]
+            at = bisect.bisect_left(known, head)
+            if (
+                len(head) >= PREFIX_MIN_CHARS
+                and at < len(known)
+                and known[at] == head
+                and written(self._fields, term, mask)
+            ):
+                found.append(term)
+        found.sort(key=lambda t: (-self._frequency(t), t))
+        return found[:PREFIX_TERMS]
+
     def expand(
         self, terms: Sequence[str], mask: np.ndarray | None, missing: Collection[str] | None = None
     ) -> list[str]:
@@ -96,5 +131,5 @@ class PrefixExpander:
             if len(term) < PREFIX_MIN_CHARS or not term.isalpha() or term not in missing:
                 out.append(term)
                 continue
-            out.extend(self.long_forms(term, mask) or [term])
+            out.extend(self.long_forms(term, mask) or self.compounds_ending(term, mask) or [term])
         return out
