@@ -47,3 +47,12 @@ def test_a_manifest_over_the_limit_is_an_error_naming_its_size(tmp_path: Path) -
     [finding] = [f for f in report.findings if f.path == ".docs-mcp.json"]
     assert finding.severity == "error"
     assert finding.message.startswith(f"manifest is {MAX_MANIFEST_BYTES + 1:,} bytes, over the 16 MiB")
+
+
+def test_a_prompt_template_over_the_limit_is_an_error_naming_its_size(tmp_path: Path) -> None:
+    (tmp_path / "guide.md").write_text("# Guide\n\n## Part\n\ntext\n", encoding="utf-8")
+    sparse(tmp_path / "prompts" / "review.template.md", MAX_DOCUMENT_BYTES + 1)
+    report = validate_corpus(tmp_path, workers=1)
+    [finding] = [f for f in report.findings if f.path == "prompts/review.template.md"]
+    assert finding.severity == "error"
+    assert finding.message.startswith(f"prompt template is {MAX_DOCUMENT_BYTES + 1:,} bytes, over the 64 MiB")

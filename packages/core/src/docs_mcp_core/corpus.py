@@ -84,7 +84,7 @@ class ManifestResolver:
         if full.is_file() and (self.follow_external_symlinks or not leads_out(str(full), inside)):
             try:
                 if (size := full.stat().st_size) > MAX_MANIFEST_BYTES:
-                    raise ManifestError(f"{rel_path}: {_too_large('manifest', size, MAX_MANIFEST_BYTES)}")
+                    raise ManifestError(f"{rel_path}: {too_large('manifest', size, MAX_MANIFEST_BYTES)}")
                 text = full.read_text(encoding="utf-8")
                 manifest, issues = parse_manifest(text.removeprefix(BOM), source=rel_path)
                 if text.startswith(BOM):
@@ -243,12 +243,16 @@ gigabytes was read whole and parsed, in memory many times its size (a 50 MB page
 MAX_MANIFEST_BYTES = 16 << 20  # a manifest's parse holds about 150 bytes per byte of it
 
 
-def _too_large(what: str, size: int, limit: int) -> str:
-    advice = {
-        "file": "split it into smaller pages, or move it out of the docs folder if it is no documentation",
-        "manifest": "give fewer overrides (one pattern such as guides/** covers a folder)",
-    }[what]
-    return f"{what} is {size:,} bytes, over the {limit >> 20} MiB one {what} may have, so it is not read; {advice}"
+_ADVICE = {
+    "file": "split it into smaller pages, or move it out of the docs folder if it is no documentation",
+    "manifest": "give fewer overrides (one pattern such as guides/** covers a folder)",
+    "prompt template": "shorten it, or move it out of the docs folder",
+}
+
+
+def too_large(what: str, size: int, limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """Why a ``what`` (file, manifest, prompt template) of ``size`` bytes is refused unread."""
+    return f"{what} is {size:,} bytes, over the {limit >> 20} MiB one {what} may have, so it is not read; {_ADVICE[what]}"
 
 
 def read_markdown(docs_dir: Path, relpath: str) -> str:
@@ -267,7 +271,7 @@ def read_markdown(docs_dir: Path, relpath: str) -> str:
             if max(info.st_size, len(data)) > MAX_DOCUMENT_BYTES:
                 size = max(info.st_size, len(data))
                 raise FindingError(
-                    Finding(relpath, None, "error", _too_large("file", size, MAX_DOCUMENT_BYTES))
+                    Finding(relpath, None, "error", too_large("file", size, MAX_DOCUMENT_BYTES))
                 )
     except OSError as exc:
         raise FindingError(Finding(relpath, None, "error", cannot_read("file", exc))) from None

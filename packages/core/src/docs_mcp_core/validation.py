@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.corpus import Corpus, ManifestEntry
+from docs_mcp_core.corpus import MAX_DOCUMENT_BYTES, Corpus, ManifestEntry, too_large
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
 from docs_mcp_core.corpus_walk import cannot_read
 from docs_mcp_core.errors import FindingError, PromptTemplateError
@@ -449,6 +449,9 @@ def _check_prompt_templates(docs_dir: Path, paths: Sequence[str]) -> list[Findin
                     )
                 )
         try:
+            if (size := (docs_dir / template.path).stat().st_size) > MAX_DOCUMENT_BYTES:  # read whole below
+                findings.append(Finding(template.path, None, "error", too_large("prompt template", size)))
+                continue
             data = (docs_dir / template.path).read_bytes()
         except OSError as exc:
             findings.append(Finding(template.path, None, "error", cannot_read("prompt template", exc)))
