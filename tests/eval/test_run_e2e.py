@@ -405,6 +405,43 @@ def test_malformed_case_file_is_reported_before_starting_anything(run_cli: CliRu
     assert f"error: {cases}: case 1: field 'limit' must be a positive integer (got 0)" in result.err
 
 
+def test_an_out_that_is_the_case_file_is_refused_before_starting_anything(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
+    # the run's result replaced the hand-written cases, without a word
+    cases = tmp_path / "cases.json"
+    cases.write_bytes(FAKE_CASES.read_bytes())
+    link = tmp_path / "same.json"
+    link.symlink_to(cases)
+    for out in (cases, link):
+        result = run_cli(
+            ["run", "--cases", str(cases), "--server-command", "no-such-docs-server-xyz", "--out", str(out)]
+        )
+        assert result.code == 1
+        assert result.err == (
+            f"error: --out {out} is the case file given to --cases: the result would replace the cases; "
+            "write it to another file\n"
+        )
+    assert cases.read_bytes() == FAKE_CASES.read_bytes()
+
+
+def test_an_out_that_is_a_folder_is_refused_before_the_run(run_cli: CliRunner, tmp_path: Path) -> None:
+    # said only once every case had run
+    result = run_cli(
+        [
+            "run",
+            "--cases",
+            str(FAKE_CASES),
+            "--server-command",
+            "no-such-docs-server-xyz",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert result.code == 1
+    assert result.err == f"error: --out {tmp_path} is a folder; name the file to write the result to\n"
+
+
 def test_console_script_defaults_to_run_and_never_prints_tracebacks(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("docs-mcp-eval")
     assert script.is_file(), "the docs-mcp-eval console script is installed in the environment"

@@ -8,6 +8,7 @@ baseline) ends with one ``error: ...`` message on stderr and exit code 1, never 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -109,6 +110,20 @@ def parse_env_pairs(pairs: Sequence[str]) -> dict[str, str]:
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code=1)
+
+
+def _check_out(out: Path | None, cases: Path) -> None:
+    """Refuse, before anything runs, an ``--out`` that cannot take the result (said only after every
+    case had run) or is the case file (which the result replaced without a word)."""
+    if out is None:
+        return
+    if out.is_dir():
+        raise EvalError(f"--out {out} is a folder; name the file to write the result to")
+    if out.exists() and cases.exists() and os.path.samefile(out, cases):
+        raise EvalError(
+            f"--out {out} is the case file given to --cases: the result would replace the cases; "
+            "write it to another file"
+        )
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -270,6 +285,7 @@ def run_command(
     """Run the eval cases against one MCP server and report MRR@5, NDCG@5, leaks, tokens, latency and memory."""
     env = parse_env_pairs(server_env or [])
     try:
+        _check_out(out, cases)
         loaded = load_cases(cases)
         baseline_input = load_baseline(baseline) if baseline is not None else None
         server = CommandSpec.parse(
@@ -384,6 +400,7 @@ def benchmark_command(
     """Build one index per embedding provider, run the cases on each, and print a comparison report."""
     env = parse_env_pairs(server_env or [])
     try:
+        _check_out(out, cases)
         loaded = load_cases(cases)
         if not docs_dir.is_dir():
             raise EvalError(f"--docs-dir {docs_dir} is not a directory")
