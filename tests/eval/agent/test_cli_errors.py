@@ -39,6 +39,19 @@ def test_original_option_errors(eval_cli: Cli, args: list[str], message: str) ->
     assert result.out == ""
 
 
+def test_an_out_that_is_the_scenario_file_is_refused(eval_cli: Cli, write_suite: SuiteWriter) -> None:
+    # the result JSON replaced the scenarios at the end of a paid run
+    suite = write_suite({"s": {"prompt": "p", "docsDir": "missing-docs", "assertions": []}})
+    before = suite.read_bytes()
+    result = eval_cli(["agent-eval", "--scenarios", str(suite), "--out", str(suite)])
+    assert result.code == 2
+    assert (
+        result.err.strip()
+        == f"error: --out {suite} is the --scenarios file: the result would replace it; write it elsewhere"
+    )
+    assert suite.read_bytes() == before
+
+
 def test_configuration_errors_name_what_to_fix(
     eval_cli: Cli, write_suite: SuiteWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -208,6 +209,10 @@ def agent_eval_command(
 ) -> None:
     """Run agent scenarios against the docs server and report pass rate, docs use, turns and cost."""
     _check_choices(suite, scenarios, prompt, docs_dir, compare=compare, no_mcp=no_mcp)
+    if out is not None and scenarios is not None and out.exists() and os.path.samefile(out, scenarios):
+        raise _usage_error(
+            f"--out {out} is the --scenarios file: the result would replace it; write it elsewhere"
+        )
     env = _parse_env(server_env or [])
     try:
         loaded = _load(suite, scenarios, prompt, docs_dir)
