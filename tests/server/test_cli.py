@@ -187,7 +187,9 @@ def test_stdio_answers_initialize_then_serves_until_eof(built_index: Path) -> No
         server.stop()
 
 
-def test_stdio_sigterm_finishes_the_request_in_flight(built_index: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_stdio_sigterm_or_sighup_finishes_the_request_in_flight(built_index: Path, signum: signal.Signals) -> None:
+    # SIGHUP (the session that started the server went away) ended it at once, cutting the answer off
     server = ServerProcess(["--index-dir", str(built_index), "--log-level", "debug"])
     try:
         server.send(INITIALIZE)
@@ -198,11 +200,31 @@ def test_stdio_sigterm_finishes_the_request_in_flight(built_index: Path) -> None
         server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                      "params": {"name": "search_docs", "arguments": {"query": "list customers"}}})  # fmt: skip
         server.wait_for_log(lambda r: r.get("message") == "tool call")
-        server.proc.send_signal(signal.SIGTERM)
+        server.proc.send_signal(signum)
         reply = server.receive(timeout=60)
         assert reply["id"] == 3 and reply["result"]["isError"] is False
         assert server.wait() == 0
         assert any('"shutting down stdio server"' in line for line in server.stderr_lines)
+    finally:
+        server.stop()
+
+
+@pytest.mark.skipif(shutil.which("nohup") is None, reason="no nohup to start the server with SIGHUP ignored")
+def test_a_server_started_with_sighup_ignored_keeps_ignoring_it(built_index: Path) -> None:
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "info"], wrapper=["nohup"])
+    try:
+        server.send(INITIALIZE)
+        server.receive()
+        server.send(INITIALIZED)
+        server.proc.send_signal(signal.SIGHUP)
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "search_docs", "arguments": {"query": "list customers"}}})  # fmt: skip
+        reply = server.receive(timeout=60)
+        assert reply["id"] == 2 and reply["result"]["isError"] is False
+        assert server.proc.poll() is None
+        server.close_stdin()
+        assert server.wait() == 0
+        assert not any('"shutting down stdio server"' in line for line in server.stderr_lines)
     finally:
         server.stop()
 

@@ -262,7 +262,8 @@ async def test_auth_token_with_the_sdk_client(auth_server: int) -> None:
     assert not result.is_error
 
 
-def test_sigterm_lets_the_in_flight_request_finish(built_index: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_lets_the_in_flight_request_finish(built_index: Path, signum: signal.Signals) -> None:
     server, port = start_http(built_index, "--stateless", "--log-level", "debug")
     outcome: dict[str, Any] = {}
 
@@ -275,7 +276,7 @@ def test_sigterm_lets_the_in_flight_request_finish(built_index: Path) -> None:
         caller = threading.Thread(target=call)
         caller.start()
         server.wait_for_log(lambda r: r.get("message") == "request" and r["properties"].get("path") == "/mcp")
-        server.proc.send_signal(signal.SIGTERM)
+        server.proc.send_signal(signum)
         caller.join(timeout=60)
         assert not caller.is_alive()
         status, _, messages = outcome["reply"]

@@ -97,11 +97,12 @@ def test_a_cursor_from_one_worker_is_accepted_by_every_worker(two_workers: tuple
     assert pages[0]["hits"][0]["chunk_id"] != first["hits"][0]["chunk_id"]
 
 
-def test_sigterm_stops_every_worker_and_exits_cleanly(built_index: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_stops_every_worker_and_exits_cleanly(built_index: Path, signum: signal.Signals) -> None:
     server, port = start_http_server(built_index, "--stateless", "--workers", "2")
     try:
         pids = list(workers_seen(port, 2).values())
-        server.proc.send_signal(signal.SIGTERM)
+        server.proc.send_signal(signum)
         assert server.wait() == 0
         wait_until_gone(pids)
         assert any("shutting down http workers" in line for line in server.stderr_lines)

@@ -21,6 +21,7 @@ from typing import NoReturn
 
 from docs_mcp_server.command_line import EXIT_OK, EXIT_USAGE, build_parser, fail
 from docs_mcp_server.errors import Interrupted
+from docs_mcp_server.stop_signals import STOP_SIGNALS
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
@@ -54,8 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(str(exc), EXIT_USAGE)
     configure_logging(level, pretty=args.log_pretty)
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _interrupt)
     try:
         return serve(args, words)
     except Interrupted as exc:
@@ -73,8 +74,8 @@ def run() -> NoReturn:
     """
     # Ctrl-C or SIGTERM from the first line on ends the start quietly, as main() reports one that
     # comes while the index opens: the client that started the server is leaving
-    signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _interrupt)
     try:
         from docs_mcp_core.standard_streams import fill_missing_standard_streams
 

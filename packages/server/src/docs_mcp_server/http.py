@@ -32,6 +32,7 @@ from docs_mcp_server.http_middleware import DEFAULT_MAX_BODY_BYTES, DocsHttpMidd
 from docs_mcp_server.http_sessions import SessionBudget
 from docs_mcp_server.logs import log
 from docs_mcp_server.options import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, KEEP_ALIVE_SECONDS, HttpLimits
+from docs_mcp_server.stop_signals import STOP_SIGNALS
 
 if TYPE_CHECKING:
     from docs_mcp_server.workers import Worker
@@ -175,7 +176,7 @@ class _UvicornServer(uvicorn.Server):
             log(logging.INFO, "shutting down http server", signal=signal.Signals(signum).name)
             self.handle_exit(signum, None)
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
         try:
             yield
         finally:

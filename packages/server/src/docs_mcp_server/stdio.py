@@ -41,6 +41,7 @@ from docs_mcp_server import jsonrpc
 from docs_mcp_server.handshake import EarlyHandshake
 from docs_mcp_server.logs import log
 from docs_mcp_server.stdio_frames import early_message, id_key, response_id, takes_at_once
+from docs_mcp_server.stop_signals import STOP_SIGNALS
 
 if TYPE_CHECKING:
     from docs_mcp_server.app import DocsMcpApp
@@ -462,7 +463,7 @@ class StdioWire:
     async def _watch_signals(self, scope: Any, grace_seconds: float) -> None:
         import anyio
 
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
             async for signum in signals:
                 log(logging.INFO, "shutting down stdio server", signal=signal.Signals(signum).name)
                 break

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from docs_mcp_server.errors import Interrupted
 from docs_mcp_server.logs import log
+from docs_mcp_server.stop_signals import STOP_SIGNALS
 
 __all__ = [
     "CRASH_SECONDS",
@@ -275,7 +276,7 @@ def supervise(
         log(logging.INFO, "shutting down http workers", signal=str(exc))
     finally:
         # no signal may cut the shutdown short: the workers get their grace period
-        previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
         try:
             pool.stop(graceful_timeout + _STOP_MARGIN_SECONDS)
         finally:
