@@ -378,3 +378,18 @@ def test_a_manifest_with_windows_line_endings_keeps_them_and_its_byte_order_mark
     assert "\n" not in written.replace("\r\n", "")
     assert json.loads(written.removeprefix(bom))["overrides"][0]["pattern"] == "guides/big.md"
     assert plan_fixes(tmp_path).empty
+
+
+def test_a_manifest_seen_through_a_folder_linked_inside_the_docs_is_changed_once(tmp_path: Path) -> None:
+    # the change planned for each of its two paths: the second write found the file changed by the
+    # first and fix ended with 'changed while fix was running', exit 1, though nobody had touched it
+    write(tmp_path, "v2/.docs-mcp.json", EXISTING)
+    write(tmp_path, "v2/guides/big.md", "# Guide\n\n" + BIG_SECTION)
+    (tmp_path / "latest").symlink_to("v2")
+    plan = drift_repairs(tmp_path)
+    assert [c.path for c in plan.changes] == ["latest/.docs-mcp.json"]
+    plan.write()
+    assert json.loads((tmp_path / "v2" / ".docs-mcp.json").read_text(encoding="utf-8"))["overrides"] == [
+        {"pattern": "guides/big.md", "strategy": {"chunk_by": "h3", "max_chunk_size": 1500}}
+    ]
+    assert drift_repairs(tmp_path).empty

@@ -363,7 +363,21 @@ def drift_repairs(corpus: Corpus | Path, base: FixPlan | None = None) -> FixPlan
                     path, current, new_text, f"updated {path} ({len(items)} {noun} added or changed)", reasons
                 )
             )
-    return FixPlan(docs_dir, changes, notes)
+    return FixPlan(docs_dir, _one_per_file(docs_dir, changes, notes), notes)
+
+
+def _one_per_file(docs_dir: Path, changes: list[ManifestChange], notes: list[str]) -> list[ManifestChange]:
+    """The first change of each manifest file: a folder linked inside the docs folder shows one
+    manifest under two paths (the second write found the file changed by the first, and fix ended
+    with 'changed while fix was running')."""
+    first: dict[str, ManifestChange] = {}
+    for change in changes:
+        seen = first.setdefault(os.path.realpath(docs_dir / change.path), change)
+        if seen is not change and seen.new_text != change.new_text:
+            notes.append(
+                f"{change.path}: the same file as {seen.path} (a linked folder); run fix again after this one"
+            )
+    return list(first.values())
 
 
 def plan_fixes(docs_dir: Path) -> FixPlan:
