@@ -15,6 +15,7 @@ Flags that let tests provoke each harness path:
                        ``long-number``: a score of 5,000 digits)
 --omit-tool NAME       do not offer NAME (e.g. get_doc)
 --fail-on-start MSG    print MSG to stderr and exit 3 before speaking MCP
+--stderr-mb N          with --fail-on-start: first write a line of N MiB to stderr
 --require-env NAME     exit 4 unless environment variable NAME is set (repeatable)
 --ballast-mb N         hold N MiB of touched memory, so peak RSS is visibly above N
 --crash-after N        after answering N searches, print a message to stderr and die on the next one
@@ -248,6 +249,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--search-text")
     parser.add_argument("--omit-tool", action="append", default=[])
     parser.add_argument("--fail-on-start")
+    parser.add_argument("--stderr-mb", type=int, default=0)
     parser.add_argument("--require-env", action="append", default=[])
     parser.add_argument("--ballast-mb", type=int, default=0)
     parser.add_argument("--crash-after", type=int)
@@ -260,6 +262,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.fail_on_start:
+        if args.stderr_mb:
+            sys.stderr.write("y" * (args.stderr_mb << 20) + "\n")
         print(args.fail_on_start, file=sys.stderr)
         return 3
     for name in args.require_env:

@@ -347,6 +347,15 @@ def test_server_that_will_not_start_shows_its_stderr(run_cli: CliRunner) -> None
     assert "Traceback" not in result.err
 
 
+def test_a_server_that_floods_its_stderr_is_reported_in_a_few_lines(run_cli: CliRunner) -> None:
+    # the whole of its stderr was read back and its last lines printed: 30 MB in the error message
+    server = fake_server_command("--stderr-mb", "30", "--fail-on-start", "metadata.json not found in /idx")
+    result = run_cli(run_args(server=server))
+    assert result.code == 1
+    assert result.err.endswith("\n  metadata.json not found in /idx\n")
+    assert len(result.err) < 5_000
+
+
 def test_server_dying_mid_run_is_reported_with_its_stderr(run_cli: CliRunner) -> None:
     result = run_cli(run_args("--warmup-queries", "0", server=fake_server_command("--crash-after", "2")))
     assert result.code == 1

@@ -8,6 +8,7 @@ Used by :mod:`docs_mcp_eval.runner`, which starts the server and drives the case
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -300,15 +301,30 @@ def describe_failure(exc: BaseException) -> str:
     return f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__
 
 
+def last_lines(errlog: TextIO, count: int) -> list[str]:
+    """The last ``count`` non-blank lines of the file a server's stderr goes to, read from its last
+    64 KiB, each cut to 1,000 characters: all of it was read back, and a server that had written
+    30 MB there had its 30 MB printed in the error. Raises ``OSError``/``ValueError`` if unreadable."""
+    errlog.flush()
+    raw = errlog.buffer
+    end = raw.seek(0, os.SEEK_END)
+    raw.seek(max(0, end - _TAIL_BYTES))
+    text = raw.read().decode("utf-8", errors="replace")
+    raw.seek(0, os.SEEK_END)
+    lines = [line for line in text.splitlines() if line.strip()][-count:]
+    return [line if len(line) <= _LINE_CHARS else line[:_LINE_CHARS] + " [...]" for line in lines]
+
+
+_TAIL_BYTES = 64 * 1024
+_LINE_CHARS = 1_000
+
+
 def stderr_tail(errlog: TextIO) -> str:
     """The last lines the server wrote to stderr, formatted for an error message ('' if none)."""
     try:
-        errlog.flush()
-        errlog.seek(0)
-        lines = errlog.read().splitlines()
+        tail = last_lines(errlog, STDERR_TAIL_LINES)
     except (OSError, ValueError):
         return ""
-    tail = [line for line in lines if line.strip()][-STDERR_TAIL_LINES:]
     if not tail:
         return "\n(the server wrote nothing to stderr)"
     return "\nLast lines of the server's stderr:\n" + "\n".join(f"  {line}" for line in tail)

@@ -33,6 +33,7 @@ from docs_mcp_eval import __version__
 from docs_mcp_eval.agent.workspace import ToolOutcome, ToolSpec
 from docs_mcp_eval.errors import ServerStartError
 from docs_mcp_eval.runner import CommandSpec
+from docs_mcp_eval.session import last_lines
 
 CLIENT_NAME = "docs-mcp-eval"
 MAX_RESULT_CHARS = 100_000
@@ -202,13 +203,10 @@ def _start_error(exc: BaseException, command: CommandSpec, errlog: TextIO) -> Se
 def stderr_tail(errlog: TextIO) -> str:
     """The server's last stderr lines, formatted for an error message ('' when it wrote none)."""
     try:
-        errlog.flush()
-        errlog.seek(0)
-        lines = [line for line in errlog.read().splitlines() if line.strip()]
-        errlog.seek(0, 2)
+        lines = last_lines(errlog, _STDERR_TAIL_LINES)
     except (OSError, ValueError):
         return ""
     if not lines:
         return ""
-    tail = "\n".join(f"  {line}" for line in lines[-_STDERR_TAIL_LINES:])
+    tail = "\n".join(f"  {line}" for line in lines)
     return f"\nLast lines of the server's stderr:\n{tail}"
