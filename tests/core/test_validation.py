@@ -252,6 +252,30 @@ def test_front_matter_that_aliases_or_nesting_blow_up_is_an_error_with_line(tmp_
         assert finding.message.startswith(f"front matter cannot be read: {problem}")
 
 
+def test_front_matter_numbers_too_long_to_read_are_an_error_at_their_line(tmp_path: Path) -> None:
+    # YAML 1.1 reads 1:30 as 90 (base 60) with a loop over big integers: 400,000 parts took 59 s,
+    # 4 x the parts 16 x the time; and a number of over 4,300 digits said 'cannot chunk this file:
+    # ValueError: Exceeds the limit (4300 digits) ... use sys.set_int_max_str_digits()'
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "base60.md", "---\ntitle: T\nx: " + "59:" * 100_000 + "59\n---\n# B\n")
+    write(tmp_path, "digits.md", "---\ntitle: T\n\nx: " + "9" * 5_000 + "\n---\n# D\n")
+    write(tmp_path, "float.md", "---\ntitle: T\nx: " + "1:" * 1_000 + "1.5\n---\n# F\n")  # OverflowError
+    write(tmp_path, "time.md", "---\ntitle: T\nx: 1:30\ny: 1:30.5\n---\n# T\n")  # ordinary base-60 numbers
+    report = validate_corpus(tmp_path, workers=1)
+    by_path = {f.path: f for f in report.findings if f.severity == "error"}
+    assert sorted(by_path) == ["base60.md", "digits.md", "float.md"]
+    assert by_path["base60.md"].line == 3 and by_path["digits.md"].line == 4 and by_path["float.md"].line == 3
+    assert "of 1,001 parts is too long" in by_path["float.md"].message
+    assert by_path["base60.md"].message == (
+        "front matter is not valid YAML: a base-60 number (such as 1:30) of 100,001 parts is too long "
+        "to read; quote it to write it as text"
+    )
+    assert by_path["digits.md"].message == (
+        "front matter is not valid YAML: a number of 5,000 digits is too long to read (at most 4,300); "
+        "quote it to write it as text"
+    )
+
+
 def test_invalid_utf8_and_empty_files(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
     (tmp_path / "latin1.md").write_bytes(b"# T\n\nline two\ncaf\xe9\n")

@@ -28,13 +28,46 @@ def load_yaml(text: str) -> Any:
     :class:`YamlExpansionError`. Invalid YAML raises :class:`yaml.YAMLError` as usual.
     """
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader
     except RecursionError:
         raise YamlExpansionError("it is nested too deeply to read; flatten it") from None
     problem = _expansion_problem(data, 2 * len(text) + 1000)
     if problem is not None:
         raise YamlExpansionError(problem)
     return data
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` with integers read in time linear in their length, or refused at their
+    line: YAML 1.1 reads ``1:30`` as 90 (base 60) with a loop over growing integers (400,000 parts
+    took 59 s, in time growing with the square of their number), and Python refuses over 4,300
+    decimal digits with advice to the programmer (``sys.set_int_max_str_digits``)."""
+
+
+_MAX_BASE60_PARTS = 100  # 190:20:30 has 3
+_MAX_DIGITS = 4_300  # Python's own limit on converting a decimal string
+
+
+def _number_problem(value: str, *, digits: bool) -> str | None:
+    if (parts := value.count(":") + 1) > _MAX_BASE60_PARTS:  # a base-60 float's overflowed too
+        return f"a base-60 number (such as 1:30) of {parts:,} parts is too long to read"
+    if digits and (count := sum(c.isdigit() for c in value)) > _MAX_DIGITS:
+        return f"a number of {count:,} digits is too long to read (at most {_MAX_DIGITS:,})"
+    return None
+
+
+def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
+    integer = node.tag.endswith(":int")
+    problem = _number_problem(str(loader.construct_scalar(node)), digits=integer)
+    if problem is not None:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{problem}; quote it to write it as text", node.start_mark
+        )
+    return loader.construct_yaml_int(node) if integer else loader.construct_yaml_float(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_number)
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_number)
 
 
 def _expansion_problem(data: Any, limit: int) -> str | None:
