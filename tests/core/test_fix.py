@@ -393,3 +393,14 @@ def test_a_manifest_seen_through_a_folder_linked_inside_the_docs_is_changed_once
         {"pattern": "guides/big.md", "strategy": {"chunk_by": "h3", "max_chunk_size": 1500}}
     ]
     assert drift_repairs(tmp_path).empty
+
+
+@pytest.mark.parametrize("indent", ["    ", "\t"])
+def test_a_rewritten_manifest_keeps_its_indentation(tmp_path: Path, indent: str) -> None:
+    # a manifest indented with four spaces or tabs came back with two: a diff of every line
+    text = json.dumps(json.loads(EXISTING), indent=indent) + "\n"
+    write(tmp_path, "sdk/.docs-mcp.json", text)
+    write(tmp_path, "sdk/guides/big.md", "# Guide\n\n" + BIG_SECTION)
+    [change] = drift_repairs(tmp_path).changes
+    assert change.new_text.startswith(text.removesuffix("\n}\n"))  # every line it had, unchanged
+    assert f'\n{indent * 3}"pattern": "guides/big.md",\n' in change.new_text

@@ -18,8 +18,9 @@ Two deterministic passes, no model involved:
   as notes, since a manifest override would have no effect on them.
 
 Both passes return a :class:`FixPlan`: the manifests to create or change, with their old and new
-text, a unified diff and a method that writes them. Manifests are written as 2-space JSON with a
-final newline; existing keys and their order are preserved.
+text, a unified diff and a method that writes them. Manifests are written as JSON with a final
+newline, indented as the manifest was (2 spaces for a new one); existing keys and their order are
+preserved.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestError
 from docs_mcp_core.globs import glob_match
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, parse_manifest
 from docs_mcp_core.manifest_change import FixPlan, ManifestChange, read_as_saved
-from docs_mcp_core.manifest_text import dump_manifest_text, load_manifest_text
+from docs_mcp_core.manifest_text import dump_manifest_text, indent_of, load_manifest_text
 from docs_mcp_core.markdown import ParsedMarkdown, utf16_len
 from docs_mcp_core.ordering import sort_key
 
@@ -343,7 +344,7 @@ def drift_repairs(corpus: Corpus | Path, base: FixPlan | None = None) -> FixPlan
             continue
         creating = previous is not None and previous.old_text is None
         _apply(raw, items, entry.base, sort_all=creating)
-        new_text = dump_manifest_text(raw)
+        new_text = dump_manifest_text(raw, indent_of(current))
         if current.startswith(BOM):  # as the author's editor saves it: no diff of every line in review
             new_text = BOM + new_text
         if current.partition("\n")[0].endswith("\r"):

@@ -12,7 +12,7 @@ from typing import Any
 
 from docs_mcp_core.errors import DuplicateKeyError
 
-__all__ = ["dump_manifest_text", "load_manifest_text"]
+__all__ = ["dump_manifest_text", "indent_of", "load_manifest_text"]
 
 
 class _Number:
@@ -40,8 +40,16 @@ def load_manifest_text(text: str) -> Any:
     return json.loads(text, parse_float=_Number, object_pairs_hook=_unique_keys)
 
 
-def dump_manifest_text(data: Any) -> str:
-    """``data`` as a manifest's text: two-space JSON, non-ASCII as is, numbers as the author wrote them."""
+def indent_of(text: str) -> str:
+    """The indentation of one level in a manifest's ``text`` (that of its first indented line; two
+    spaces when none is)."""
+    match = re.search(r"\n([ \t]+)\S", text)
+    return match.group(1) if match else "  "
+
+
+def dump_manifest_text(data: Any, indent: str = "  ") -> str:
+    """``data`` as a manifest's text: JSON indented by ``indent``, non-ASCII as is, numbers as the
+    author wrote them."""
     numbers: list[str] = []
     tag = os.urandom(8).hex()
 
@@ -51,7 +59,7 @@ def dump_manifest_text(data: Any) -> str:
         numbers.append(value.text)
         return f"\0{tag}:{len(numbers) - 1}\0"
 
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=placeholder) + "\n"
+    text = json.dumps(data, indent=indent, ensure_ascii=False, default=placeholder) + "\n"
     if not numbers:
         return text
     return re.sub(rf'"\\u0000{tag}:(\d+)\\u0000"', lambda m: numbers[int(m.group(1))], text)
