@@ -434,6 +434,18 @@ def test_an_out_that_is_the_case_file_is_refused_before_starting_anything(
     assert cases.read_bytes() == FAKE_CASES.read_bytes()
 
 
+@pytest.mark.parametrize("option", ["--server-cwd", "--build-cwd"])
+def test_a_working_folder_that_does_not_exist_is_named(
+    run_cli: CliRunner, tmp_path: Path, option: str
+) -> None:
+    # said 'command not found' of a server or build command that was there
+    missing = tmp_path / "missing"
+    result = run_cli(run_args("--build-command", fake_build_command(), option, str(missing)))
+    assert result.code == 2
+    assert "Invalid value for '" + option in result.err and "does not exist" in result.err
+    assert "command not found" not in result.err
+
+
 def test_an_out_that_is_a_folder_is_refused_before_the_run(run_cli: CliRunner, tmp_path: Path) -> None:
     # said only once every case had run
     result = run_cli(

@@ -196,8 +196,11 @@ ServerArgOpt = Annotated[
         "--server-arg", metavar="ARG", help="Extra argument appended to the server command (repeatable)."
     ),
 ]
-ServerCwdOpt = Annotated[
-    Path | None, typer.Option("--server-cwd", metavar="DIR", help="Working directory of the server.")
+ServerCwdOpt = Annotated[  # must exist: a missing one was reported as the command not being found
+    Path | None,
+    typer.Option(
+        "--server-cwd", metavar="DIR", help="Working directory of the server.", exists=True, file_okay=False
+    ),
 ]
 RunBuildCommandOpt = Annotated[
     str | None,
@@ -215,7 +218,13 @@ BuildArgOpt = Annotated[
 ]
 BuildCwdOpt = Annotated[
     Path | None,
-    typer.Option("--build-cwd", metavar="DIR", help="Working directory of the build command."),
+    typer.Option(
+        "--build-cwd",
+        metavar="DIR",
+        help="Working directory of the build command.",
+        exists=True,
+        file_okay=False,
+    ),
 ]
 RunWarmupQueriesOpt = Annotated[
     int,
