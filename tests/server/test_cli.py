@@ -188,7 +188,9 @@ def test_stdio_answers_initialize_then_serves_until_eof(built_index: Path) -> No
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_stdio_sigterm_or_sighup_finishes_the_request_in_flight(built_index: Path, signum: signal.Signals) -> None:
+def test_stdio_sigterm_or_sighup_finishes_the_request_in_flight(
+    built_index: Path, signum: signal.Signals
+) -> None:
     # SIGHUP (the session that started the server went away) ended it at once, cutting the answer off
     server = ServerProcess(["--index-dir", str(built_index), "--log-level", "debug"])
     try:

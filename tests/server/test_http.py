@@ -263,7 +263,9 @@ async def test_auth_token_with_the_sdk_client(auth_server: int) -> None:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_or_sighup_lets_the_in_flight_request_finish(built_index: Path, signum: signal.Signals) -> None:
+def test_sigterm_or_sighup_lets_the_in_flight_request_finish(
+    built_index: Path, signum: signal.Signals
+) -> None:
     server, port = start_http(built_index, "--stateless", "--log-level", "debug")
     outcome: dict[str, Any] = {}
 

@@ -98,7 +98,9 @@ def test_a_cursor_from_one_worker_is_accepted_by_every_worker(two_workers: tuple
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_or_sighup_stops_every_worker_and_exits_cleanly(built_index: Path, signum: signal.Signals) -> None:
+def test_sigterm_or_sighup_stops_every_worker_and_exits_cleanly(
+    built_index: Path, signum: signal.Signals
+) -> None:
     server, port = start_http_server(built_index, "--stateless", "--workers", "2")
     try:
         pids = list(workers_seen(port, 2).values())
