@@ -90,3 +90,35 @@ def test_operations_of_pages_the_object_names_are_raised_and_prose_is_not(engine
     # the head noun's page first (``library documents`` are documents), the other words' when it names none
     assert factors("delete the library documents") == [1.0, 1.3, 1.0, 1.0]
     assert factors("delete the library quickly") == [1.3, 1.0, 1.0, 1.0]
+
+
+# Generated references name a resource by a compound whose last word is the reader's
+COMPOUND_PAGES = {
+    "sdks/timeshift/README.md": "# Timeshift\n\n## createHrisTimeshift\n\nCreate a timeshift.\n",
+    "sdks/employee/README.md": "# Employee\n\n## createHrisEmployee\n\nCreate an employee and a shift.\n",
+    "sdks/payslip/README.md": "# Payslip\n\n## createHrisPayslip\n\nCreate a payslip.\n",
+}
+
+
+def test_a_compound_page_name_that_ends_with_the_object_names_its_page(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    with opened(build_pages(tmp_path_factory, "compound-objects", COMPOUND_PAGES)) as engine:
+        reader = engine._rows  # pyright: ignore[reportPrivateUsage]
+        every = np.arange(len(engine._catalog.row_ids))  # pyright: ignore[reportPrivateUsage]
+        (ids,) = engine._loop.run(reader.values(every, ("chunk_id",)))  # pyright: ignore[reportPrivateUsage]
+        chunks = (
+            "sdks/timeshift/README.md#timeshift/createhristimeshift",
+            "sdks/employee/README.md#employee/createhrisemployee",
+            "sdks/payslip/README.md#payslip/createhrispayslip",
+        )
+        rows = np.array([ids.index(c) for c in chunks])
+
+        def factors(query: str) -> list[float]:
+            found = engine._loop.run(object_factors(reader, rows, object_names(query), 0.3))  # pyright: ignore[reportPrivateUsage]
+            return [round(f, 3) for f in found]
+
+        assert factors("create a shift for an employee") == [1.3, 1.0, 1.0]  # ``time`` + ``shift``
+        assert factors("create an employee shift") == [1.3, 1.0, 1.0]  # the head noun first
+        assert factors("create an employee") == [1.0, 1.3, 1.0]  # a page named by it comes first
+        assert factors("create a slip") == [1.0, 1.0, 1.0]  # ``pay`` + ``slip``: parts of under four letters

@@ -16,7 +16,9 @@ skipped. A gerund right after the verb (``stop logging``) is an action, and give
 one to three adjacent words of the phrase, joined and stemmed, names a page when a stemmed name of
 the page (:func:`~docs_mcp_core.search.intent.page_names`: its file or folder name, its title, the
 title's last dotted part) is that stem or, for a stem of four letters or more, starts with it (a
-compound page name: ``translationsmaster`` for ``translations``). The runs that end at the
+compound page name: ``translationsmaster`` for ``translations``); when no page is so named, a
+compound page name that ends with it names it too (``timeshift`` for ``shift``, both parts of four
+letters or more: references name a resource by a compound whose last word is the reader's). The runs that end at the
 phrase's last word, its head noun, come first: ``fetch one calendar event`` wants the ``event``
 page's operation, not the ``calendar`` page's same operation; the other runs count only when no
 operation among the best rows is on a page the head names. An operation is a section whose
@@ -119,6 +121,12 @@ def _names(page: str, name: str) -> bool:
     return page == name or (len(name) >= PREFIX_MIN_CHARS and page.startswith(name))
 
 
+def _ends(page: str, name: str) -> bool:
+    """Whether the stem of a page's name is a compound that ends with ``name`` (``timeshift`` for
+    ``shift``), both parts of four letters or more."""
+    return len(name) >= 4 and page.endswith(name) and len(page) - len(name) >= 4
+
+
 async def object_factors(
     reader: RowReader, positions: np.ndarray, names: Sequence[Sequence[str]], weight: float
 ) -> np.ndarray:
@@ -132,11 +140,12 @@ async def object_factors(
     # prose, a title: not an operation's name
     operations = [i for i, head in enumerate(heads) if is_operation_heading(head)]
     for group in names:
-        for i in operations:
-            if any(_names(stem, name) for stem in _page_stems(paths[i], crumbs[i]) for name in group):
-                factors[i] = 1.0 + weight
-        if (factors > 1.0).any():
-            break
+        for named in (_names, _ends):  # a compound that ends with a name only when none names a page
+            for i in operations:
+                if any(named(stem, name) for stem in _page_stems(paths[i], crumbs[i]) for name in group):
+                    factors[i] = 1.0 + weight
+            if (factors > 1.0).any():
+                return factors
     return factors
 
 
