@@ -52,6 +52,15 @@ def test_an_out_that_is_the_scenario_file_is_refused(eval_cli: Cli, write_suite:
     assert suite.read_bytes() == before
 
 
+def test_a_server_folder_that_does_not_exist_is_named(
+    eval_cli: Cli, write_suite: SuiteWriter, tmp_path: Path
+) -> None:
+    suite = write_suite({"s": {"prompt": "p", "docsDir": "missing-docs", "assertions": []}})
+    result = eval_cli(["agent-eval", "--scenarios", str(suite), "--server-cwd", str(tmp_path / "missing")])
+    assert result.code == 2
+    assert "Invalid value for '--server-cwd'" in result.err and "does not exist" in result.err
+
+
 def test_configuration_errors_name_what_to_fix(
     eval_cli: Cli, write_suite: SuiteWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

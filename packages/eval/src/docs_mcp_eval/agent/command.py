@@ -97,7 +97,13 @@ ServerArgOpt = Annotated[
 ]
 ServerCwdOpt = Annotated[
     Path | None,
-    typer.Option("--server-cwd", metavar="DIR", help="Working directory of --server-command."),
+    typer.Option(  # must exist: a missing one was reported as the command not being found
+        "--server-cwd",
+        metavar="DIR",
+        help="Working directory of --server-command.",
+        exists=True,
+        file_okay=False,
+    ),
 ]
 ServerEnvOpt = Annotated[
     list[str] | None,
