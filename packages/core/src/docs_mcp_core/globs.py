@@ -15,7 +15,8 @@ step per character of the path, each new step costing at most the pattern's size
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import cast
 
@@ -226,3 +227,31 @@ def compile_glob(pattern: str) -> Glob:
 def glob_match(pattern: str, path: str) -> bool:
     """Whether ``pattern`` (trimmed, a leading ``./`` ignored) matches the whole of ``path``."""
     return compile_glob(pattern.strip().removeprefix("./")).match(path)
+
+
+_LITERAL = re.compile(r"[^*?\[{]*")  # the start of a pattern that matches only itself
+
+
+class PatternIndex:
+    """Which of many patterns match a path, without running each: a pattern matches only paths
+    that start with its literal prefix (the text before its first ``*``, ``?``, ``[`` or ``{``), so
+    only the patterns whose prefix starts the path are run. Each file was tried against every
+    override of its manifest: 20,000 overrides and 2,000 files took validate 86 s."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self._patterns = [p.strip().removeprefix("./") for p in patterns]
+        self._by_prefix: dict[str, list[int]] = {}
+        for i, pattern in enumerate(self._patterns):
+            prefix = _LITERAL.match(pattern)
+            self._by_prefix.setdefault(prefix.group() if prefix else "", []).append(i)
+        self._lengths = sorted({len(prefix) for prefix in self._by_prefix})
+
+    def matching(self, path: str) -> list[int]:
+        """The indexes of the patterns that match ``path``, in order (as ``glob_match`` of each)."""
+        found: list[int] = []
+        for length in self._lengths:
+            if length > len(path):
+                break
+            found.extend(self._by_prefix.get(path[:length], ()))
+        found.sort()
+        return [i for i in found if compile_glob(self._patterns[i]).match(path)]

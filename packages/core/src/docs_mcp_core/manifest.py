@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy
 from docs_mcp_core.errors import ManifestError, json_limit, shown
-from docs_mcp_core.globs import glob_match
+from docs_mcp_core.globs import PatternIndex
 
 MANIFEST_FILENAME = ".docs-mcp.json"
 HINT_RE = re.compile(r"<!--\s*mcp_chunking_hint:\s*(\{[^}]+\})\s*-->")
@@ -130,6 +130,14 @@ class Manifest(BaseModel):
             "scope key 'scope', values 'sdk-specific' and 'global-guide'); false turns it off."
         ),
     )
+    _override_index: PatternIndex | None = PrivateAttr(default=None)
+
+    def override_index(self) -> PatternIndex:
+        """Its override patterns, indexed by their literal starts (built once): a path's overrides
+        are found without running the patterns that cannot match it."""
+        if self._override_index is None:
+            self._override_index = PatternIndex([ov.pattern for ov in self.overrides or []])
+        return self._override_index
 
 
 def manifest_json_schema() -> dict[str, Any]:
@@ -408,12 +416,12 @@ def resolve_file_config(
             strategy = manifest.strategy.to_strategy()
         if manifest.metadata:
             metadata.update(clean_metadata(manifest.metadata))
-        for ov in manifest.overrides or []:
-            if glob_match(ov.pattern, relpath_in_manifest):
-                if ov.metadata:
-                    metadata.update(clean_metadata(ov.metadata))
-                if ov.strategy is not None:
-                    strategy = ov.strategy.to_strategy()
+        overrides = manifest.overrides or []
+        for ov in (overrides[i] for i in manifest.override_index().matching(relpath_in_manifest)):
+            if ov.metadata:
+                metadata.update(clean_metadata(ov.metadata))
+            if ov.strategy is not None:
+                strategy = ov.strategy.to_strategy()
     hint = find_hint(markdown)
     if hint is not None:
         strategy = Strategy(hint, strategy.max_chunk_size, strategy.min_chunk_size)

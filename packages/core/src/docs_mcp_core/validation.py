@@ -49,7 +49,6 @@ from docs_mcp_core.corpus_walk import cannot_read
 from docs_mcp_core.errors import FindingError, PromptTemplateError
 from docs_mcp_core.file_checks import inspect_prepared_file
 from docs_mcp_core.findings import Finding
-from docs_mcp_core.globs import glob_match
 from docs_mcp_core.json_lines import JsonLines
 from docs_mcp_core.manifest import unportable_key_warning
 from docs_mcp_core.metadata import (
@@ -318,9 +317,10 @@ def _check_manifest_usage(
             )
             continue
         prefix = f"{entry.base}/" if entry.base else ""
-        rel_files = [f[len(prefix) :] for f in files]
+        index = entry.manifest.override_index()  # each pattern was run on each file: 20,000 x 500 took 22 s
+        matched = {i for f in files for i in index.matching(f[len(prefix) :])}
         for i, ov in enumerate(entry.manifest.overrides or []):
-            if not any(glob_match(ov.pattern, rel) for rel in rel_files):
+            if i not in matched:
                 findings.append(
                     Finding(
                         path,
