@@ -276,6 +276,22 @@ def test_front_matter_numbers_too_long_to_read_are_an_error_at_their_line(tmp_pa
     )
 
 
+def test_a_megabyte_value_is_repeated_in_part_by_its_finding(tmp_path: Path) -> None:
+    # each message repeated the value whole: a line of a megabyte per finding in validate's output
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "directive.md", "# B\n\n<!-- mcp_" + "y" * 1_000_000 + " -->\n\ntext\n")
+    write(tmp_path, "strategy.md", "---\nmcp_strategy:\n  chunk_by: " + "h" * 1_000_000 + "\n---\n# A\n")
+    report = validate_corpus(tmp_path, workers=1)
+    lines = {f.path: f.render() for f in report.findings if f.severity == "error"}
+    assert sorted(lines) == ["directive.md", "strategy.md"]
+    for line in lines.values():
+        assert len(line) < 2_000 and "characters" in line
+    assert lines["directive.md"].endswith("the only comment directive is mcp_chunking_hint")
+    assert lines["strategy.md"].startswith(
+        "strategy.md:2: error: front matter mcp_strategy.chunk_by must be one of"
+    )
+
+
 def test_invalid_utf8_and_empty_files(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
     (tmp_path / "latin1.md").write_bytes(b"# T\n\nline two\ncaf\xe9\n")

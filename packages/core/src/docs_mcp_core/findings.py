@@ -19,6 +19,16 @@ class Finding:
     severity: Literal["error", "warning"]
     message: str
 
+    def __post_init__(self) -> None:
+        # a message repeating a value of a megabyte (a directive's name, a front matter value) was a
+        # line of a megabyte: its middle is left out, its start (what) and end (what to do) kept
+        if len(self.message) > _MAX_MESSAGE:
+            left_out = len(self.message) - _KEEP_START - _KEEP_END
+            cut = (
+                f"{self.message[:_KEEP_START]} [... {left_out:,} characters ...] {self.message[-_KEEP_END:]}"
+            )
+            object.__setattr__(self, "message", cut)
+
     def render(self) -> str:
         """One line, whatever the path or message holds: control characters (a newline in a file
         name) are written as escapes (``\\n``, ``\\t``, ``\\x1b``), and so are the bytes of a file
@@ -34,6 +44,7 @@ class Finding:
         return {"path": path, "line": self.line, "severity": self.severity, "message": self.message}
 
 
+_MAX_MESSAGE, _KEEP_START, _KEEP_END = 1_500, 1_000, 300
 _CONTROL = {c: c.encode("unicode_escape").decode("ascii") for c in map(chr, [*range(32), 127])}
 # os.fsdecode turns each byte of a file name that is not UTF-8 into a lone surrogate U+DC80-U+DCFF
 _UNDECODED = {c: f"\\x{ord(c) - 0xDC00:02x}" for c in map(chr, range(0xDC80, 0xDD00))}
