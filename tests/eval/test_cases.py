@@ -167,3 +167,19 @@ def test_a_case_file_too_deep_or_with_a_huge_number_is_a_case_file_error(
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CaseFileError, match=f"^{path}: cannot be read: {reason}"):
         load_cases(path)
+
+
+def test_a_case_file_too_large_or_not_utf8_is_one_error_naming_it(tmp_path: Path) -> None:
+    # --cases /dev/zero was read until memory ran out; bytes that are not UTF-8 were reported as
+    # "'utf-8' codec can't decode byte 0xff in position 40", with no line and nothing to do
+    huge = tmp_path / "dump.json"
+    with huge.open("wb") as handle:
+        handle.truncate((64 << 20) + 1)  # sparse: one byte over, as refused as /dev/zero
+    with pytest.raises(
+        CaseFileError, match=r"^case file .*dump\.json is larger than 64 MiB; is it the right file\?$"
+    ):
+        load_cases(huge)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'[\n  {"query": "caf\xe9", "expectedChunkId": "a.md#b"}\n]\n')
+    with pytest.raises(CaseFileError, match=r"is not UTF-8 \(byte 0xe9 on line 2\); re-save it as UTF-8$"):
+        load_cases(latin)

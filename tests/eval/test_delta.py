@@ -207,3 +207,10 @@ def test_a_baseline_too_deep_or_with_a_huge_number_is_a_baseline_error(
     path.write_text(text, encoding="utf-8")
     with pytest.raises(BaselineError, match=f"^baseline {path}: cannot be read: {reason}"):
         load_baseline(path)
+
+
+def test_a_baseline_not_utf8_names_its_line(tmp_path: Path) -> None:
+    baseline = tmp_path / "base.json"
+    baseline.write_bytes(b'{\n"summary": {"mrrAt5": 1, "note": "\xff"}}\n')
+    with pytest.raises(BaselineError, match=r"^baseline .*base\.json is not UTF-8 \(byte 0xff on line 2\)"):
+        load_baseline(baseline)

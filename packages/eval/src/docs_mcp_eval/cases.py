@@ -59,15 +59,40 @@ class EvalCase:
         return self.name if self.name is not None else f"case-{index}"
 
 
+MAX_JSON_FILE_BYTES = 64 << 20
+"""A case or baseline file is read up to this size: ``--cases /dev/zero`` (or a dump given by
+mistake) was read until memory ran out."""
+
+
+def read_json_text(file: Path, what: str) -> str:
+    """The text of a case or baseline file; ``ValueError`` (its message naming ``what`` and the file)
+    when it is larger than :data:`MAX_JSON_FILE_BYTES` or not UTF-8. ``OSError`` as ``open`` raises it."""
+    with file.open("rb") as handle:
+        data = handle.read(MAX_JSON_FILE_BYTES + 1)
+    if len(data) > MAX_JSON_FILE_BYTES:
+        raise ValueError(
+            f"{what} {file} is larger than {MAX_JSON_FILE_BYTES >> 20} MiB; is it the right file?"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{what} {file} is not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); re-save it as UTF-8"
+        ) from None
+
+
 def load_cases(path: str | Path) -> list[EvalCase]:
     """Read and validate a case file (either format); raise :class:`CaseFileError` when it is unusable."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_json_text(file, "case file")
     except FileNotFoundError:
         raise CaseFileError(f"case file not found: {file}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise CaseFileError(f"cannot read case file {file}: {exc}") from None
+    except ValueError as exc:
+        raise CaseFileError(str(exc)) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
