@@ -52,8 +52,8 @@ def test_providers_of_one_model_share_one_copy_freed_with_the_last_of_them(tmp_p
     assert vector.shape == (384,)
     assert not second.loaded
     assert second.embed_query("retry configuration").tolist() == vector.tolist()
-    assert second._session is first._session and second._tokenizer is first._tokenizer
-    held = weakref.ref(first._session)
+    assert second._held is first._held and first._held is not None  # one session and tokenizer
+    held = weakref.ref(first._held.session)
     del first, second
     gc.collect()
     assert held() is None  # a build frees the model before it makes its largest parts

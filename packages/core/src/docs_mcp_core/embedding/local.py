@@ -107,8 +107,6 @@ class LocalEmbeddingProvider:
         self.threads = threads if threads is not None else available_cores()
         self._on_progress = on_progress
         self._lock = threading.Lock()
-        self._session: onnxruntime.InferenceSession | None = None
-        self._tokenizer: tokenizers.Tokenizer | None = None
         self._held: LoadedModel | None = None  # keeps the process's one copy of the model loaded
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
@@ -129,7 +127,7 @@ class LocalEmbeddingProvider:
     @property
     def loaded(self) -> bool:
         """Whether the model is in memory (it loads on the first :meth:`embed`)."""
-        return self._session is not None
+        return self._held is not None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text, in input order.
@@ -167,15 +165,17 @@ class LocalEmbeddingProvider:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise EmbeddingError(f"local embedding input {i} is {type(text).__name__}, not a string")
-        session, tokenizer = self._load()
+        session, model = self._load()
         started = time.perf_counter()
         try:
             # the tokenizer refuses a lone surrogate (a "\ud800" escape in a client's JSON): one such
             # query turned the heading-path leg off for the server's life
             if len(texts) == 1:  # no tokenizer thread pool for one query (nor a fork warning later)
-                token_ids = [tokenizer.encode(utf8_safe(texts[0])).ids]
+                token_ids = [model.query_ids(texts[0])]
             else:
-                token_ids = [e.ids for e in tokenizer.encode_batch([utf8_safe(t) for t in texts])]
+                token_ids = [e.ids for e in model.tokenizer.encode_batch([utf8_safe(t) for t in texts])]
+        except EmbeddingError:
+            raise
         except Exception as exc:
             raise EmbeddingError(f"local embedding model could not tokenise its input: {exc}") from exc
 
@@ -236,7 +236,8 @@ class LocalEmbeddingProvider:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
             return out
-        session, tokenizer = self._load()
+        session, model = self._load()
+        tokenizer = model.tokenizer
         started = time.perf_counter()
         ids = _token_ids(tokenizer, texts)
         jobs = _short_batches([len(row) for row in ids], batch)
@@ -298,16 +299,14 @@ class LocalEmbeddingProvider:
             EmbedProgress(phase="embedding", done=done, total=total, elapsed_seconds=elapsed, eta_seconds=eta)
         )
 
-    def _load(self) -> tuple[onnxruntime.InferenceSession, tokenizers.Tokenizer]:
-        session, tokenizer = self._session, self._tokenizer
-        if session is None or tokenizer is None:
+    def _load(self) -> tuple[onnxruntime.InferenceSession, LoadedModel]:
+        held = self._held
+        if held is None:
             with self._lock:
                 if self._held is None:
                     self._held = load_model(self.spec)
-                self._session, self._tokenizer = self._held.session, self._held.tokenizer
-            session, tokenizer = self._session, self._tokenizer
-            assert session is not None and tokenizer is not None
-        return session, tokenizer
+                held = self._held
+        return held.session, held
 
 
 def _token_ids(tokenizer: tokenizers.Tokenizer, texts: Sequence[str]) -> list[list[int]]:

@@ -20,8 +20,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from docs_mcp_core.embedding.wordpiece import QueryPieces
 from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.memory import release_free_heap
+from docs_mcp_core.utf8 import utf8_safe
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -103,11 +105,36 @@ def resolve_local_model(model: str | None) -> LocalModel:
 
 class LoadedModel:
     """A model in memory: its ONNX Runtime session and its tokenizer. It stays loaded while anything
-    holds it (a provider, a server), and is freed with the last holder."""
+    holds it (a provider, a server), and is freed with the last holder.
 
-    def __init__(self, session: onnxruntime.InferenceSession, tokenizer: tokenizers.Tokenizer) -> None:
+    The ``tokenizers`` library's tokenizer is loaded when first used (many texts at once, a query
+    that is not ASCII): a query of ASCII text is split by :class:`~.wordpiece.QueryPieces`, which
+    reads only the vocabulary, so that a starting server's first answer does not wait for the
+    library (see :mod:`docs_mcp_core.embedding.wordpiece`)."""
+
+    def __init__(self, session: onnxruntime.InferenceSession, spec: LocalModel) -> None:
         self.session = session
-        self.tokenizer = tokenizer
+        self._spec = spec
+        self._pieces = QueryPieces.load(spec.tokenizer_path, spec.max_tokens)
+        self._tokenizer: tokenizers.Tokenizer | None = None
+        self._tokenizer_lock = threading.Lock()
+
+    @property
+    def tokenizer(self) -> tokenizers.Tokenizer:
+        """The model's tokenizer (loaded on first use; raises :class:`EmbeddingError`)."""
+        tokenizer = self._tokenizer
+        if tokenizer is None:
+            with self._tokenizer_lock:
+                if self._tokenizer is None:
+                    self._tokenizer = _load_tokenizer(self._spec)
+                tokenizer = self._tokenizer
+        return tokenizer
+
+    def query_ids(self, text: str) -> list[int]:
+        """One text's input ids: by :class:`~.wordpiece.QueryPieces` when it is ASCII, else by
+        the tokenizer (a lone surrogate, as a client's JSON may send, replaced first)."""
+        ids = self._pieces.encode(text) if self._pieces is not None else None
+        return ids if ids is not None else self.tokenizer.encode(utf8_safe(text)).ids
 
 
 _Files = tuple[Path, Path, int]  # the model file, the tokenizer file, the truncation length
@@ -131,8 +158,9 @@ def load_model(spec: LocalModel) -> LoadedModel:
     with lock:
         loaded = _loaded.get(key)
         if loaded is None:
-            tokenizer = _load_tokenizer(spec)
-            loaded = LoadedModel(_load_session(spec.onnx_path), tokenizer)
+            if not spec.tokenizer_path.is_file():
+                raise EmbeddingError(_missing(spec.tokenizer_path))
+            loaded = LoadedModel(_load_session(spec.onnx_path), spec)
             _loaded[key] = loaded
         return loaded
 
