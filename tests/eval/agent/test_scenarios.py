@@ -171,3 +171,18 @@ def test_the_shipped_suite_reads_and_points_at_the_example_docs(examples_docs: P
         assert scenario.category
     assert suite.feedback_tool is None  # the default docs_feedback tool
     assert DEFAULT_FEEDBACK_TOOL.name == "docs_feedback"
+
+
+def test_a_scenario_file_too_large_or_not_utf8_is_one_error_naming_it(tmp_path: Path) -> None:
+    # --scenarios /dev/zero was read until memory ran out
+    huge = tmp_path / "dump.yaml"
+    with huge.open("wb") as handle:
+        handle.truncate((64 << 20) + 1)
+    with pytest.raises(ScenarioFileError, match=r"^scenario file .*dump\.yaml is larger than 64 MiB"):
+        load_suite(huge)
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"- name: s\n  prompt: caf\xe9\n")
+    with pytest.raises(
+        ScenarioFileError, match=r"is not UTF-8 \(byte 0xe9 on line 2\); re-save it as UTF-8$"
+    ):
+        load_suite(latin)

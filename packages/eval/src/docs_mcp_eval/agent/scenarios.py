@@ -24,6 +24,7 @@ import yaml
 
 from docs_mcp_eval.agent.assertions import ASSERTION_TYPES, Assertion, compile_pattern
 from docs_mcp_eval.agent.feedback import FeedbackToolConfig, parse_feedback_tool
+from docs_mcp_eval.cases import read_json_text
 from docs_mcp_eval.errors import ScenarioFileError
 
 DEFAULT_SERVER_NAME = "docs-mcp"
@@ -97,13 +98,15 @@ class Suite:
 def load_suite(path: Path, name: str | None = None) -> Suite:
     """Read and validate a scenario file; every problem is a :class:`ScenarioFileError` naming the file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_json_text(path, "scenario file")  # --scenarios /dev/zero was read without end
     except FileNotFoundError:
         raise ScenarioFileError(f"scenario file not found: {path}") from None
     except IsADirectoryError:
         raise ScenarioFileError(f"scenario file {path} is a directory") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ScenarioFileError(f"cannot read scenario file {path}: {exc}") from None
+    except ValueError as exc:
+        raise ScenarioFileError(str(exc)) from None
     return parse_suite(text, path=path.resolve(), name=name or path.stem)
 
 
