@@ -110,7 +110,7 @@ def buckets(repeats: int, candidate: Path | None, texts: list[str]) -> None:
         print(f"| {length} | " + " | ".join(cells) + " |" + ratio)
     if candidate is None or not texts:
         return
-    tokenizer = LocalEmbeddingProvider()._load()[1]  # the provider's own tokenizer
+    tokenizer = LocalEmbeddingProvider()._load()[1].tokenizer  # the provider's own tokenizer
     cosines = np.array(
         [
             float(pooled(models["shipped"], e.ids) @ pooled(models["candidate"], e.ids))

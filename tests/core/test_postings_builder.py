@@ -237,6 +237,7 @@ def test_the_build_reads_the_display_columns_of_a_table_as_the_catalog_holds_the
     from docs_mcp_core.metadata import read_metadata
     from docs_mcp_core.search import derived, scan_batches
     from docs_mcp_core.search.derived import Budgets, _catalog_for_build, _load_catalog
+    from docs_mcp_core.search.display_columns import DisplayColumns
 
     table = import_lancedb().connect(str(built_index / ".lancedb")).open_table("chunks")
     monkeypatch.setattr(scan_batches, "SCAN_BATCH_ROWS", rows_at_a_time)
@@ -247,13 +248,16 @@ def test_the_build_reads_the_display_columns_of_a_table_as_the_catalog_holds_the
         _load_catalog(table, metadata, columns, budgets),
         _catalog_for_build(table, metadata, columns, budgets),
     )
-    assert held.display is not None and read.display is not None
-    assert read.display.schema == held.display.schema and read.display.num_rows == table.count_rows()
-    stored, expected = arrays_from_arrow("d", read.display), arrays_from_arrow("d", held.display)
+    # a build reads the display columns from the table, as pyarrow tables
+    shown, built = held.display, read.display
+    assert shown is not None and built is not None
+    assert not isinstance(shown, DisplayColumns) and not isinstance(built, DisplayColumns)
+    assert built.schema == shown.schema and built.num_rows == table.count_rows()
+    stored, expected = arrays_from_arrow("d", built), arrays_from_arrow("d", shown)
     assert stored is not None and expected is not None
     assert {k: v.tobytes() for k, v in stored.items()} == {k: v.tobytes() for k, v in expected.items()}
     assert read.to_part().arrays.keys() == held.to_part().arrays.keys()
-    over = Budgets(held.display.nbytes // 2, 1 << 30, 1 << 30)  # more than the budget: none held
+    over = Budgets(shown.nbytes // 2, 1 << 30, 1 << 30)  # more than the budget: none held
     assert _catalog_for_build(table, metadata, columns, over).display is None
 
 
