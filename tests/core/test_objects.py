@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -65,22 +65,30 @@ def test_the_object_is_the_noun_phrase_after_the_first_action(query: str, names:
     assert object_names(query) == names
 
 
-def test_operations_of_pages_the_object_names_are_raised_and_prose_is_not(engine: SearchEngine) -> None:
+def object_factors_of(engine: SearchEngine, chunks: Sequence[str]) -> Callable[[str], list[float]]:
+    """The object signal's factors (weight 0.3) of the rows of ``chunks``, for a query."""
     reader = engine._rows  # pyright: ignore[reportPrivateUsage]
     every = np.arange(len(engine._catalog.row_ids))  # pyright: ignore[reportPrivateUsage]
     (ids,) = engine._loop.run(reader.values(every, ("chunk_id",)))  # pyright: ignore[reportPrivateUsage]
-    chunks = (
-        "sdks/libraries/README.md#betalibraries/delete",
-        "sdks/documents/README.md#betalibrariesdocuments/delete",
-        "sdks/documents/README.md#betalibrariesdocuments/usage",
-        "sdks/translationsmaster/README.md#translationsmaster/retrieve",
-    )
     rows = np.array([ids.index(c) for c in chunks])
 
     def factors(query: str) -> list[float]:
         found = engine._loop.run(object_factors(reader, rows, object_names(query), 0.3))  # pyright: ignore[reportPrivateUsage]
         return [round(f, 3) for f in found]
 
+    return factors
+
+
+def test_operations_of_pages_the_object_names_are_raised_and_prose_is_not(engine: SearchEngine) -> None:
+    factors = object_factors_of(
+        engine,
+        (
+            "sdks/libraries/README.md#betalibraries/delete",
+            "sdks/documents/README.md#betalibrariesdocuments/delete",
+            "sdks/documents/README.md#betalibrariesdocuments/usage",
+            "sdks/translationsmaster/README.md#translationsmaster/retrieve",
+        ),
+    )
     assert factors("delete a library") == [1.3, 1.0, 1.0, 1.0]
     # a prose section (``Usage``) is no operation, whatever its page
     assert factors("delete the documents") == [1.0, 1.3, 1.0, 1.0]
@@ -104,20 +112,14 @@ def test_a_compound_page_name_that_ends_with_the_object_names_its_page(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     with opened(build_pages(tmp_path_factory, "compound-objects", COMPOUND_PAGES)) as engine:
-        reader = engine._rows  # pyright: ignore[reportPrivateUsage]
-        every = np.arange(len(engine._catalog.row_ids))  # pyright: ignore[reportPrivateUsage]
-        (ids,) = engine._loop.run(reader.values(every, ("chunk_id",)))  # pyright: ignore[reportPrivateUsage]
-        chunks = (
-            "sdks/timeshift/README.md#timeshift/createhristimeshift",
-            "sdks/employee/README.md#employee/createhrisemployee",
-            "sdks/payslip/README.md#payslip/createhrispayslip",
+        factors = object_factors_of(
+            engine,
+            (
+                "sdks/timeshift/README.md#timeshift/createhristimeshift",
+                "sdks/employee/README.md#employee/createhrisemployee",
+                "sdks/payslip/README.md#payslip/createhrispayslip",
+            ),
         )
-        rows = np.array([ids.index(c) for c in chunks])
-
-        def factors(query: str) -> list[float]:
-            found = engine._loop.run(object_factors(reader, rows, object_names(query), 0.3))  # pyright: ignore[reportPrivateUsage]
-            return [round(f, 3) for f in found]
-
         assert factors("create a shift for an employee") == [1.3, 1.0, 1.0]  # ``time`` + ``shift``
         assert factors("create an employee shift") == [1.3, 1.0, 1.0]  # the head noun first
         assert factors("create an employee") == [1.0, 1.3, 1.0]  # a page named by it comes first

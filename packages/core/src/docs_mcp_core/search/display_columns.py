@@ -62,6 +62,10 @@ class _Column:
         self.data = data
         self.valid = valid  # Arrow's validity bitmap (least significant bit first), or None
 
+    @property
+    def nbytes(self) -> int:
+        return self.offsets.nbytes + self.data.nbytes + (self.valid.nbytes if self.valid is not None else 0)
+
     def value(self, row: int) -> str | None:
         if self.valid is not None and not (int(self.valid[row >> 3]) >> (row & 7)) & 1:
             return None
@@ -73,9 +77,9 @@ class DisplayColumns:
     """String columns in Arrow's layout, by name: what :class:`~.row_catalog.RowCatalog` reads a
     hit's display values from (the same values, ``None`` for a missing one, as the pyarrow table)."""
 
-    def __init__(self, columns: Mapping[str, _Column], nbytes: int) -> None:
+    def __init__(self, columns: Mapping[str, _Column]) -> None:
         self._columns = dict(columns)
-        self.nbytes = nbytes
+        self.nbytes = sum(column.nbytes for column in self._columns.values())
 
     @classmethod
     def from_arrays(
@@ -86,23 +90,19 @@ class DisplayColumns:
         if not layout:
             return None
         columns: dict[str, _Column] = {}
-        nbytes = 0
         for index, (name, kind) in enumerate(layout):
             length = int(arrays[f"{prefix}.{index}.length"][0])
             offsets = arrays[f"{prefix}.{index}.1"].view(_OFFSETS[kind])[: length + 1]
             data = arrays.get(f"{prefix}.{index}.2", np.empty(0, dtype=np.uint8))
-            valid = arrays.get(f"{prefix}.{index}.0")
-            columns[name] = _Column(offsets, data, valid)
-            nbytes += offsets.nbytes + data.nbytes + (valid.nbytes if valid is not None else 0)
-        return cls(columns, nbytes)
+            columns[name] = _Column(offsets, data, arrays.get(f"{prefix}.{index}.0"))
+        return cls(columns)
 
     @property
     def column_names(self) -> list[str]:
         return list(self._columns)
 
     def select(self, names: Sequence[str]) -> DisplayColumns:
-        chosen = {name: self._columns[name] for name in names}
-        return DisplayColumns(chosen, sum(c.offsets.nbytes + c.data.nbytes for c in chosen.values()))
+        return DisplayColumns({name: self._columns[name] for name in names})
 
     def rows(self, positions: np.ndarray) -> list[dict[str, str | None]]:
         """Every column's value at each of ``positions``, one dict per row."""
