@@ -1,7 +1,8 @@
 """``docs-mcp search`` and ``docs-mcp get``: query an index from the terminal, as the MCP tools do.
 
 Both open the index with :class:`docs_mcp_core.search.SearchEngine`, the engine the server uses, so
-results, cursors and errors are the tools'. Exit status: 0 on success, 1 when the index cannot be
+results, cursors and errors are the tools'. What they print of the documents reaches a terminal
+with its control characters escaped (:mod:`docs_mcp_cli.terminal_text`). Exit status: 0 on success, 1 when the index cannot be
 opened or read (a damaged table is reported with how to rebuild it) or the chunk is not found, 2 on
 usage errors (an empty query or chunk id, a query over the length or word limit, an unknown filter
 key or value, a malformed ``--filter``).
@@ -19,6 +20,7 @@ import typer
 
 from docs_mcp_cli.errors import reporting, usage_error
 from docs_mcp_cli.params import index_dir_option, key_value_pairs, location, storage_option_option
+from docs_mcp_cli.terminal_text import for_terminal
 from docs_mcp_core.errors import IndexNotFoundError, SearchError
 
 if TYPE_CHECKING:
@@ -113,7 +115,7 @@ def search(
             query, limit=limit, filters=filters, cursor=cursor, max_tokens=max_tokens, facets=facets
         )
     if as_json:
-        typer.echo(result.text())
+        typer.echo(for_terminal(result.text(), json_text=True))
     else:
         _print_result(result)
 
@@ -121,20 +123,20 @@ def search(
 def _print_result(result: SearchResult) -> None:
     if not result.hits:
         hint = result.hint or {}
-        typer.echo(hint.get("message", "no results"))
+        typer.echo(for_terminal(hint.get("message", "no results")))
         for key, values in (hint.get("suggested_filters") or {}).items():
-            typer.echo(f"  try --filter {key}={' | '.join(values)}")
+            typer.echo(for_terminal(f"  try --filter {key}={' | '.join(values)}"))
         return
     for n, hit in enumerate(result.hits, start=1):
         meta = " ".join(f"{k}={v}" for k, v in hit.metadata.items())
-        typer.secho(f"{n:>2}. {hit.chunk_id}", bold=True)
-        typer.echo(f"    {hit.breadcrumb}")
-        typer.echo(f"    score {hit.score:.6f}  {meta}")
-        typer.echo(f"    {hit.snippet}")
+        typer.secho(for_terminal(f"{n:>2}. {hit.chunk_id}"), bold=True)
+        typer.echo(for_terminal(f"    {hit.breadcrumb}"))
+        typer.echo(for_terminal(f"    score {hit.score:.6f}  {meta}"))
+        typer.echo(for_terminal(f"    {hit.snippet}"))
     if result.facets:
         typer.echo("")
         for key, counts in result.facets.items():
-            typer.echo(f"{key}: {', '.join(f'{value} {n}' for value, n in counts.items())}")
+            typer.echo(for_terminal(f"{key}: {', '.join(f'{value} {n}' for value, n in counts.items())}"))
     if result.cut:
         typer.echo(f"\n{result.cut}")
     if result.next_cursor:
@@ -178,4 +180,4 @@ def get(
         text = _open_engine(where, storage_options).get_doc(
             chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor
         )
-    typer.echo(text)
+    typer.echo(for_terminal(text))
