@@ -4,7 +4,6 @@ killed with SIGKILL midway leaving the previous index servable."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import queue
@@ -20,6 +19,7 @@ import pytest
 
 from docs_mcp_core.index.lock import LOCK_FILENAME
 from docs_mcp_core.search import SearchEngine
+from tests.support.file_digests import file_digests
 from tests.support.programs import cli_env, docs_mcp_command, run_docs_mcp, run_in_private_mount
 
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
@@ -35,14 +35,6 @@ def _write(root: Path, files: dict[str, str]) -> Path:
         path.write_text(text, encoding="utf-8")
     root.mkdir(parents=True, exist_ok=True)
     return root
-
-
-def _snapshot(out: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
-    }
 
 
 def _search_ids(out: Path, query: str) -> list[str]:
@@ -134,7 +126,7 @@ def test_an_out_folder_that_is_not_an_index_exits_2_untouched(tmp_path: Path, ex
         tmp_path / "mine",
         {"metadata.json": '{"author": "me"}\n', "chunks.json": "[]\n", ".lancedb/notes.txt": "my notes\n"},
     )
-    before = _snapshot(out)
+    before = file_digests(out)
     done = run_docs_mcp("build", "--docs-dir", examples_docs, "--out", out)
     assert done.returncode == 2, done.stderr
     message = " ".join(line.strip(" │") for line in done.stderr.splitlines() if line.startswith("│"))
@@ -143,22 +135,22 @@ def test_an_out_folder_that_is_not_an_index_exits_2_untouched(tmp_path: Path, ex
         "has no metadata_version; it holds .lancedb, chunks.json, metadata.json): "
     ), done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
-    assert _snapshot(out) == before
+    assert file_digests(out) == before
 
 
 def test_empty_corpus_exits_1_and_keeps_the_old_index(tmp_path: Path, old_index: Path) -> None:
-    before = _snapshot(old_index)
+    before = file_digests(old_index)
     empty = _write(tmp_path / "empty", {})
     done = run_docs_mcp("build", "--docs-dir", empty, "--out", old_index)
     assert done.returncode == 1
     assert "no markdown files" in done.stderr and "untouched" in done.stderr
     assert "Traceback" not in done.stderr
-    assert _snapshot(old_index) == before
+    assert file_digests(old_index) == before
     assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
 
 
 def test_broken_corpus_exits_1_with_findings_and_keeps_the_old_index(tmp_path: Path, old_index: Path) -> None:
-    before = _snapshot(old_index)
+    before = file_digests(old_index)
     broken = _write(
         tmp_path / "broken",
         {
@@ -172,7 +164,7 @@ def test_broken_corpus_exits_1_with_findings_and_keeps_the_old_index(tmp_path: P
     assert done.returncode == 1
     assert "bad/.docs-mcp.json" in done.stderr
     assert "build refused" in done.stderr and "Traceback" not in done.stderr
-    assert _snapshot(old_index) == before
+    assert file_digests(old_index) == before
     assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
 
 
@@ -226,7 +218,7 @@ def _read_lines(stream: object, sink: queue.Queue[str | None]) -> None:
 def test_build_killed_midway_leaves_the_old_index_working(
     tmp_path: Path, old_index: Path, big_corpus: Path, kill_after: str
 ) -> None:
-    before = _snapshot(old_index)
+    before = file_digests(old_index)
     proc = subprocess.Popen(
         [*docs_mcp_command(), "build", "--docs-dir", str(big_corpus), "--out", str(old_index)],
         stdout=subprocess.PIPE,
@@ -263,7 +255,9 @@ def test_build_killed_midway_leaves_the_old_index_working(
         assert (old_index / name).exists()
     # a killed build leaves its lock file (the lock itself dies with the process): not index data
     left = {
-        k: v for k, v in _snapshot(old_index).items() if not k.startswith(".lancedb.") and k != LOCK_FILENAME
+        k: v
+        for k, v in file_digests(old_index).items()
+        if not k.startswith(".lancedb.") and k != LOCK_FILENAME
     }
     assert left == before
     assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
@@ -307,7 +301,7 @@ def test_a_signal_to_the_build_alone_stops_its_workers_too(
     old_index: Path, big_corpus: Path, sig: signal.Signals
 ) -> None:
     """Only the build gets the signal (as from ``kill PID`` or a supervisor), not its process group."""
-    before = _snapshot(old_index)
+    before = file_digests(old_index)
     proc = subprocess.Popen(
         [
             *docs_mcp_command(),
@@ -368,13 +362,13 @@ def test_a_signal_to_the_build_alone_stops_its_workers_too(
         assert "error: terminated (the previous index, if any, is untouched)" in stderr
         assert "Traceback" not in stderr
         assert sorted(p.name for p in old_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
-        assert _snapshot(old_index) == before
+        assert file_digests(old_index) == before
     else:
         assert proc.returncode == -signal.SIGKILL
         # a killed build leaves its lock file (the lock itself dies with the process): not index data
         kept = {
             k: v
-            for k, v in _snapshot(old_index).items()
+            for k, v in file_digests(old_index).items()
             if not k.startswith(".lancedb.") and k != LOCK_FILENAME
         }
         assert kept == before
@@ -424,7 +418,7 @@ def test_build_skips_and_names_a_link_out_of_the_docs_folder(tmp_path: Path) -> 
 
 
 def test_build_names_a_loop_of_links_and_keeps_the_old_index(tmp_path: Path, old_index: Path) -> None:
-    before = _snapshot(old_index)
+    before = file_digests(old_index)
     docs = _write(tmp_path / "loop", {"ok.md": "# Ok\n\n## Fine\n\ntext\n"})
     (docs / "a.md").symlink_to(docs / "b.md")
     (docs / "b.md").symlink_to(docs / "a.md")
@@ -435,7 +429,7 @@ def test_build_names_a_loop_of_links_and_keeps_the_old_index(tmp_path: Path, old
     )
     assert "point it at a real file or remove it" in done.stderr
     assert "unexpectedly" not in done.stderr and "Traceback" not in done.stderr
-    assert _snapshot(old_index) == before
+    assert file_digests(old_index) == before
 
 
 # ── no room to write ───────────────────────────────────────────────────────────────────────────
@@ -459,7 +453,7 @@ def test_a_file_size_limit_is_a_clear_error_and_keeps_the_old_index(
 ) -> None:
     """RLIMIT_FSIZE makes writes past the limit fail with EFBIG, as a full disk fails with ENOSPC."""
     resource = pytest.importorskip("resource")
-    before = _snapshot(old_index)
+    before = file_digests(old_index)
     if phase == "chunks":  # chunks.json outgrows the limit while the corpus is chunked
         docs, extra, limit = big_corpus, [], 256 * 1024
     else:  # chunks.json fits, the table (with its vectors) does not: LanceDB fails
@@ -489,7 +483,7 @@ def test_a_file_size_limit_is_a_clear_error_and_keeps_the_old_index(
     ) in done.stderr
     assert "unexpectedly" not in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.name for p in old_index.iterdir()) == [".lancedb", "chunks.json", "metadata.json"]
-    assert _snapshot(old_index) == before
+    assert file_digests(old_index) == before
     assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
 
 

@@ -28,6 +28,7 @@ from docs_mcp_core.index.live_files import LiveFiles, live_files
 from docs_mcp_core.markdown import utf16_len
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.validation import validate_corpus
+from tests.support.file_digests import file_digests
 from tests.support.upstream_tsv import read_upstream_chunks
 
 NO_MATCH_QUERY = "xylophonic zymurgy"
@@ -67,15 +68,6 @@ def _write(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
-
-
-def _snapshot(out: Path) -> dict[str, str]:
-    """Digest of every file in an output folder (to prove a failed build changed nothing)."""
-    return {
-        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
-    }
 
 
 def _hit_ids(out: Path, query: str, **filters: str) -> list[str]:
@@ -263,12 +255,12 @@ def live_index(tmp_path: Path) -> Path:
 
 
 def _assert_untouched(out: Path, before: dict[str, str]) -> None:
-    assert _snapshot(out) == before
+    assert file_digests(out) == before
     assert _hit_ids(out, "lighthouse") == ["alpha.md#alpha/lighthouse"]
 
 
 def test_empty_corpus_is_refused_and_the_live_index_kept(tmp_path: Path, live_index: Path) -> None:
-    before = _snapshot(live_index)
+    before = file_digests(live_index)
     for name, files in (("empty", {}), ("templates-only", {"p/x.template.md": "---\ntitle: X\n---\nhi\n"})):
         docs = _write(tmp_path / name, files)
         docs.mkdir(exist_ok=True)
@@ -278,7 +270,7 @@ def test_empty_corpus_is_refused_and_the_live_index_kept(tmp_path: Path, live_in
 
 
 def test_broken_corpus_is_refused_with_the_findings(tmp_path: Path, live_index: Path) -> None:
-    before = _snapshot(live_index)
+    before = file_digests(live_index)
     docs = _write(
         tmp_path / "broken",
         {
@@ -301,7 +293,7 @@ def test_missing_docs_dir(tmp_path: Path) -> None:
 
 
 def test_failed_embedding_preflight_keeps_the_live_index(live_index: Path, tmp_path: Path) -> None:
-    before = _snapshot(live_index)
+    before = file_digests(live_index)
     docs = _write(tmp_path / "docs", {"gamma.md": "# Gamma\n\ntext\n"})
     with pytest.raises(DocsMcpError) as info:
         _build(docs, live_index, embedding=EmbeddingOptions(provider="no-such-provider"))

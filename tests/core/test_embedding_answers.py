@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import hashlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from docs_mcp_core.embedding import OpenAIEmbeddingProvider
 from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from tests.fakes.openai_server import FakeOpenAI, Fault
+from tests.support.file_digests import file_digests
 from tests.support.hybrid_corpus import DIMS, LEXICAL_QUERY, MODEL, build, make_corpus
 
 pytestmark = pytest.mark.integration  # listens on ports
@@ -35,14 +35,6 @@ DEEP_JSON = b"[" * 100_000 + b"]" * 100_000  # json.loads raises RecursionError 
 def api() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as server:
         yield server
-
-
-def snapshot(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 def answer(*vectors: object) -> Fault:
@@ -133,14 +125,14 @@ def test_a_build_given_nan_vectors_fails_and_keeps_the_previous_index(
     docs = make_corpus(examples_docs, tmp_path / "docs")
     out = tmp_path / "out"
     build(docs, out, api)
-    before = snapshot(out)
+    before = file_digests(out)
     (docs / "new-page.md").write_text("# New page\n\nText the cache has not seen.\n", encoding="utf-8")
     nan = [float("nan")] * DIMS
     api.script("embeddings", Fault(kind="ok"), answer(nan))  # the preflight, then the new page's chunk
     with pytest.raises(EmbeddingError, match="holds a vector with NaN or infinite values") as info:
         build(docs, out, api)
     assert api.base_url in str(info.value)
-    assert snapshot(out) == before
+    assert file_digests(out) == before
 
 
 TRICKLES = {

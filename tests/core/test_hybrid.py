@@ -13,7 +13,6 @@ The corpus has a chunk only the vector leg can find (:mod:`tests.support.hybrid_
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import socket
@@ -30,6 +29,7 @@ from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.index import table as index_table
 from docs_mcp_core.search import SearchEngine, SearchOptions, vector_leg
 from tests.fakes.openai_server import FakeOpenAI, Fault, fake_vector
+from tests.support.file_digests import file_digests
 from tests.support.hybrid_corpus import (
     DIMS,
     HARBOUR_LOG,
@@ -45,15 +45,6 @@ from tests.support.hybrid_corpus import (
 from tests.support.programs import run_docs_mcp
 
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
-
-
-def snapshot(folder: Path) -> dict[str, str]:
-    """Digest of every file under ``folder`` (proves a failed build changed nothing)."""
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 def embedding_count(api: FakeOpenAI) -> int:
@@ -156,7 +147,7 @@ def test_cli_reports_a_rejected_key_and_keeps_the_old_index(
     docs = make_corpus(examples_docs, tmp_path / "docs")
     out = tmp_path / "live"
     shutil.copytree(hybrid_index, out)
-    before = snapshot(out)
+    before = file_digests(out)
     done = run_docs_mcp(
         "build", "--docs-dir", docs, "--out", out, "--embedding-provider", "openai",
         "--embedding-base-url", api.base_url, "--embedding-api-key", "sk-revoked",
@@ -165,7 +156,7 @@ def test_cli_reports_a_rejected_key_and_keeps_the_old_index(
     assert done.returncode == 1
     assert "401" in done.stderr and "--embedding-api-key" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
-    assert snapshot(out) == before
+    assert file_digests(out) == before
     assert embedding_count(api) == 1  # the preflight only
 
 
@@ -188,7 +179,7 @@ def test_failed_preflight_stops_the_build_before_anything_is_written(
     out = tmp_path / "out"
     with FakeOpenAI() as good:
         build(docs, out, good, model="text-embedding-3-large")  # the live index, other model
-    before = snapshot(out)
+    before = file_digests(out)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeOpenAI(dimensions_override=128 if case == "dimension mismatch" else None) as api:
         kw: dict[str, Any] = {}
@@ -202,7 +193,7 @@ def test_failed_preflight_stops_the_build_before_anything_is_written(
             build(docs, out, api, **kw)
         assert message in str(info.value)
         assert embedding_count(api) == (0 if case == "missing key" else 1)
-    assert snapshot(out) == before
+    assert file_digests(out) == before
 
 
 def test_rejected_key_with_a_warm_cache_fails_only_when_something_must_be_embedded(
@@ -220,11 +211,11 @@ def test_rejected_key_with_a_warm_cache_fails_only_when_something_must_be_embedd
     assert embedding_count(api) == requests
 
     # one edited file: the revoked key is caught by the preflight, and the live index is untouched
-    before = snapshot(out)
+    before = file_digests(out)
     (docs / TWIN_FILE).write_text(HARBOUR_LOG.replace("twelve", "fifteen"), encoding="utf-8")
     with pytest.raises(EmbeddingError, match=r"401"):
         build(docs, out, api, api_key="sk-revoked")
-    assert snapshot(out) == before
+    assert file_digests(out) == before
     assert api.embedding_inputs[requests:] == [[PREFLIGHT_INPUT]]
 
 
