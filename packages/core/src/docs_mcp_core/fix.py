@@ -35,7 +35,7 @@ from typing import Any
 from docs_mcp_core.chunking import DEFAULT_MAX_CHUNK_SIZE, Strategy, build_chunks
 from docs_mcp_core.corpus import BOM, Corpus, ManifestEntry, PreparedFile, prepare_file, read_markdown
 from docs_mcp_core.errors import DuplicateKeyError, FindingError, ManifestError
-from docs_mcp_core.globs import glob_match
+from docs_mcp_core.globs import PatternIndex, glob_match
 from docs_mcp_core.manifest import MANIFEST_FILENAME, find_hint, parse_manifest
 from docs_mcp_core.manifest_change import FixPlan, ManifestChange, read_as_saved
 from docs_mcp_core.manifest_text import dump_manifest_text, indent_of, load_manifest_text
@@ -274,13 +274,17 @@ def _strategy_set_in_file(prepared: PreparedFile) -> bool:
 
 
 def _apply(raw: dict[str, Any], proposals: list[_Proposal], base: str, *, sort_all: bool) -> None:
+    """Each proposal updates the last override matching its file when that override is exactly its
+    pattern, else is appended. The manifest's overrides are looked up through a ``PatternIndex``;
+    an appended pattern matches only its own file (``_propose`` checked it), so no later proposal
+    can match it. Running every override on every proposal took 4,000 proposals 36 s."""
     overrides: list[Any] = list(raw.get("overrides") or [])
+    written = [ov for ov in overrides if isinstance(ov, dict) and isinstance(ov.get("pattern"), str)]
+    index = PatternIndex([ov["pattern"] for ov in written])
     for proposal in proposals:
         rel = proposal.relpath[len(base) + 1 :] if base else proposal.relpath
-        last_match = None
-        for ov in overrides:
-            if isinstance(ov, dict) and isinstance(ov.get("pattern"), str) and glob_match(ov["pattern"], rel):
-                last_match = ov
+        found = index.matching(rel)
+        last_match = written[found[-1]] if found else None
         if last_match is not None and last_match["pattern"] == proposal.pattern and "strategy" in last_match:
             last_match["strategy"] = proposal.strategy
         else:
