@@ -5,13 +5,14 @@ whose headings differ) and 2,000 files took validate 86 s, 500 files 22 s."""
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from docs_mcp_core.corpus import ManifestResolver, prepare_file
-from docs_mcp_core.globs import PatternIndex, compile_glob, glob_match
+from docs_mcp_core.globs import Glob, PatternIndex, compile_glob, glob_match
 
 _PIECES = [
     "a",
@@ -64,3 +65,27 @@ def test_a_file_runs_only_the_overrides_that_can_match_it(tmp_path: Path) -> Non
     assert set(chosen.values()) == {"h3", "file"} and chosen["topic7/deep/special.md"] == "file"
     runs = (after.hits + after.misses) - (before.hits + before.misses)
     assert runs <= 51 * 12  # 2,001 each before: every pattern ran on every file
+
+
+def test_a_pattern_without_wildcards_is_matched_without_an_automaton() -> None:
+    # fix writes an override of the file's exact path for every drifting file; each such pattern
+    # was compiled to an automaton of 10-20 KB, and 20,000 of them held 190 MB for the whole command
+    patterns = [f"docs/models/operations/page{i}.md" for i in range(2_000)]
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        globs = [Glob(pattern) for pattern in patterns]
+        assert [g.match(f"docs/models/operations/page{i}.md") for i, g in enumerate(globs)] == [True] * 2_000
+        held = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert held < 2_000 * 1_000
+    assert not Glob("a/b.md").match("a/b.mdx") and not Glob("a/b.md").match("a/b.m")
+    assert Glob("a},b].md").match("a},b].md")  # a closing brace or bracket alone is a plain character
+
+
+def test_the_compiled_patterns_of_a_process_are_bounded() -> None:
+    for i in range(5_000):
+        glob_match(f"topic{i}/**/*.md", f"topic{i}/a/b.md")
+    info = compile_glob.cache_info()
+    assert info.maxsize is not None and info.currsize <= info.maxsize <= 5_000

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import lru_cache
 from typing import cast
 
 _MAX_STEPS = 100_000  # cached transitions of one pattern; beyond, the cache starts again
+_CACHED_PATTERNS = 4_096  # compiled patterns kept by compile_glob
 _ANY, _SEGMENT = "any", "segment"  # what a star matches: anything, or anything but "/"
+_LITERAL = re.compile(r"[^*?\[{]*")  # the start of a pattern that matches only itself
 
 
 class _Class:
@@ -121,6 +123,11 @@ class Glob:
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
+        # a pattern without a wildcard (as fix writes one per file) matches only itself: no automaton
+        # (one took 10-20 KB, and a manifest of 20,000 such overrides held 190 MB of them)
+        self._exact = pattern if _LITERAL.fullmatch(pattern) else None
+        if self._exact is not None:
+            return
         self._eps: list[list[int]] = [[]]
         self._moves: list[list[tuple[_Test, int]]] = [[]]
         self._accept = self._build(_tokens(pattern))
@@ -189,6 +196,8 @@ class Glob:
         return self._closure({nxt for node in nodes for test, nxt in self._moves[node] if test(c)})
 
     def match(self, path: str) -> bool:
+        if self._exact is not None:
+            return path == self._exact
         if len(self._steps) >= _MAX_STEPS:  # a bound on memory, whatever paths come
             self._reset()
         state, steps, sets, ids = 0, self._steps, self._sets, self._ids
@@ -218,18 +227,17 @@ class _Literal:
         return c == self.char
 
 
-@cache
+@lru_cache(maxsize=_CACHED_PATTERNS)
 def compile_glob(pattern: str) -> Glob:
-    """The compiled pattern (once per distinct pattern: a manifest may hold thousands)."""
+    """The compiled pattern, kept for the last few thousand distinct patterns (a manifest may hold
+    thousands; a :class:`PatternIndex` keeps its own). Unbounded, every pattern a process ever
+    matched stayed compiled."""
     return Glob(pattern)
 
 
 def glob_match(pattern: str, path: str) -> bool:
     """Whether ``pattern`` (trimmed, a leading ``./`` ignored) matches the whole of ``path``."""
     return compile_glob(pattern.strip().removeprefix("./")).match(path)
-
-
-_LITERAL = re.compile(r"[^*?\[{]*")  # the start of a pattern that matches only itself
 
 
 class PatternIndex:
@@ -245,6 +253,7 @@ class PatternIndex:
             prefix = _LITERAL.match(pattern)
             self._by_prefix.setdefault(prefix.group() if prefix else "", []).append(i)
         self._lengths = sorted({len(prefix) for prefix in self._by_prefix})
+        self._compiled: dict[int, Glob] = {}  # the patterns run so far (never evicted for another's)
 
     def matching(self, path: str) -> list[int]:
         """The indexes of the patterns that match ``path``, in order (as ``glob_match`` of each)."""
@@ -254,4 +263,10 @@ class PatternIndex:
                 break
             found.extend(self._by_prefix.get(path[:length], ()))
         found.sort()
-        return [i for i in found if compile_glob(self._patterns[i]).match(path)]
+        return [i for i in found if self._glob(i).match(path)]
+
+    def _glob(self, i: int) -> Glob:
+        glob = self._compiled.get(i)
+        if glob is None:
+            glob = self._compiled[i] = compile_glob(self._patterns[i])
+        return glob
