@@ -186,3 +186,20 @@ def test_a_scenario_file_too_large_or_not_utf8_is_one_error_naming_it(tmp_path: 
         ScenarioFileError, match=r"is not UTF-8 \(byte 0xe9 on line 2\); re-save it as UTF-8$"
     ):
         load_suite(latin)
+
+
+def test_numbers_are_read_in_linear_time_or_refused_at_their_line(tmp_path: Path) -> None:
+    # YAML 1.1's base-60 numbers took time growing with the square of their parts (100,000: 2 s),
+    # and an integer of over 4,300 digits ended agent-eval with a traceback (ValueError)
+    sixty = load_suite(write(tmp_path, "s:\n  prompt: 12:30\n  maxTurns: 3\n  maxBudgetUsd: 0.5\n"))
+    assert (sixty.scenarios[0].prompt, sixty.scenarios[0].max_turns) == ("12:30", 3)
+    assert sixty.scenarios[0].max_budget_usd == 0.5
+    parts = ":".join(["1"] * 400_000)
+    with pytest.raises(
+        ScenarioFileError, match=r"suite\.yaml:1: scenario 's': 'maxTurns' must be a positive"
+    ) as caught:
+        load_suite(write(tmp_path, f"s: {{prompt: p, maxTurns: {parts}}}\n"))
+    assert len(caught.value.message) < 400  # the value cut in its middle, not repeated whole
+    path = write(tmp_path, "s:\n  prompt: p\n  maxTurns: " + "7" * 5_000 + "\n")
+    with pytest.raises(ScenarioFileError, match=r"suite\.yaml:3: not valid YAML: a number of 5,000 digits"):
+        load_suite(path)

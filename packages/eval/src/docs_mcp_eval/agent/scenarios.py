@@ -113,7 +113,7 @@ def load_suite(path: Path, name: str | None = None) -> Suite:
 def parse_suite(text: str, *, path: Path | None, name: str) -> Suite:
     where = str(path) if path else "<scenarios>"
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f":{mark.line + 1}" if mark is not None else ""
@@ -136,7 +136,9 @@ def parse_suite(text: str, *, path: Path | None, name: str) -> Suite:
             scenario_id = str(key)
             line = lines.get(scenario_id)
             label = (
-                f"{where}:{line}: scenario {scenario_id!r}" if line else f"{where}: scenario {scenario_id!r}"
+                f"{where}:{line}: scenario {_shown(scenario_id)}"
+                if line
+                else f"{where}: scenario {_shown(scenario_id)}"
             )
             if scenario_id == "_config":
                 _apply_config(suite, raw, f"{where}: _config")
@@ -232,7 +234,7 @@ class _Fields:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ScenarioFileError(f"{self.label}: '{key}' must be a positive integer, got {value!r}")
+            raise ScenarioFileError(f"{self.label}: '{key}' must be a positive integer, got {_shown(value)}")
         return value
 
     def positive_number(self, key: str) -> float | None:
@@ -240,7 +242,7 @@ class _Fields:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ScenarioFileError(f"{self.label}: '{key}' must be a positive number, got {value!r}")
+            raise ScenarioFileError(f"{self.label}: '{key}' must be a positive number, got {_shown(value)}")
         return float(value)
 
     def string_map(self, key: str) -> dict[str, str]:
@@ -277,7 +279,9 @@ def _assertion(raw: Any, label: str) -> Assertion:
         raise ScenarioFileError(f"{label} must be a mapping with a 'type'")
     kind = raw.get("type")
     if kind not in ASSERTION_TYPES:
-        raise ScenarioFileError(f"{label}: 'type' must be one of {', '.join(ASSERTION_TYPES)}; got {kind!r}")
+        raise ScenarioFileError(
+            f"{label}: 'type' must be one of {', '.join(ASSERTION_TYPES)}; got {_shown(kind)}"
+        )
     values: dict[str, str] = {}
     for key in _REQUIRED[kind]:
         value = raw.get(key)
@@ -324,6 +328,36 @@ def _docs_spec(raw: Any, label: str) -> DocsRepoSpec | None:
     )
 
 
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` with numbers read in time linear in their length, or refused at their line.
+    YAML 1.1 reads ``1:30`` as 90 (base 60) with a loop over growing integers: 100,000 parts took
+    2 s, in time growing with the square of their number. A scenario has no use for base 60, so such
+    a value is text, as in YAML 1.2. An integer of over 4,300 digits (Python's limit) ended the
+    command with a traceback."""
+
+
+_MAX_DIGITS = 4_300
+
+
+def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float | str:
+    value = str(loader.construct_scalar(node))
+    if ":" in value:
+        return value
+    integer = node.tag.endswith(":int")
+    if integer and (digits := sum(c.isdigit() for c in value)) > _MAX_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"a number of {digits:,} digits is too long to read (at most {_MAX_DIGITS:,})",
+            node.start_mark,
+        )
+    return loader.construct_yaml_int(node) if integer else loader.construct_yaml_float(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_number)
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_number)
+
+
 def _key_lines(text: str) -> dict[str, int]:
     """1-based line of each top-level key, for error messages (empty when the file is not a mapping)."""
     try:
@@ -335,6 +369,16 @@ def _key_lines(text: str) -> dict[str, int]:
     return {
         str(key.value): key.start_mark.line + 1 for key, _ in node.value if isinstance(key, yaml.ScalarNode)
     }
+
+
+def _shown(value: object, limit: int = 200) -> str:
+    """``repr(value)`` for a message, cut in its middle beyond ``limit`` characters (a value of
+    800 KB was repeated whole)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}...({len(text) - 2 * half:,} characters)...{text[-half:]}"
 
 
 def _slugify(name: str) -> str:
