@@ -160,6 +160,15 @@ def test_history_saves_runs_and_builds_the_trend(tmp_path: Path) -> None:
     assert trend_markdown(current, []) == ""
 
 
+def test_history_skips_runs_it_cannot_read_as_json_values(tmp_path: Path) -> None:
+    # a saved run holding an integer of over 4,300 digits, or nested past the parser's depth, ended
+    # agent-eval with a traceback after all its scenarios had run
+    saved = save_run(run_output("s", "2026-01-01T00:00:00.000Z", {"a": "PASS"}), tmp_path, "s")
+    (saved.parent / "huge.json").write_text('{"summary": {"n": ' + "9" * 5_000 + "}}", encoding="utf-8")
+    (saved.parent / "deep.json").write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+    assert [r["metadata"]["startedAt"] for r in load_runs(tmp_path, "s")] == ["2026-01-01T00:00:00.000Z"]
+
+
 def _assertion_result(value: str, passed: bool) -> AssertionResult:
     return AssertionResult(Assertion(type="contains", value=value), passed, f"Output contains {value!r}")
 

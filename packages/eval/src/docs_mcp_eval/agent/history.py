@@ -55,8 +55,8 @@ def load_runs(results_dir: Path, suite: str, limit: int = TREND_RUNS) -> list[di
     for path in sorted(folder.glob("*.json"), reverse=True):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            continue
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue  # ValueError: not JSON, or an integer of over 4,300 digits; RecursionError: too deep
         if isinstance(data, dict) and isinstance(data.get("summary"), dict):
             if not isinstance(data.get("metadata"), dict):
                 data["metadata"] = {}
