@@ -131,3 +131,18 @@ def test_a_text_flag_that_is_not_utf8_is_a_usage_error(tmp_path: Path, docs: Pat
     said = " ".join(re.sub(r"[│╭╮╰╯─]", " ", done.stderr).split())
     assert f"Invalid value for '{flag}': the text is not valid UTF-8; give it as UTF-8" in said
     assert not out.exists()
+
+
+def test_server_instructions_longer_than_every_client_should_receive_are_a_usage_error(
+    tmp_path: Path, docs: Path
+) -> None:
+    # 100 KB of --mcp-server-instructions went into every client's initialize answer
+    out = tmp_path / "out"
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out, "--mcp-server-instructions", "x" * 100_000)
+    assert done.returncode == 2, done.stderr
+    said = " ".join(re.sub(r"[│╭╮╰╯─]", " ", done.stderr).split())
+    assert (
+        "Invalid value for '--mcp-server-instructions': the text is 100,000 characters long; at most 32,768"
+        in said
+    )
+    assert not out.exists()

@@ -16,7 +16,7 @@ from docs_mcp_core.corpus_walk import walk_corpus
 from docs_mcp_core.errors import FindingError, ManifestError
 from docs_mcp_core.globs import glob_match
 from docs_mcp_core.json_lines import JsonLines
-from docs_mcp_core.manifest import find_hint, parse_manifest, resolve_file_config
+from docs_mcp_core.manifest import MAX_TOOL_TEXT_LENGTH, find_hint, parse_manifest, resolve_file_config
 
 
 def parse(data: Any) -> Any:
@@ -111,6 +111,19 @@ def test_invalid_manifests_name_the_field(text: str, message: str) -> None:
     with pytest.raises(ManifestError, match=message) as info:
         parse_manifest(text, source=".docs-mcp.json")
     assert str(info.value).startswith(".docs-mcp.json")
+
+
+def test_server_instructions_longer_than_every_client_should_receive_are_refused() -> None:
+    # a manifest's 12 MB of instructions went into metadata.json and every initialize answer whole
+    longest = json.dumps({"version": "1", "mcpServerInstructions": "x" * MAX_TOOL_TEXT_LENGTH})
+    assert parse_manifest(longest)[0].mcpServerInstructions == "x" * MAX_TOOL_TEXT_LENGTH
+    text = json.dumps({"version": "1", "mcpServerInstructions": "Use search. " * 1_000_000})
+    with pytest.raises(ManifestError) as info:
+        parse_manifest(text, source="sdk/.docs-mcp.json")
+    assert str(info.value).startswith(
+        "sdk/.docs-mcp.json: mcpServerInstructions is 11,999,999 characters long; at most 32,768 are allowed"
+    )
+    assert len(str(info.value)) < 300
 
 
 def test_unknown_top_level_keys_are_warnings() -> None:

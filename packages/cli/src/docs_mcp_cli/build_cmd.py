@@ -142,6 +142,7 @@ def build(
     """Build the search index (LanceDB table, chunks.json, metadata.json) for a docs folder."""
     # imported when the command runs: the other commands and --help do not load NumPy and pyarrow
     from docs_mcp_core.build import BuildOptions, EmbeddingOptions, ToolTexts
+    from docs_mcp_core.manifest import MAX_TOOL_TEXT_LENGTH
 
     out_location, storage_options = location(out, storage_option, "--out")
     texts = {
@@ -153,6 +154,12 @@ def build(
     for flag, text in texts.items():  # bytes that are not UTF-8 failed the build at metadata.json
         if text is not None and not is_utf8(text):
             raise usage_error("the text is not valid UTF-8; give it as UTF-8", flag)
+        if text is not None and len(text) > MAX_TOOL_TEXT_LENGTH:
+            raise usage_error(
+                f"the text is {len(text):,} characters long; at most {MAX_TOOL_TEXT_LENGTH:,} are allowed "
+                "(every client receives it whole): shorten it",
+                flag,
+            )
     embedding = EmbeddingOptions(
         provider="none" if embedding_provider == "headings" else embedding_provider,
         model=embedding_model,

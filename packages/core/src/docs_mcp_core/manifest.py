@@ -26,6 +26,9 @@ from docs_mcp_core.errors import ManifestError, json_limit, shown
 from docs_mcp_core.globs import PatternIndex
 
 MANIFEST_FILENAME = ".docs-mcp.json"
+# the longest server instructions or tool description: every client's initialize (or tools/list)
+# answer carries it whole into its agent's context; a manifest of 12 MB gave each one 12 MB
+MAX_TOOL_TEXT_LENGTH = 32_768
 HINT_RE = re.compile(r"<!--\s*mcp_chunking_hint:\s*(\{[^}]+\})\s*-->")
 """A chunking hint comment. Use :func:`hint_comments` to find them: searching a document with this
 pattern retries it from every ``<!--`` up to a distant ``}``, which is quadratic on hostile input."""
@@ -237,6 +240,12 @@ def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Ma
                 if value and not value.strip():
                     raise ManifestError(f"{source}: mcpServerInstructions must be a non-empty string")
                 value = value.strip() or None
+                if value is not None and len(value) > MAX_TOOL_TEXT_LENGTH:
+                    raise ManifestError(
+                        f"{source}: mcpServerInstructions is {len(value):,} characters long; at most "
+                        f"{MAX_TOOL_TEXT_LENGTH:,} are allowed (every client receives it whole when it "
+                        "connects): shorten it, and let the documents say the rest"
+                    )
             data[key] = value
         else:
             issues.append(ManifestIssue(f"unknown manifest key '{key}' is ignored", "warning"))
