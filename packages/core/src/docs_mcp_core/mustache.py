@@ -40,15 +40,13 @@ class _Section:
 _Node = str | _Tag | _Section
 
 
-def _line_at(template: str, offset: int) -> int:
-    return template.count("\n", 0, offset) + 1
-
-
 def _scan(template: str) -> list[_Tag]:
-    """Find every tag, following delimiter changes."""
+    """Find every tag, following delimiter changes. Lines are counted as the scan goes (counting
+    from the start for each tag took a template of 200,000 tags on one line 30 s)."""
     tags: list[_Tag] = []
     otag, ctag = "{{", "}}"
     pos = 0
+    line, counted = 1, 0  # the line number at offset ``counted``
     while (start := template.find(otag, pos)) >= 0:
         i = start + len(otag)
         kind, close = "name", ctag
@@ -59,10 +57,10 @@ def _scan(template: str) -> list[_Tag]:
             if kind == "=":
                 close = "=" + ctag
         end = template.find(close, i)
+        line, counted = line + template.count("\n", counted, start), start
         if end < 0:
-            raise MustacheError(f"Unclosed tag '{otag}' at line {_line_at(template, start)}")
+            raise MustacheError(f"Unclosed tag '{otag}' at line {line}")
         name = template[i:end].strip()
-        line = _line_at(template, start)
         if kind == "=":
             parts = name.split()
             if len(parts) != 2:
@@ -74,12 +72,21 @@ def _scan(template: str) -> list[_Tag]:
 
 
 def _widen_standalone(template: str, tag: _Tag) -> None:
-    """Stretch a standalone tag over its whole line so rendering drops the line."""
-    line_start = template.rfind("\n", 0, tag.start) + 1
-    newline = template.find("\n", tag.end)
-    line_end = len(template) if newline < 0 else newline + 1
-    if template[line_start : tag.start].strip(" \t") or template[tag.end : line_end].strip(" \t\r\n"):
+    """Stretch a standalone tag (only spaces and tabs around it on its line) over its whole line so
+    rendering drops the line. Only the blanks next to the tag are read: slicing the rest of its line
+    for each tag took a template of 200,000 section tags on one line 90 s."""
+    line_start = tag.start
+    while line_start > 0 and template[line_start - 1] in " \t":
+        line_start -= 1
+    if line_start > 0 and template[line_start - 1] != "\n":
         return
+    line_end = tag.end
+    while line_end < len(template) and template[line_end] in " \t\r":
+        line_end += 1
+    if line_end < len(template):
+        if template[line_end] != "\n":
+            return
+        line_end += 1
     tag.start, tag.end = line_start, line_end
 
 
