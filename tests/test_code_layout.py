@@ -175,6 +175,27 @@ def test_the_architecture_page_names_every_module_of_every_package() -> None:
     assert not missing, f"docs/architecture.md does not name {', '.join(missing)}"
 
 
+# A dotted module name of a sub-package, as the page writes it (`search.ranker`, `agent.loop`).
+_SUBPACKAGE_MODULE = re.compile(r"`((?:build|index|search|embedding|agent)\.[a-z_]+)`")
+
+
+def test_the_architecture_page_names_no_module_that_does_not_exist() -> None:
+    """The first column of the module map's tables, and every sub-package module the page names."""
+    core_map = _architecture_section("docs_mcp_core")
+    named = {
+        ("docs_mcp_core", name)
+        for line in core_map.splitlines()
+        if line.startswith("| `")
+        for name in re.findall(r"`([a-z_][\w.]*)`", line.split("|")[1])
+    }
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    for name in _SUBPACKAGE_MODULE.findall(text):
+        named.add(("docs_mcp_eval" if name.startswith("agent.") else "docs_mcp_core", name))
+    existing = {package: set(_module_names(package)) for package in PACKAGES}
+    gone = sorted(f"{package}.{name}" for package, name in named if name not in existing[package])
+    assert not gone, f"docs/architecture.md names modules that do not exist: {', '.join(gone)}"
+
+
 def test_the_docs_index_lists_every_page() -> None:
     index = (REPO_ROOT / "docs" / "README.md").read_text(encoding="utf-8")
     pages = sorted(p.name for p in (REPO_ROOT / "docs").glob("*.md") if p.name != "README.md")
