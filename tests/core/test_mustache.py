@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from docs_mcp_core.errors import MustacheError
-from docs_mcp_core.mustache import _scan, _widen_standalone, parse, render  # pyright: ignore[reportPrivateUsage]
+from docs_mcp_core.mustache import MAX_SECTION_DEPTH, _scan, _widen_standalone, parse, render  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.mark.parametrize(
@@ -147,6 +147,17 @@ def test_parse_validates_without_rendering() -> None:
 
 def test_mustache_error_is_a_value_error() -> None:
     assert issubclass(MustacheError, ValueError)
+
+
+def test_sections_nested_deeper_than_rendering_can_follow_are_refused_at_their_line() -> None:
+    # 3,000 nested sections passed validate and build; every prompts/get of them then failed with
+    # "maximum recursion depth exceeded"
+    deepest = "{{#a}}" * MAX_SECTION_DEPTH + "x" + "{{/a}}" * MAX_SECTION_DEPTH
+    assert render(deepest, {"a": True}) == "x"
+    too_deep = "{{#a}}\n" * 3_000 + "x\n" + "{{/a}}\n" * 3_000
+    with pytest.raises(MustacheError) as info:
+        parse(too_deep)
+    assert str(info.value) == "Section 'a' at line 101 is nested 101 sections deep; at most 100 are allowed"
 
 
 # ── time linear in the template ──────────────────────────────────────────────────────────────────

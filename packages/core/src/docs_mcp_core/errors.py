@@ -146,7 +146,8 @@ class YamlExpansionError(ValueError):
 
 
 class MustacheError(ValueError):
-    """A template that cannot be parsed (unclosed tag or section, mismatched close tag)."""
+    """A template that cannot be parsed (unclosed tag or section, mismatched close tag, sections
+    nested too deep)."""
 
 
 class InvalidPrompt(ValueError):

@@ -5,9 +5,10 @@ all insert the value verbatim. Supported: variables with dotted names (``{{user.
 implicit iterator ``{{.}}``; sections ``{{#x}}...{{/x}}`` that render once for a truthy value, once
 per item for a list, and with a mapping pushed onto the lookup stack; inverted sections
 ``{{^x}}...{{/x}}``; comments ``{{! ... }}``; delimiter changes ``{{=<% %>=}}``; partials
-``{{> name}}`` render as nothing (templates have no partials). Tags alone on their line (sections,
-comments, partials, delimiter changes) remove that whole line, as the Mustache spec says. Missing
-names render as an empty string; truthiness follows JavaScript, like the original mustache.js.
+``{{> name}}`` render as nothing (templates have no partials). Sections nest at most 100 deep. Tags
+alone on their line (sections, comments, partials, delimiter changes) remove that whole line, as the
+Mustache spec says. Missing names render as an empty string; truthiness follows JavaScript, like the
+original mustache.js.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from docs_mcp_core.errors import MustacheError
 
 _STANDALONE_KINDS = frozenset("#^/!>=")
+MAX_SECTION_DEPTH = 100  # sections inside sections; rendering recurses once per level
 
 
 @dataclass
@@ -105,6 +107,11 @@ def parse(template: str) -> list[_Node]:
             target.append(template[pos : tag.start])
         pos = tag.end
         if tag.kind in ("#", "^"):
+            if len(stack) == MAX_SECTION_DEPTH:  # 3,000 levels failed each rendering: RecursionError
+                raise MustacheError(
+                    f"Section '{tag.name}' at line {tag.line} is nested {MAX_SECTION_DEPTH + 1} sections deep; "
+                    f"at most {MAX_SECTION_DEPTH} are allowed"
+                )
             section = _Section(tag.name, inverted=tag.kind == "^")
             target.append(section)
             stack.append((section, tag))
