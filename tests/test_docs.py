@@ -4,6 +4,8 @@
   or inline code span of ``docs/*.md`` and ``README.md`` exists in the ``--help`` of that program's
   (sub)command, asked of the real console scripts.
 * ``docs/cli.md`` lists, for every command, exactly the flags its ``--help`` shows.
+* The input schemas ``docs/tools.md`` shows for ``search_docs`` and ``get_doc`` are those the server
+  lists for ``examples/docs`` (a description the page shortens with ``...`` is compared up to there).
 * Every relative link between documentation files (and into the repository) resolves, anchors
   included.
 """
@@ -11,6 +13,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shlex
@@ -21,7 +24,9 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
@@ -384,6 +389,86 @@ def test_help_parser_reads_every_program() -> None:
     assert subcommands("docs-mcp") >= {"validate", "fix", "build", "search", "get"}
     assert subcommands("docs-mcp-eval") >= {"run", "benchmark"}
     assert subcommands("docs-mcp-server") == frozenset()
+
+
+# --- the tools' schemas ------------------------------------------------------------------------------
+
+TOOLS_PAGE = DOCS_DIR / "tools.md"
+_JSON_FENCE = re.compile(r"^```json\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def documented_schema_blocks(heading: str) -> list[str]:
+    """The ```json blocks of tools.md's section ``heading`` (up to the next heading of its level)."""
+    text = TOOLS_PAGE.read_text(encoding="utf-8")
+    start = text.index(f"\n{heading}\n")
+    end = text.find("\n### ", start + 1)
+    return _JSON_FENCE.findall(text[start : end if end >= 0 else len(text)])
+
+
+def _listed_schemas(index_dir: Path) -> dict[str, dict[str, Any]]:
+    from mcp import Client
+
+    from docs_mcp_server import create_app
+
+    async def listed() -> dict[str, dict[str, Any]]:
+        async with Client(create_app(index_dir).server) as client:
+            return {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+
+    return anyio.run(listed)
+
+
+def schema_differences(documented: dict[str, Any], listed: dict[str, Any], where: str) -> list[str]:
+    """What the page's schema says that the listed one does not: keys, values, property order; a
+    description ending in ``...`` only has to start the listed one."""
+    problems: list[str] = []
+    for key, value in documented.items():
+        if key == "properties":
+            continue
+        if listed.get(key) != value:
+            problems.append(f"{where}: {key} is {value!r} on the page, {listed.get(key)!r} listed")
+    shown, actual = documented.get("properties", {}), listed.get("properties", {})
+    if list(shown) != [name for name in actual if name in shown]:
+        problems.append(f"{where}: properties in the order {list(shown)}, listed {list(actual)}")
+    problems += [
+        f"{where}: property {name!r} is listed, not on the page" for name in actual if name not in shown
+    ]
+    for name, spec in shown.items():
+        if name not in actual:
+            problems.append(f"{where}: property {name!r} is not listed")
+            continue
+        for key, value in spec.items():
+            got = actual[name].get(key)
+            if key == "description" and isinstance(value, str) and value.endswith("..."):
+                ok = isinstance(got, str) and got.startswith(value[:-3].rstrip())
+            else:
+                ok = got == value
+            if not ok:
+                problems.append(f"{where}: {name}.{key} is {value!r} on the page, {got!r} listed")
+        missing = sorted(set(actual[name]) - set(spec))
+        if missing:
+            problems.append(f"{where}: {name} is listed with {missing}, which the page leaves out")
+    return problems
+
+
+def test_tools_page_shows_the_input_schemas_the_server_lists(built_index: Path) -> None:
+    listed = _listed_schemas(built_index)
+    search_blocks = documented_schema_blocks("### `search_docs` input")
+    get_doc_blocks = documented_schema_blocks("### `get_doc` input")
+    assert len(search_blocks) == 2 and len(get_doc_blocks) == 1, "tools.md's schema blocks moved"
+    search = json.loads(search_blocks[0])
+    optional = json.loads("{" + search_blocks[1] + "}")  # "max_tokens": {...}, "facets": {...}
+    search_listed = dict(listed["search_docs"])
+    extra = {name: search_listed["properties"][name] for name in optional}
+    search_listed["properties"] = {k: v for k, v in search_listed["properties"].items() if k not in optional}
+    problems = schema_differences(search, search_listed, "search_docs")
+    problems += schema_differences(
+        {"properties": optional}, {"properties": extra}, "search_docs (optional arguments)"
+    )
+    problems += schema_differences(json.loads(get_doc_blocks[0]), listed["get_doc"], "get_doc")
+    assert list(listed["search_docs"]["properties"])[-2:] == list(optional), (
+        "the optional arguments come last"
+    )
+    assert not problems, "\n".join(problems)
 
 
 # --- links ----------------------------------------------------------------------------------------------
