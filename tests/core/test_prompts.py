@@ -408,6 +408,18 @@ def test_render_prompt_reports_a_malformed_template_from_metadata() -> None:
     )
 
 
+def test_render_prompt_refuses_a_text_its_arguments_would_make_huge() -> None:
+    # 20,000 {{a}} and a 100 KB argument rendered 2 GB in 15 s; one argument as large as a request
+    # can carry (4 MiB over stdio) may still appear once
+    repeating = parse_prompt_markdown("{{a}}" * 20_000, name="echo", source="echo.template.md")
+    assert error_of(render_prompt, repeating, {"a": "z" * 100_000}) == (
+        "Prompt 'echo' would be longer than 4,294,304 characters with these arguments (its template "
+        "repeats them); pass shorter arguments"
+    )
+    once = parse_prompt_markdown("Explain: {{log}}", name="log", source="log.template.md")
+    assert len(render_prompt(once, {"log": "y" * (4 << 20)})[0].content.text) == len("Explain: ") + (4 << 20)
+
+
 def test_render_prompt_passes_undeclared_arguments_through() -> None:
     prompt = parse_prompt_markdown("{{extra}}", name="p", source="p.template.md")
     assert render_prompt(prompt, {"extra": "kept"})[0].content.text == "kept"

@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 from docs_mcp_core.tokens import count_tokens
 from docs_mcp_server import CustomTool, DocsMcpApp, create_app
 from tests.support.protocol import text
+from tests.support.tiny_corpus import build_pages
 
 pytestmark = pytest.mark.anyio
 
@@ -315,6 +316,26 @@ async def test_prompt_errors(
         with pytest.raises(MCPError) as info:
             await client.get_prompt(name, arguments)
     assert info.value.message == message
+
+
+async def test_a_prompt_that_repeats_its_argument_is_refused_before_it_is_rendered(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # 20,000 {{a}} and a 100 KB argument rendered 2 GB in 15 s (and the answer as JSON beside it)
+    template = (
+        "---\ntitle: Echo\narguments:\n  - name: a\n    required: true\n---\n" + "{{a}}" * 20_000 + "\n"
+    )
+    pages = {"guide.md": "# Guide\n\n## Start\n\nSome text.\n", "echo.template.md": template}
+    app = create_app(build_pages(tmp_path_factory, "echo", pages))
+    async with Client(app.server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.get_prompt("echo", {"a": "z" * 100_000})
+        fine = await client.get_prompt("echo", {"a": "z" * 100})  # 2 MB: as much as one argument may add
+    assert info.value.message == (
+        "Prompt 'echo' would be longer than 4,294,304 characters with these arguments (its template "
+        "repeats them); pass shorter arguments"
+    )
+    assert text(fine.messages[0].content) == "z" * 2_000_000
 
 
 # ── the optional arguments: max_tokens, facets, scope, the get_doc cursor ─────────────────────

@@ -3,7 +3,7 @@
 Every error a user can cause is a :class:`DocsMcpError` whose message names the file, field or value
 at fault and says what to do, so command-line front ends can print it without a traceback. Each
 also inherits the builtin category that fits (``ValueError`` for bad input), so ``except
-ValueError`` still catches it. :class:`MustacheError`, :class:`InvalidPrompt` and :class:`YamlExpansionError` are raised
+ValueError`` still catches it. :class:`MustacheError` (and :class:`MustacheOutputError`), :class:`InvalidPrompt` and :class:`YamlExpansionError` are raised
 inside core and turned into an error naming the file (:class:`PromptTemplateError`,
 :class:`MetadataError`, a finding). :func:`write_error` turns a full disk, a read-only disk or a
 missing permission into a :class:`BuildError`; :func:`shown` is what a message shows of a value the
@@ -148,6 +148,10 @@ class YamlExpansionError(ValueError):
 class MustacheError(ValueError):
     """A template that cannot be parsed (unclosed tag or section, mismatched close tag, sections
     nested too deep)."""
+
+
+class MustacheOutputError(MustacheError):
+    """A template whose rendered text would exceed the length its caller allows."""
 
 
 class InvalidPrompt(ValueError):

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from docs_mcp_core.errors import MustacheError
+from docs_mcp_core.errors import MustacheError, MustacheOutputError
 
 _STANDALONE_KINDS = frozenset("#^/!>=")
 MAX_SECTION_DEPTH = 100  # sections inside sections; rendering recurses once per level
@@ -182,7 +182,25 @@ def _to_text(value: Any) -> str:
     return str(value)
 
 
-def _render(nodes: list[_Node], stack: list[Any], out: list[str]) -> None:
+class _Output:
+    """The rendered pieces, and how many characters may still be added."""
+
+    __slots__ = ("limit", "parts", "room")
+
+    def __init__(self, limit: int | None) -> None:
+        self.parts: list[str] = []
+        self.limit = limit
+        self.room = limit
+
+    def append(self, text: str) -> None:
+        if self.room is not None and self.limit is not None:
+            self.room -= len(text)
+            if self.room < 0:
+                raise MustacheOutputError(f"the rendered text would be longer than {self.limit:,} characters")
+        self.parts.append(text)
+
+
+def _render(nodes: list[_Node], stack: list[Any], out: _Output) -> None:
     for node in nodes:
         if isinstance(node, str):
             out.append(node)
@@ -201,8 +219,10 @@ def _render(nodes: list[_Node], stack: list[Any], out: list[str]) -> None:
                 _render(node.children, stack if value is True else [*stack, value], out)
 
 
-def render(template: str, view: Mapping[str, Any]) -> str:
-    """Render ``template`` against ``view`` without escaping; missing names become ``""``."""
-    out: list[str] = []
+def render(template: str, view: Mapping[str, Any], *, limit: int | None = None) -> str:
+    """Render ``template`` against ``view`` without escaping; missing names become ``""``. With
+    ``limit``, a text longer than that many characters raises :class:`MustacheOutputError` before
+    it is made."""
+    out = _Output(limit)
     _render(parse(template), [view], out)
-    return "".join(out)
+    return "".join(out.parts)

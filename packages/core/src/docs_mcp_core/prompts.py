@@ -20,12 +20,21 @@ import yaml
 from pydantic import BaseModel
 
 from docs_mcp_core import mustache
-from docs_mcp_core.errors import InvalidPrompt, MustacheError, PromptTemplateError, YamlExpansionError
+from docs_mcp_core.errors import (
+    InvalidPrompt,
+    MustacheError,
+    MustacheOutputError,
+    PromptTemplateError,
+    YamlExpansionError,
+)
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.yaml_load import load_yaml
 
 MARKDOWN_SUFFIX = ".template.md"
 YAML_SUFFIX = ".template.yaml"
+# what arguments may add to a message's template: one argument as large as a request can carry (4 MiB
+# over stdio), not a template that repeats it (20,000 {{a}} and 100 KB rendered 2 GB in 15 s)
+MAX_ADDED_CHARACTERS = 4 << 20
 
 
 class PromptArgument(BaseModel):
@@ -419,8 +428,14 @@ def render_prompt(prompt: PromptDefinition, arguments: Mapping[str, str]) -> lis
     view = dict(arguments)
     rendered: list[PromptMessage] = []
     for message in prompt.messages:
+        limit = len(message.content.text) + MAX_ADDED_CHARACTERS
         try:
-            text = mustache.render(message.content.text, view)
+            text = mustache.render(message.content.text, view, limit=limit)
+        except MustacheOutputError:
+            raise PromptTemplateError(
+                f"Prompt '{prompt.name}' would be longer than {limit:,} characters with these arguments "
+                "(its template repeats them); pass shorter arguments"
+            ) from None
         except MustacheError as exc:
             raise PromptTemplateError(f"Prompt '{prompt.name}' has an invalid template: {exc}") from exc
         rendered.append(PromptMessage(role=message.role, content=PromptContent(text=text)))
