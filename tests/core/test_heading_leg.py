@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,43 @@ def test_punctuation_and_quotes_around_a_question_do_not_move_its_vector(
             return positions.tolist(), similarity.tolist()
 
         assert heading_leg(asked) == heading_leg(QUESTION)
+    finally:
+        engine.close()
+
+
+def test_the_nearest_rows_are_found_on_the_legs_thread_beside_the_lexical_legs(
+    reference: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the two matrix products of a search run while the lexical legs score, not after them
+    engine = SearchEngine.open(reference[0], options=SearchOptions())
+    try:
+        leg = engine._retrieval.heading
+        assert leg is not None
+        threads: list[str] = []
+        nearest = HeadingVectors.nearest
+
+        def recorded(self: HeadingVectors, *args: Any) -> Any:
+            threads.append(threading.current_thread().name)
+            return nearest(self, *args)
+
+        monkeypatch.setattr(HeadingVectors, "nearest", recorded)
+        assert engine.search(QUESTION, limit=3).hits
+        assert threads and all(name.startswith("docs-mcp-heading") for name in threads)
+
+        # what the thread found is the leg's answer at that depth, and another depth is ranked again
+        mask = np.ones(len(leg.vectors), dtype=bool)
+        mask[::2] = False
+        future = leg.start(QUESTION, mask, 200)
+        assert future is not None
+        started = future.result(30)
+        assert started is not None
+        for fetch in (200, 2):
+            positions, similarity = leg.finish(started, mask, fetch, [])
+            expected, scores = leg.vectors.nearest(started.embedding, mask, min(fetch, leg.DEPTH))
+            keep = scores >= leg.NEW_ROW_SIMILARITY
+            assert positions.tolist() == expected[keep].tolist()
+            assert similarity.tolist() == scores[keep].tolist()
+            assert not set(positions.tolist()) & set(np.flatnonzero(~mask).tolist())
     finally:
         engine.close()
 

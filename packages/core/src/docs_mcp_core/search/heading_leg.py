@@ -45,6 +45,7 @@ __all__ = [
     "HeadingTexts",
     "HeadingVectors",
     "HeadingVocabulary",
+    "Nearest",
     "chain_text",
     "embed_heading_texts",
     "path_text",
@@ -254,6 +255,17 @@ class HeadingVectors:
         return rows, (by_path[self.row_path[rows]] + by_chain[self.row_chain[rows]]) * self.row_scale[rows]
 
 
+class Nearest:
+    """What the leg's thread found for one query: its embedding, and its ``depth`` nearest rows."""
+
+    __slots__ = ("depth", "embedding", "rows")
+
+    def __init__(self, embedding: np.ndarray, depth: int, rows: Leg) -> None:
+        self.embedding = embedding
+        self.depth = depth
+        self.rows = rows
+
+
 class QueryEmbedder(Protocol):
     """What embeds a query for the leg: the local provider (:meth:`LocalEmbeddingProvider.embed_query`)."""
 
@@ -298,9 +310,22 @@ class HeadingLeg:
             with contextlib.suppress(TimeoutError):
                 self._preloaded.result(self.LOAD_WAIT_SECONDS)
 
-    def start(self, text: str) -> Future[np.ndarray | None] | None:
-        """The query's embedding, as a future (None once the model failed)."""
-        return None if self._failed else self._pool.submit(self._embed, text)
+    def start(self, text: str, mask: np.ndarray | None, fetch: int) -> Future[Nearest | None] | None:
+        """The query's embedding and the rows nearest it that ``mask`` keeps, as a future (None once
+        the model failed). Both are computed on the leg's thread while the lexical legs score on
+        the caller's: the two products with the path and chain matrices (about 1 ms a search on
+        ``sdk-docs``, most of it reading the 12 MB of matrices) release the interpreter's lock, so
+        they cost the search nothing when another core is free."""
+        return None if self._failed else self._pool.submit(self._nearest, text, mask, self._depth(fetch))
+
+    def _depth(self, fetch: int) -> int:
+        return min(fetch, self.DEPTH)
+
+    def _nearest(self, text: str, mask: np.ndarray | None, depth: int) -> Nearest | None:
+        embedding = self._embed(text)
+        if embedding is None:
+            return None
+        return Nearest(embedding, depth, self.vectors.nearest(embedding, mask, depth))
 
     def _embed(self, text: str) -> np.ndarray | None:
         try:
@@ -312,12 +337,17 @@ class HeadingLeg:
             return None
 
     def finish(
-        self, embedding: np.ndarray | None, mask: np.ndarray | None, fetch: int, found: Sequence[np.ndarray]
+        self, started: Nearest | None, mask: np.ndarray | None, fetch: int, found: Sequence[np.ndarray]
     ) -> Leg:
-        """The leg's rows for the query's ``embedding``; ``found``: the other legs' rows."""
-        if embedding is None:
+        """The leg's rows for what :meth:`start` found (ranked again if ``fetch`` asks for another
+        depth); ``found``: the other legs' rows."""
+        if started is None:
             return EMPTY_LEG
-        positions, similarity = self.vectors.nearest(embedding, mask, min(fetch, self.DEPTH))
+        depth = self._depth(fetch)
+        if started.depth == depth:
+            positions, similarity = started.rows
+        else:
+            positions, similarity = self.vectors.nearest(started.embedding, mask, depth)
         weak = similarity < self.NEW_ROW_SIMILARITY
         if weak.any():
             elsewhere = np.concatenate(list(found)) if found else np.empty(0, dtype=np.int64)

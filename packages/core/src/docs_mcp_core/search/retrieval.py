@@ -37,7 +37,7 @@ from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
 from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.compounds import Compounds
 from docs_mcp_core.search.filters import filter_mask, where_clause
-from docs_mcp_core.search.heading_leg import HeadingLeg
+from docs_mcp_core.search.heading_leg import HeadingLeg, Nearest
 from docs_mcp_core.search.inverses import inverse_joins
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
 from docs_mcp_core.search.lexical_index import LexicalIndex, Scoring
@@ -197,14 +197,14 @@ class Retrieval:
         safe = self.lexical is not None and not self.phrase_slop
         if not safe or deep <= fetch or self.copies * wanted <= fetch or not self._prefix_vectors:
             return await self.legs(query, prefilter, fetch), None
-        deeper, embedding = await self._run(query, prefilter, deep)
+        deeper, nearest = await self._run(query, prefilter, deep)
         first = {
             name: leg if name in _UNCUT else (leg[0][:fetch], leg[1][:fetch]) for name, leg in deeper.items()
         }
-        if embedding is not None:
+        if nearest is not None:
             assert self.heading is not None
             found = [leg[0] for name, leg in first.items() if name != "heading"]
-            first["heading"] = self.heading.finish(embedding, prefilter.mask, fetch, found)
+            first["heading"] = self.heading.finish(nearest, prefilter.mask, fetch, found)
         return _in_order(first), _in_order(deeper)
 
     @functools.cached_property
@@ -220,8 +220,8 @@ class Retrieval:
 
     async def _run(
         self, query: Query, prefilter: Prefilter, fetch: int
-    ) -> tuple[dict[str, Leg], np.ndarray | None]:
-        """Every leg's rows at most ``fetch`` each, and the query's heading-path embedding (if any)."""
+    ) -> tuple[dict[str, Leg], Nearest | None]:
+        """Every leg's rows at most ``fetch`` each, and what the heading leg's thread found (if any)."""
         where, mask = prefilter.where, prefilter.mask
         slop = self.phrase_slop
         lexical = self.lexical
@@ -244,7 +244,11 @@ class Retrieval:
         named = named or bool(
             query.constants and spelling is not None and spelling.holds_any([query.constants])
         )
-        heading = self.heading.start(query.embedded) if self.heading is not None and not named else None
+        heading = (
+            self.heading.start(query.embedded, mask, fetch)
+            if self.heading is not None and not named
+            else None
+        )
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
         if self.vector is not None:
             legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.embedded, prefilter, fetch))
@@ -281,12 +285,12 @@ class Retrieval:
                 keys = [form[len(ANCHOR_MARK) :] for group in query.anchor_spellings for form in group]
                 found["option"] = self.spelling.option_leg(keys, mask)  # the section the key heads
         found.update(zip(legs, await asyncio.gather(*legs.values()), strict=True))
-        embedding = None
+        nearest = None
         if heading is not None:
             assert self.heading is not None
-            embedding = await asyncio.wrap_future(heading)
-            found["heading"] = self.heading.finish(embedding, mask, fetch, [leg[0] for leg in found.values()])
-        return found, embedding
+            nearest = await asyncio.wrap_future(heading)
+            found["heading"] = self.heading.finish(nearest, mask, fetch, [leg[0] for leg in found.values()])
+        return found, nearest
 
     def _match_terms(
         self, query: Query, mask: np.ndarray | None
