@@ -7,11 +7,16 @@ from __future__ import annotations
 import copy
 import gc
 import shutil
+import threading
 import weakref
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from docs_mcp_core.embedding import local_model
 from docs_mcp_core.embedding.local import LocalEmbeddingProvider, resolve_local_model
+from docs_mcp_core.embedding.wordpiece import QueryPieces
 from docs_mcp_core.metadata import normalize_metadata
 from docs_mcp_server.metadata_view import MetadataView
 from docs_mcp_server.serve import collect_from_now_on, models_to_preload
@@ -57,6 +62,34 @@ def test_providers_of_one_model_share_one_copy_freed_with_the_last_of_them(tmp_p
     del first, second
     gc.collect()
     assert held() is None  # a build frees the model before it makes its largest parts
+
+
+def test_the_models_session_is_built_beside_the_reading_of_its_vocabulary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ONNX Runtime builds the session without the interpreter's lock: the vocabulary is read meanwhile
+    shipped = resolve_local_model(None)
+    for name in (shipped.onnx_file, "tokenizer.json"):  # a copy no other test holds loaded
+        shutil.copyfile(shipped.directory() / name, tmp_path / name)
+    spec = copy.copy(shipped)
+    spec.directory = lambda: tmp_path  # type: ignore[method-assign]
+    threads: dict[str, str] = {}
+    session, pieces = local_model._load_session, QueryPieces.load
+
+    def recorded_session(path: Path) -> Any:
+        threads["session"] = threading.current_thread().name
+        return session(path)
+
+    def recorded_pieces(path: Path, max_tokens: int) -> Any:
+        threads["vocabulary"] = threading.current_thread().name
+        return pieces(path, max_tokens)
+
+    monkeypatch.setattr(local_model, "_load_session", recorded_session)
+    monkeypatch.setattr(QueryPieces, "load", recorded_pieces)
+    loaded = local_model.load_model(spec)
+    assert threads["vocabulary"] == threading.current_thread().name
+    assert threads["session"].startswith("docs-mcp-model-load")
+    assert loaded.query_ids("retry configuration") == loaded.tokenizer.encode("retry configuration").ids
 
 
 def test_the_collector_turned_off_for_start_up_comes_back_on_with_start_up_frozen() -> None:

@@ -162,6 +162,15 @@ _preloaded: dict[str, LoadedModel] = {}  # the models loaded at boot, by name, k
 
 
 def _load_models(models: Sequence[str]) -> None:
+    # ONNX Runtime before docs_mcp_core's embedding package: the engine's thread is importing that
+    # package meanwhile, and waiting for it held this thread back (about 60 ms on a 2-core machine)
+    # before the runtime's import, after which the session is built without the interpreter's lock.
+    # NumPy first, as a whole: the runtime's compiled module imports NumPy's from within, and doing so
+    # while the engine's thread imports NumPy could give either thread a half-initialised module
+    import numpy  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # the first search that needs it reports it
+        import onnxruntime  # noqa: F401
     from docs_mcp_core.embedding.local_model import load_model, resolve_local_model
     from docs_mcp_core.errors import EmbeddingError
 
