@@ -268,6 +268,7 @@ def test_the_intent_attributes_read_with_fewer_display_columns_are_the_same(
     from docs_mcp_core.metadata import read_metadata
     from docs_mcp_core.search import derived
     from docs_mcp_core.search.intent import _NAME_COLUMNS
+    from docs_mcp_core.search.memory_budgets import build_budgets
 
     table = import_lancedb().connect(str(built_index / ".lancedb")).open_table("chunks")
     written = []
@@ -275,7 +276,7 @@ def test_the_intent_attributes_read_with_fewer_display_columns_are_the_same(
     for number, read in enumerate([_NAME_COLUMNS, ("breadcrumb",)]):
         monkeypatch.setattr(derived, "INTENT_COLUMNS", read)
         writer = DerivedWriter(tmp_path, f"t{number}")
-        rows = derived.derive_into(writer, table, read_metadata(built_index), derived._build_budgets())
+        rows = derived.derive_into(writer, table, read_metadata(built_index), build_budgets())
         writer.finish(rows, manifests={"1.manifest": b"m"})
         written.append((tmp_path / f"t{number}.derived").read_bytes())
     assert written[0] == written[1]

@@ -9,7 +9,8 @@ import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.errors import SearchError
-from docs_mcp_core.search import SearchEngine, SearchOptions
+from docs_mcp_core.index.derived_files import read_derived
+from docs_mcp_core.search import SearchEngine, SearchOptions, row_catalog
 from docs_mcp_core.search.options import Ranking
 
 QUERIES = [
@@ -55,6 +56,30 @@ def test_pages_are_the_same_whether_rows_come_from_memory_or_the_table(
     finally:
         cached.close()
         uncached.close()
+
+
+def test_hit_text_past_the_memory_budget_is_mapped_from_what_the_build_wrote(
+    examples_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a corpus whose hit text is more than a server would hold of its own still assembles its hits
+    # without reading the table: the build writes the text for the server to map, not to hold
+    monkeypatch.setattr(row_catalog, "DISPLAY_CACHE_BYTES", 1024)
+    out = tmp_path / "idx"
+    build_index(BuildOptions(docs_dir=examples_docs, out_dir=out))
+    files, why = read_derived(out / ".lancedb", "chunks")
+    assert why == "ok" and files is not None and "display" in files.parts
+    assert files.parts["display"].meta["scan_bytes"] > row_catalog.display_cache_bytes()
+    mapped = SearchEngine.open(out)
+    monkeypatch.setenv("DOCS_MCP_DISPLAY_CACHE_MB", "0")  # set: neither held nor mapped
+    from_table = SearchEngine.open(out)
+    try:
+        assert mapped.opened_from == "derived files" and mapped._catalog.display is not None
+        assert from_table._catalog.display is None
+        answers = _answers(mapped)
+        assert any(answers) and answers == _answers(from_table)
+    finally:
+        mapped.close()
+        from_table.close()
 
 
 def test_catalog_row_ids_are_sorted_and_cover_the_table(built_index: Path) -> None:

@@ -43,7 +43,7 @@ environment variables:
   DOCS_MCP_CURSOR_SECRET       default for --cursor-secret
   PLAYGROUND_PASSWORD          default for --playground-password
   DOCS_MCP_RELOAD_CHECK_SECONDS  how often a rebuilt local index is looked for (default 1)
-  DOCS_MCP_DISPLAY_CACHE_MB    memory for hit text (default 128; 0 reads every page from the index)
+  DOCS_MCP_DISPLAY_CACHE_MB    hit text kept (default 4096 mapped, 128 held; 0 reads every page from the index)
   DOCS_MCP_VECTOR_CACHE_MB     memory for vectors searched in process (default 48; 0 leaves them in the index)
   DOCS_MCP_CONTENT_CACHE_MB    memory for chunk text served by get_doc (default 256; 0 reads it from the index)
   OPENAI_API_KEY               default for --query-embedding-api-key

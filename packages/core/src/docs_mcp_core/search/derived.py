@@ -42,6 +42,7 @@ from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
 from docs_mcp_core.search.intent import _NAME_COLUMNS as INTENT_COLUMNS
 from docs_mcp_core.search.intent import IntentIndex, load_intent
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, LexicalIndex, Scoring
+from docs_mcp_core.search.memory_budgets import Budgets, build_budgets
 from docs_mcp_core.search.retrieval import PHRASE_COLUMN, lexical_index_usable, load_lexical_index
 from docs_mcp_core.search.row_catalog import RowCatalog, _display_table, scan_in_row_order
 from docs_mcp_core.search.rows import RowReader, display_columns, text_column
@@ -60,15 +61,6 @@ __all__ = [
 ]
 
 ROWID_BYTES = 8  # a scan's _rowid column, counted by the budgets as when the engine scans
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """Bytes the engine may hold of the hit text, the chunks' markdown and the vectors."""
-
-    display: int
-    content: int
-    vectors: int
 
 
 @dataclass(frozen=True)
@@ -165,7 +157,7 @@ def from_files(
     columns = frozenset(facts["columns"])
     display = None
     shown = parts.get("display")
-    if shown is not None and shown.meta["scan_bytes"] <= budgets.display:
+    if shown is not None and shown.meta["scan_bytes"] <= budgets.mapped_display:
         display = held_display(shown)
     catalog = RowCatalog.from_part(parts["catalog"], display)
     if shown is None and budgets.display > facts.get("display_over", -1):
@@ -485,15 +477,7 @@ def write_derived_files(
     )
     writer = DerivedWriter(folder, table_name)
     try:
-        rows = derive_into(writer, db.open_table(table_name), metadata, _build_budgets(), headings)
+        rows = derive_into(writer, db.open_table(table_name), metadata, build_budgets(), headings)
         return writer.finish(rows, manifests=manifests)
     finally:
         writer.discard()
-
-
-def _build_budgets() -> Budgets:
-    from docs_mcp_core.search.content_store import content_cache_bytes
-    from docs_mcp_core.search.row_catalog import display_cache_bytes
-    from docs_mcp_core.search.vector_matrix import vector_cache_bytes
-
-    return Budgets(display_cache_bytes(), content_cache_bytes(), vector_cache_bytes())

@@ -55,11 +55,9 @@ from docs_mcp_core.index.reader import open_index
 from docs_mcp_core.index.table import DEDUP_COLUMN, PRIOR_COLUMN, SEARCH_TEXT_COLUMNS
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
-from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.budget import TokenBudget, check_max_tokens, fit_page
-from docs_mcp_core.search.content_store import content_cache_bytes
 from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
-from docs_mcp_core.search.derived import Budgets, Wanted, assemble
+from docs_mcp_core.search.derived import Wanted, assemble
 from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
@@ -68,6 +66,7 @@ from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
 from docs_mcp_core.search.intent import IntentIndex
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING, LexicalIndex
+from docs_mcp_core.search.memory_budgets import server_budgets
 from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, clamp_limit, fetch_depth
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.ranker import Ranker, RankingWeights
@@ -75,7 +74,6 @@ from docs_mcp_core.search.retrieval import ORIGINAL_MATCH_BOOSTS, Retrieval
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg, create_query_embedder
-from docs_mcp_core.search.vector_matrix import vector_cache_bytes
 
 __all__ = ["SearchEngine"]
 
@@ -105,7 +103,7 @@ class SearchEngine:
         self._collapse_keys = collapse_keys(metadata.taxonomy)
         self._weights = RankingWeights(phrase=options.proximity_weight, vector=options.vector_weight * 0.5)
         self._table = table
-        budgets = Budgets(row_catalog.display_cache_bytes(), content_cache_bytes(), vector_cache_bytes())
+        budgets = server_budgets()
         choose = self._wanted(query_embedder)
         parts = assemble(table, table_folder, metadata, choose, budgets, on_warning)
         self.opened_from = parts.source  # "derived files" or "table"

@@ -12,7 +12,8 @@ the 11k-chunk SDK corpus. When the display columns of the whole table (chunk id,
 breadcrumb, path, metadata, plain text) fit in :func:`display_cache_bytes` (128 MiB unless
 ``DOCS_MCP_DISPLAY_CACHE_MB`` says otherwise; 9 MB for that corpus, 88 MB for ten copies of it),
 they are kept too, so a page of hits is assembled without another LanceDB read (saving 1.5-3 ms a
-search); larger corpora read each page's rows by row id instead.
+search); larger corpora read each page's rows by row id instead. A build writes them into the
+derived files up to :func:`mapped_display_bytes` (4 GiB), which a server maps instead of holding.
 """
 
 from __future__ import annotations
@@ -35,11 +36,19 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 DISPLAY_CACHE_BYTES = 128 * 1024 * 1024
+MAPPED_DISPLAY_BYTES = 4 * 1024 * 1024 * 1024
 
 
 def display_cache_bytes() -> int:
     """The display cache budget: ``DOCS_MCP_DISPLAY_CACHE_MB`` (0 turns it off) or the default."""
     return budget_from_env("DOCS_MCP_DISPLAY_CACHE_MB", DISPLAY_CACHE_BYTES)
+
+
+def mapped_display_bytes() -> int:
+    """The budget for display columns a build writes into the derived files, which a server maps
+    rather than holds (its pages are the page cache's, shared and dropped under pressure, not
+    the process's own memory): ``DOCS_MCP_DISPLAY_CACHE_MB`` when set, else 4 GiB."""
+    return budget_from_env("DOCS_MCP_DISPLAY_CACHE_MB", MAPPED_DISPLAY_BYTES)
 
 
 _PART_RE = re.compile(r"-part-(\d+)$")
