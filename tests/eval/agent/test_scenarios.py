@@ -203,3 +203,36 @@ def test_numbers_are_read_in_linear_time_or_refused_at_their_line(tmp_path: Path
     path = write(tmp_path, "s:\n  prompt: p\n  maxTurns: " + "7" * 5_000 + "\n")
     with pytest.raises(ScenarioFileError, match=r"suite\.yaml:3: not valid YAML: a number of 5,000 digits"):
         load_suite(path)
+
+
+_BOMB = "_a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"_{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (
+            _BOMB + "s: {prompt: p, docsSpec: {url: u, docsConfig: {version: '1', x: *i}}}\n",
+            "'docsSpec.docsConfig'",
+        ),
+        (
+            _BOMB + "_config: {feedback_tool: {name: f, description: d, instruction: i, "
+            "input_schema: {type: object, properties: {p: *i}}}}\ns: {prompt: p}\n",
+            "_config.feedback_tool.input_schema",
+        ),
+        (
+            "s: {prompt: p, docsSpec: {url: u, docsConfig: &c {version: '1', self: [*c]}}}\n",
+            "'docsSpec.docsConfig'",
+        ),
+    ],
+)
+def test_a_value_sent_on_as_json_that_aliases_make_endless_is_refused(
+    tmp_path: Path, text: str, where: str
+) -> None:
+    # nine lines of aliases made a manifest (or a feedback tool's schema) of 387 million values for
+    # json.dumps to write when the scenario ran; an alias inside its own value an endless one
+    with pytest.raises(ScenarioFileError, match="values once its YAML aliases") as caught:
+        load_suite(write(tmp_path, text))
+    assert where in caught.value.message

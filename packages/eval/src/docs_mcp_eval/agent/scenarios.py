@@ -171,6 +171,7 @@ def _apply_config(suite: Suite, raw: Any, where: str) -> None:
             suite.feedback_tool = parse_feedback_tool(raw["feedback_tool"], f"{where}.feedback_tool")
         except ValueError as exc:
             raise ScenarioFileError(str(exc)) from None
+        _check_size(suite.feedback_tool.input_schema, f"{where}.feedback_tool.input_schema")
     prompt = raw.get("system_prompt")
     if prompt is not None:
         if not isinstance(prompt, str):
@@ -317,6 +318,8 @@ def _docs_spec(raw: Any, label: str) -> DocsRepoSpec | None:
         raise ScenarioFileError(
             f"{label}: 'docsSpec.docsConfig' must be a mapping (a .docs-mcp.json manifest)"
         )
+    if config is not None:
+        _check_size(config, f"{label}: 'docsSpec.docsConfig'")
     docs_path = str(raw.get("docsPath") or ".")
     if Path(docs_path).is_absolute() or ".." in Path(docs_path).parts:
         raise ScenarioFileError(f"{label}: 'docsSpec.docsPath' must be a folder inside the repository")
@@ -356,6 +359,31 @@ def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | f
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_number)
 _Loader.add_constructor("tag:yaml.org,2002:float", _construct_number)
+
+
+_MAX_VALUES = 100_000  # in a value that is sent on as JSON (a manifest, a tool's input schema)
+
+
+def _check_size(value: Any, where: str) -> None:
+    """Refuse a value that, written out as JSON, holds more than :data:`_MAX_VALUES` values. YAML
+    aliases (*name) stand for whole earlier values: a few lines of aliases of aliases made a
+    manifest of billions of values for ``json.dumps``, and an alias inside its own value an endless
+    one. Counting stops at the limit, so this takes time bounded by it."""
+    todo: list[Any] = [value]
+    seen = 0
+    while todo:
+        item = todo.pop()
+        seen += 1
+        if seen > _MAX_VALUES:
+            raise ScenarioFileError(
+                f"{where} holds more than {_MAX_VALUES:,} values once its YAML aliases (*name) are "
+                "written out, or contains itself; write it out without aliases"
+            )
+        if isinstance(item, Mapping):
+            todo.extend(item.keys())  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+            todo.extend(item.values())  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+        elif isinstance(item, list):
+            todo.extend(item)  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _key_lines(text: str) -> dict[str, int]:
