@@ -3,7 +3,8 @@
 * Every ``--flag`` written after ``docs-mcp``, ``docs-mcp-server`` or ``docs-mcp-eval`` in a code block
   or inline code span of ``docs/*.md`` and ``README.md`` exists in the ``--help`` of that program's
   (sub)command, asked of the real console scripts.
-* ``docs/cli.md`` lists, for every command, exactly the flags its ``--help`` shows.
+* ``docs/cli.md`` lists, for every command, exactly the flags its ``--help`` shows, and the default
+  of every flag whose ``--help`` shows ``[default: X]``.
 * The input schemas ``docs/tools.md`` shows for ``search_docs`` and ``get_doc`` are those the server
   lists for ``examples/docs`` (a description the page shortens with ``...`` is compared up to there).
 * Every relative link between documentation files (and into the repository) resolves, anchors
@@ -328,11 +329,32 @@ def test_flag_parser_reads_nested_and_json_command_lines() -> None:
 
 
 def reference_sections() -> dict[str, set[str]]:
-    """``{"docs-mcp build": {flags in the first column of its tables}, ...}`` from docs/cli.md.
+    """``{"docs-mcp build": {flags in the first column of its tables}, ...}`` from docs/cli.md."""
+    sections: dict[str, set[str]] = {}
+    for command, cells in reference_rows():
+        sections.setdefault(command, set()).update(_FLAG.findall(cells[0]) if cells else ())
+    return sections
+
+
+def reference_defaults() -> dict[tuple[str, str], str]:
+    """``{("docs-mcp build", "--workers"): "2 (1 on a one-core machine)", ...}``: each flag's default
+    column in docs/cli.md, backticks removed."""
+    defaults: dict[tuple[str, str], str] = {}
+    for command, cells in reference_rows():
+        flags = _FLAG.findall(cells[0]) if len(cells) > 1 else []
+        if flags:
+            defaults[(command, flags[0])] = cells[1].replace("`", "").strip()
+    return defaults
+
+
+def reference_rows() -> list[tuple[str, list[str]]]:
+    """``(command, cells)`` of every table row of docs/cli.md's command sections (a section with no
+    table gives ``(command, [])``).
 
     A section is a heading whose whole text is a command in backticks; it ends at the next heading.
     """
-    sections: dict[str, set[str]] = {}
+    rows: list[tuple[str, list[str]]] = []
+    seen: set[str] = set()
     current: str | None = None
     for _number, line, in_code in classify_lines(CLI_REFERENCE.read_text(encoding="utf-8")):
         if in_code:
@@ -344,13 +366,13 @@ def reference_sections() -> dict[str, set[str]]:
             is_command = title.startswith("`") and title.endswith("`") and bool(words)
             current = " ".join(words) if is_command and words[0] in PROGRAMS else None
             if current is not None:
-                assert current not in sections, f"docs/cli.md has two sections for `{current}`"
-                sections[current] = set()
+                assert current not in seen, f"docs/cli.md has two sections for `{current}`"
+                seen.add(current)
+                rows.append((current, []))
             continue
         if current is not None and line.startswith("|"):
-            first_cell = re.split(r"(?<!\\)\|", line.strip().strip("|"))[0]
-            sections[current].update(_FLAG.findall(first_cell))
-    return sections
+            rows.append((current, [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]))
+    return rows
 
 
 def all_commands() -> list[tuple[str, str | None]]:
@@ -382,6 +404,49 @@ def test_cli_reference_matches_help() -> None:
     assert not problems, "\n".join(problems)
 
 
+_HELP_DEFAULT = re.compile(r"\[default: ([^\]]+)\]")
+
+
+def help_defaults(program: str, subcommand: str | None) -> dict[str, str]:
+    """The ``[default: X]`` typer's ``--help`` shows per option (help wrapped onto the lines below an
+    option's own line counts as its own)."""
+    texts: dict[str, str] = {}
+    flag: str | None = None
+    for line in help_text(program, subcommand).splitlines():
+        match = _HELP_OPTION_LINE.match(line)
+        if match:
+            flag = str(match.group(1)).split(", ")[0]
+            texts[flag] = line
+        elif flag is not None and line.strip().startswith("│"):
+            texts[flag] += " " + line
+        else:
+            flag = None
+    found = {
+        name: _HELP_DEFAULT.search(" ".join(text.replace("│", " ").split())) for name, text in texts.items()
+    }
+    return {name: shown.group(1).strip() for name, shown in found.items() if shown}
+
+
+def _same_default(documented: str, shown: str) -> bool:
+    try:
+        return float(documented) == float(shown)  # 600 and 600.0
+    except ValueError:
+        return documented == shown
+
+
+def test_cli_reference_defaults_match_help() -> None:
+    """Where a typer command's --help shows ``[default: X]``, docs/cli.md's default column says X."""
+    documented = reference_defaults()
+    problems = [
+        f"`{name}` {flag}: docs/cli.md says {documented.get((name, flag))!r}, --help [default: {shown}]"
+        for program, sub in all_commands()
+        for name in [f"{program} {sub}" if sub else program]
+        for flag, shown in help_defaults(program, sub).items()
+        if not _same_default(documented.get((name, flag), ""), shown)
+    ]
+    assert not problems, "\n".join(problems)
+
+
 def test_help_parser_reads_every_program() -> None:
     assert {"--docs-dir", "--out", "--workers"} <= help_flags("docs-mcp", "build")
     assert {"--index-dir", "--transport", "--log-pretty", "--about"} <= help_flags("docs-mcp-server")
@@ -389,6 +454,8 @@ def test_help_parser_reads_every_program() -> None:
     assert subcommands("docs-mcp") >= {"validate", "fix", "build", "search", "get"}
     assert subcommands("docs-mcp-eval") >= {"run", "benchmark"}
     assert subcommands("docs-mcp-server") == frozenset()
+    assert help_defaults("docs-mcp", "build")["--embedding-provider"] == "headings"  # on a wrapped line
+    assert help_defaults("docs-mcp-eval", "agent-eval")["--max-budget-usd"] == "4.0"
 
 
 # --- the tools' schemas ------------------------------------------------------------------------------
