@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -212,6 +213,42 @@ def test_a_repeated_query_runs_the_model_once() -> None:
     assert first == again and _CountingProvider.runs == 1
     counting.embed(["how do I refund a payment", "another"])  # batches always run
     assert _CountingProvider.runs == 3
+
+
+class _HeldProvider(LocalEmbeddingProvider):
+    """Counts model runs; the first one waits for ``release`` (bounded), with ``inside`` set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs = 0
+        self.inside, self.release = threading.Event(), threading.Event()
+
+    def _run(self, session: Any, token_ids: Sequence[int], normalize: bool) -> np.ndarray:
+        self.runs += 1
+        if self.runs == 1:
+            self.inside.set()
+            assert self.release.wait(30)
+        return super()._run(session, token_ids, normalize)
+
+
+def test_a_query_asked_on_two_threads_at_once_runs_the_model_once() -> None:
+    # a search of an index with chunk vectors and heading vectors embeds its query on two threads
+    held = _HeldProvider()
+    answers: list[list[float]] = []
+
+    def ask() -> None:
+        answers.append(held.embed_query("how do I refund a payment").tolist())
+
+    first, second = threading.Thread(target=ask), threading.Thread(target=ask)
+    first.start()
+    assert held.inside.wait(30)  # the first is running the model
+    second.start()
+    second.join(0.5)  # asked while the model runs, it waits for that run's answer
+    assert second.is_alive() and held.runs == 1
+    held.release.set()
+    first.join(30)
+    second.join(30)
+    assert held.runs == 1 and len(answers) == 2 and answers[0] == answers[1]
 
 
 def test_inputs_must_be_strings(provider: LocalEmbeddingProvider) -> None:

@@ -109,6 +109,7 @@ class LocalEmbeddingProvider:
         self._lock = threading.Lock()
         self._held: LoadedModel | None = None  # keeps the process's one copy of the model loaded
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._running: dict[str, Future[np.ndarray]] = {}  # queries being embedded, by text
 
     # -- provider protocol ---------------------------------------------------------------------
 
@@ -142,16 +143,35 @@ class LocalEmbeddingProvider:
         return self.embed_array(texts).astype(np.float64).tolist()
 
     def _query_vector(self, text: str) -> np.ndarray:
+        """``text``'s vector: remembered, being embedded by another thread (waited for: a search
+        of an index with chunk vectors and heading vectors asks for its query's on two threads at
+        once, and running the model twice cost the search a core), or embedded now."""
         with self._lock:
             vector = self._recent.get(text)
             if vector is not None:
                 self._recent.move_to_end(text)
                 return vector
-        vector = self.embed_array([text])[0]
+            running = self._running.get(text)
+            if running is None:
+                running = self._running[text] = Future()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            return running.result()
+        try:
+            vector = self.embed_array([text])[0]
+        except BaseException as exc:
+            with self._lock:
+                del self._running[text]
+            running.set_exception(exc)
+            raise
         with self._lock:
+            del self._running[text]
             self._recent[text] = vector
             while len(self._recent) > _RECENT_QUERIES:
                 self._recent.popitem(last=False)
+        running.set_result(vector)
         return vector
 
     def embed_array(self, texts: Sequence[str], *, normalize: bool = True) -> np.ndarray:
