@@ -45,6 +45,7 @@ from docs_mcp_core.index.live_files import (
     WORK_DIRNAME,
     is_index_metadata,
     live_files,
+    read_regular_file,
 )
 from docs_mcp_core.index.location import (
     GENERATION_PREFIX,
@@ -122,10 +123,7 @@ def refuse_unless_index(names: list[str], read: Callable[[str], bytes | None], w
 
 def _read_file(folder: Path) -> Callable[[str], bytes | None]:
     def read(name: str) -> bytes | None:
-        try:
-            return (folder / name).read_bytes()
-        except OSError:
-            return None
+        return read_regular_file(folder / name)  # a named pipe there was waited on forever
 
     return read
 

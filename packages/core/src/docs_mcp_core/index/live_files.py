@@ -15,6 +15,8 @@ and a server started before that serves them where they are.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,7 @@ __all__ = [
     "LiveFiles",
     "is_index_metadata",
     "live_files",
+    "read_regular_file",
 ]
 
 # the folder of the LanceDB table and the table's name (defined here, not with the table's code in
@@ -93,7 +96,20 @@ def live_files(folder: Path) -> LiveFiles:
 
 
 def _read(path: Path) -> bytes | None:
+    return read_regular_file(path)
+
+
+def read_regular_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (through links), else ``None``, as when it
+    cannot be read. A named pipe left at ``metadata.json.tmp`` (or ``metadata.json`` in a build's
+    output) was opened and read: a build, ``docs-mcp search`` and a server's start waited on it
+    forever, and a link to /dev/zero was read without end."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    with open(fd, "rb") as handle:
+        try:
+            return handle.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        except OSError:
+            return None
