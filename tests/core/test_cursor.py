@@ -159,6 +159,14 @@ def test_hostile_cursors_are_refused_as_invalid_cursors(payload: bytes, reason: 
     assert str(info.value) == f"Invalid cursor: {reason}"
 
 
+@pytest.mark.parametrize("cursor", ["!!!", "abc!", "a b", "eyJ9.x", "éé"])
+def test_a_cursor_with_characters_outside_base64url_says_so(cursor: str) -> None:
+    # the standard library skips such characters: "!!!" decoded as nothing, "malformed JSON"
+    with pytest.raises(SearchError) as info:
+        _decode(cursor)
+    assert str(info.value) == "Invalid cursor: not valid base64url"
+
+
 def test_the_longest_cursor_a_search_returns_is_well_within_the_length_limit() -> None:
     longest = _encode(MAX_CURSOR_OFFSET, 50, query="q" * 2000, filters={"k" * 100: "v" * 100})
     assert len(longest) * 4 < MAX_CURSOR_CHARS  # only the signature of query and filters is kept

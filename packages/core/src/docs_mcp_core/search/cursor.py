@@ -18,6 +18,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -34,11 +35,18 @@ class CursorPosition:
     limit: int
 
 
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]*={0,2}")
+
+
 def _b64encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def _b64decode(text: str) -> bytes:
+    """``text``'s bytes; ValueError for a character outside the base64url alphabet (which the
+    standard library would skip, decoding ``!!!`` as nothing)."""
+    if not _BASE64URL.fullmatch(text):
+        raise ValueError("not base64url")
     padded = text + "=" * (-len(text) % 4)
     return base64.urlsafe_b64decode(padded.encode("ascii"))
 
