@@ -426,7 +426,7 @@ def test_an_out_that_is_the_case_file_is_refused_before_starting_anything(
         result = run_cli(
             ["run", "--cases", str(cases), "--server-command", "no-such-docs-server-xyz", "--out", str(out)]
         )
-        assert result.code == 1
+        assert result.code == 2
         assert result.err == (
             f"error: --out {out} is the case file given to --cases: the result would replace the cases; "
             "write it to another file\n"
@@ -459,7 +459,7 @@ def test_an_out_that_is_a_folder_is_refused_before_the_run(run_cli: CliRunner, t
             str(tmp_path),
         ]
     )
-    assert result.code == 1
+    assert result.code == 2
     assert result.err == f"error: --out {tmp_path} is a folder; name the file to write the result to\n"
 
 

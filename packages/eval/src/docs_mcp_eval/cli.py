@@ -114,16 +114,21 @@ def _fail(message: str) -> typer.Exit:
 
 def _check_out(out: Path | None, cases: Path) -> None:
     """Refuse, before anything runs, an ``--out`` that cannot take the result (said only after every
-    case had run) or is the case file (which the result replaced without a word)."""
+    case had run) or is the case file (which the result replaced without a word): a usage error,
+    exit status 2, as ``agent-eval`` says of its own."""
     if out is None:
         return
+    problem = None
     if out.is_dir():
-        raise EvalError(f"--out {out} is a folder; name the file to write the result to")
-    if out.exists() and cases.exists() and os.path.samefile(out, cases):
-        raise EvalError(
+        problem = f"--out {out} is a folder; name the file to write the result to"
+    elif out.exists() and cases.exists() and os.path.samefile(out, cases):
+        problem = (
             f"--out {out} is the case file given to --cases: the result would replace the cases; "
             "write it to another file"
         )
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(code=2)
 
 
 def _write_json(path: Path, data: Any) -> None:
