@@ -88,7 +88,8 @@ InstructionsOption = Annotated[
     typer.Option("--mcp-server-instructions", help="Server instructions (default: from the manifests)."),
 ]
 WorkersOption = Annotated[
-    int | None, typer.Option("--workers", min=1, help="Chunking processes (default: 2).")
+    int | None,
+    typer.Option("--workers", min=1, help="Chunking processes (default: 2, or 1 on a one-core machine)."),
 ]
 FollowSymlinksOption = Annotated[
     bool,

@@ -179,7 +179,7 @@ def envelope_problem(message: dict[str, Any]) -> str | None:
     if not isinstance(message["method"], str):
         return 'the "method" member must be a string'
     if "id" in message and not is_request_id(message["id"]):
-        return 'the "id" member must be a string or an integer (not null, an object, an array or a boolean)'
+        return 'the "id" member must be a string or an integer (not null, a fraction, an object, an array or a boolean)'
     params = message.get("params")
     if params is not None and not isinstance(params, dict):
         return 'the "params" member must be an object'
