@@ -77,6 +77,7 @@ def test_configuration_errors_name_what_to_fix(
 
     bogus = eval_cli(["agent-eval", "--scenarios", str(suite), "--provider", "bogus"])
     assert bogus.code == 2 and "'bogus' is not one of" in bogus.err and "--provider" in bogus.err
+    assert "Value error" not in bogus.err
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     docs = eval_cli(["agent-eval", "--scenarios", str(suite), "--cache-dir", str(tmp_path / "cache")])

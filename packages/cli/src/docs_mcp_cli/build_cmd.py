@@ -9,12 +9,12 @@ untouched.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 import typer
 
 from docs_mcp_cli.errors import fail, reporting, sigterm_stops_like_ctrl_c, usage_error
-from docs_mcp_cli.params import docs_dir_option, location, storage_option_option
+from docs_mcp_cli.params import docs_dir_option, location, one_of, storage_option_option
 from docs_mcp_cli.progress import ConsoleReporter, human_bytes
 from docs_mcp_core.errors import CorpusInvalidError, OutputNotAnIndexError
 from docs_mcp_core.utf8 import is_utf8
@@ -32,10 +32,13 @@ OutOption = Annotated[
         "(s3://bucket/prefix; endpoint and credentials from AWS_* variables or --storage-option).",
     ),
 ]
+ProviderName = Literal["headings", "none", "local", "hash", "openai"]
 ProviderOption = Annotated[
-    Literal["headings", "none", "local", "hash", "openai"],
+    ProviderName,
     typer.Option(
         "--embedding-provider",
+        parser=one_of(get_args(ProviderName)),
+        metavar="<headings|none|local|hash|openai>",
         help="headings (default: lexical, plus each section's page and heading names embedded with "
         "the bundled MiniLM model, offline), none (lexical only, as the original's index), local "
         "(headings, plus every chunk embedded with the bundled model), hash (deterministic, for "

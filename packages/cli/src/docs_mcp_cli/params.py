@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ __all__ = [
     "index_dir_option",
     "key_value_pairs",
     "location",
+    "one_of",
     "storage_option_option",
 ]
 
@@ -22,6 +24,19 @@ STORAGE_OPTION_HELP = (
     "Object-store setting for an s3:// location (endpoint, region, access_key_id, secret_access_key, "
     "session_token, allow_http); repeatable. Default: the AWS_* environment variables."
 )
+
+
+def one_of(choices: Sequence[str]) -> Callable[[str], str]:
+    """The parser of an option whose value is one of ``choices``: typer's own check of a
+    ``Literal`` words its message as a validation library does (``Value error, 'x' is not one
+    of ...``); this one says ``'x' is not one of 'a', 'b'.`` under the same usage error."""
+
+    def parse(value: str) -> str:
+        if value not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(map(repr, choices))}.")
+        return value
+
+    return parse
 
 
 def docs_dir_option(help: str) -> Any:

@@ -14,12 +14,12 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 import typer
 
 from docs_mcp_cli.errors import reporting, usage_error
-from docs_mcp_cli.params import index_dir_option, key_value_pairs, location, storage_option_option
+from docs_mcp_cli.params import index_dir_option, key_value_pairs, location, one_of, storage_option_option
 from docs_mcp_cli.terminal_text import for_terminal
 from docs_mcp_core.errors import IndexNotFoundError, SearchError
 
@@ -153,6 +153,8 @@ def get(
         Scope,
         typer.Option(
             "--scope",
+            parser=one_of(get_args(Scope)),
+            metavar="<chunk|section|parent>",
             help="chunk (with --context), section (the chunk's whole section) or parent (one level up).",
         ),
     ] = "chunk",

@@ -30,8 +30,10 @@ from docs_mcp_eval.benchmark import (
 )
 from docs_mcp_eval.benchmark_report import render_benchmark_markdown
 from docs_mcp_eval.cases import load_cases
+from docs_mcp_eval.commands import SCOPES
 from docs_mcp_eval.delta import delta_input_from_result, load_baseline, render_delta_markdown
 from docs_mcp_eval.errors import EvalError
+from docs_mcp_eval.option_values import one_of
 from docs_mcp_eval.progress import Progress
 from docs_mcp_eval.report import render_run_markdown
 from docs_mcp_eval.runner import (
@@ -269,6 +271,7 @@ ScopeOpt = Annotated[
     Scope,
     typer.Option(
         "--scope",
+        parser=one_of(SCOPES),
         metavar="SCOPE",
         help="get_doc scope: chunk, section or parent (sent when the get_doc schema declares it).",
     ),

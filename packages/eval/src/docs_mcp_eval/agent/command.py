@@ -36,6 +36,7 @@ from docs_mcp_eval.agent.runner import DEFAULT_MAX_BUDGET_USD, DEFAULT_MAX_TURNS
 from docs_mcp_eval.agent.scenarios import Scenario, Suite, adhoc_suite, load_suite
 from docs_mcp_eval.benchmark import default_command
 from docs_mcp_eval.errors import EvalError
+from docs_mcp_eval.option_values import one_of
 from docs_mcp_eval.runner import CommandSpec
 
 DEFAULT_CACHE_DIR = Path(".cache")
@@ -120,7 +121,10 @@ WorkspaceDirOpt = Annotated[
 ProviderOpt = Annotated[
     Literal["auto", "anthropic", "openai"],
     typer.Option(
-        "--provider", metavar="NAME", help="auto, anthropic (Messages API) or openai (Chat Completions)."
+        "--provider",
+        parser=one_of(("auto", "anthropic", "openai")),
+        metavar="NAME",
+        help="auto, anthropic (Messages API) or openai (Chat Completions).",
     ),
 ]
 ModelOpt = Annotated[
