@@ -8,8 +8,6 @@ import hashlib
 import json
 import os
 import shutil
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.errors import OutputNotAnIndexError
 from docs_mcp_core.search import SearchEngine
+from tests.support.named_pipes import without_waiting_on
 
 INDEX_FILES = [".lancedb", "chunks.json", "metadata.json"]
 
@@ -119,34 +118,13 @@ def test_a_swap_cut_short_on_a_rebuild_is_recovered(docs: Path, tmp_path: Path) 
     assert sorted(p.name for p in out.iterdir()) == INDEX_FILES and _serves(out)
 
 
-def _without_waiting_on(pipe: Path, work: Callable[[], object]) -> object:
-    """``work()``'s result (or the exception it raised), failing the test if it waits on the named
-    pipe ``pipe`` (which is then opened for writing, so that the waiting thread ends)."""
-    outcome: list[object] = []
-
-    def run() -> None:
-        try:
-            outcome.append(work())
-        except Exception as exc:  # noqa: BLE001 - handed to the test, which checks its type
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(timeout=60)
-    if thread.is_alive():
-        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))  # ends the wait: an empty file
-        thread.join(timeout=10)
-        pytest.fail(f"waited on the named pipe {pipe.name}")
-    return outcome[0]
-
-
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
 def test_a_named_pipe_at_metadata_json_is_refused_not_waited_on(docs: Path, tmp_path: Path) -> None:
     # the check that --out is an index opened it and waited for a writer forever
     out = tmp_path / "out"
     out.mkdir()
     os.mkfifo(out / "metadata.json")
-    outcome = _without_waiting_on(out / "metadata.json", lambda: _build(docs, out))
+    outcome = without_waiting_on(out / "metadata.json", lambda: _build(docs, out))
     assert isinstance(outcome, OutputNotAnIndexError), outcome
     assert "its metadata.json has no metadata_version" in str(outcome)
 
@@ -158,6 +136,23 @@ def test_a_named_pipe_left_at_metadata_json_tmp_is_not_waited_on(docs: Path, tmp
     out = tmp_path / "out"
     _build(docs, out)
     os.mkfifo(out / "metadata.json.tmp")
-    assert _without_waiting_on(out / "metadata.json.tmp", lambda: _serves(out)) is True
-    assert _without_waiting_on(out / "metadata.json.tmp", lambda: _build(docs, out)) is None
+    assert without_waiting_on(out / "metadata.json.tmp", lambda: _serves(out)) is True
+    assert without_waiting_on(out / "metadata.json.tmp", lambda: _build(docs, out)) is None
     assert sorted(p.name for p in out.iterdir()) == INDEX_FILES and _serves(out)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("name", ["chunks.derived", "chunks.derived.json"])
+def test_a_named_pipe_in_place_of_a_derived_file_is_not_waited_on(
+    docs: Path, tmp_path: Path, name: str
+) -> None:
+    # opening the index read the derived files: a server's start, docs-mcp search and the next build
+    # each waited forever; the index is served from its table instead, and the build writes them anew
+    out = tmp_path / "out"
+    _build(docs, out)
+    pipe = out / ".lancedb" / name
+    pipe.unlink()
+    os.mkfifo(pipe)
+    assert without_waiting_on(pipe, lambda: _serves(out)) is True
+    assert without_waiting_on(pipe, lambda: _build(docs, out)) is None
+    assert pipe.is_file() and _serves(out)

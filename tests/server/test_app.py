@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from docs_mcp_core.tokens import count_tokens
 from docs_mcp_server import CustomTool, DocsMcpApp, create_app
+from tests.support.named_pipes import without_waiting_on
 from tests.support.protocol import text
 from tests.support.tiny_corpus import build_pages
 
@@ -336,6 +338,22 @@ async def test_a_prompt_that_repeats_its_argument_is_refused_before_it_is_render
         "repeats them); pass shorter arguments"
     )
     assert text(fine.messages[0].content) == "z" * 2_000_000
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+async def test_a_named_pipe_in_place_of_chunks_json_is_not_waited_on(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # the chunk id shown as the get_doc example was read from it: the app was never made, and every
+    # call after the early answers waited forever
+    index = build_pages(tmp_path_factory, "pipe", {"guide.md": "# Guide\n\n## Start\n\nSome text.\n"})
+    (index / "chunks.json").unlink()
+    os.mkfifo(index / "chunks.json")
+    app = without_waiting_on(index / "chunks.json", lambda: create_app(index))
+    assert isinstance(app, DocsMcpApp)
+    async with Client(app.server) as client:
+        result = await search(client, query="start")
+    assert [hit["chunk_id"] for hit in result["hits"]] == ["guide.md#guide/start"]
 
 
 # ── the optional arguments: max_tokens, facets, scope, the get_doc cursor ─────────────────────

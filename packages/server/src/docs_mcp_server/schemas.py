@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -112,8 +113,14 @@ def example_chunk_id(index_dir: Path | str) -> str | None:
     id other than a preamble; None when there is none to read (an object store, no chunks.json)."""
     if isinstance(index_dir, str):
         return None
-    try:
-        with open(Path(index_dir) / "chunks.json", "rb") as fh:
+    try:  # a regular file only: a named pipe there was waited on forever, before the first call
+        fd = os.open(
+            Path(index_dir) / "chunks.json",
+            os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0),
+        )
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             head = fh.read(_EXAMPLE_SCAN_BYTES).decode("utf-8", errors="ignore")
     except OSError:
         return None

@@ -31,6 +31,7 @@ import itertools
 import json
 import mmap
 import os
+import stat
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
+
+from docs_mcp_core.index.live_files import read_regular_file
 
 __all__ = [
     "BINDING_SUFFIX",
@@ -278,18 +281,32 @@ class StreamedArray:
         writer._end += piece.nbytes
 
 
+_NOT_A_FILE = "not a regular file"
+
+
 def read_derived(folder: Path, table: str) -> tuple[DerivedFiles | None, str]:
     """The derived file of ``<folder>/<table>.lance``, mapped read-only, or ``(None, why not)``."""
     path = folder / f"{table}{DERIVED_SUFFIX}"
+    binding_path = folder / f"{table}{BINDING_SUFFIX}"
+    if not binding_path.exists():
+        return None, "missing"
+    # only regular files: a named pipe at either name was waited on forever (by a server's start,
+    # docs-mcp search and the next build)
+    binding_bytes = read_regular_file(binding_path)
+    if binding_bytes is None:
+        return None, f"unreadable ({binding_path.name} is {_NOT_A_FILE})"
     try:
-        binding = json.loads((folder / f"{table}{BINDING_SUFFIX}").read_text(encoding="utf-8"))
-        fd = os.open(path, os.O_RDONLY)
+        binding = json.loads(binding_bytes.decode("utf-8"))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None, "missing"
     except (OSError, ValueError) as exc:
         return None, f"unreadable ({exc})"
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"unreadable ({path.name} is {_NOT_A_FILE})"
+        size = info.st_size
         if size < _PREFIX.size:
             return None, "truncated"
         mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
