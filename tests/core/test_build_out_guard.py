@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
-from docs_mcp_core.errors import OutputNotAnIndexError
+from docs_mcp_core.errors import BuildError, OutputNotAnIndexError
 from docs_mcp_core.search import SearchEngine
 from tests.support.named_pipes import without_waiting_on
 
@@ -156,3 +156,23 @@ def test_a_named_pipe_in_place_of_a_derived_file_is_not_waited_on(
     assert without_waiting_on(pipe, lambda: _serves(out)) is True
     assert without_waiting_on(pipe, lambda: _build(docs, out)) is None
     assert pipe.is_file() and _serves(out)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("kind", ["folder", "named pipe"])
+def test_something_else_at_the_lock_files_name_is_named_with_what_to_do(
+    docs: Path, tmp_path: Path, kind: str
+) -> None:
+    # the build ended with "failed unexpectedly: IsADirectoryError" or "OSError: [Errno 22] Invalid argument"
+    out = tmp_path / "out"
+    _build(docs, out)
+    lock = out / ".docs-mcp-build.lock"
+    lock.mkdir() if kind == "folder" else os.mkfifo(lock)
+    before = _snapshot(out)
+    with pytest.raises(BuildError) as caught:
+        _build(docs, out)
+    assert str(caught.value) == (
+        f"the build lock '{lock}' is not a regular file (a folder, a named pipe or a device); remove it, then "
+        "build again"
+    )
+    assert _snapshot(out) == before and _serves(out)

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -109,6 +110,21 @@ class _FolderLock(BuildLock):
         os.close(fd)
 
 
+def _open_lock_file(path: Path) -> int:
+    """The lock file, opened for reading and writing (created when missing); a :class:`BuildError`
+    when something else has its name (a folder or a named pipe there ended the build with
+    'failed unexpectedly: IsADirectoryError' or 'OSError: Invalid argument')."""
+    problem = f"the build lock '{path}' is not a regular file (a folder, a named pipe or a device); remove it, then build again"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except IsADirectoryError:
+        raise BuildError(problem) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BuildError(problem)
+    return fd
+
+
 def _lock_folder(folder: Path, wait: bool, notify: Callable[[str], None]) -> BuildLock:
     import fcntl
 
@@ -116,7 +132,7 @@ def _lock_folder(folder: Path, wait: bool, notify: Callable[[str], None]) -> Bui
     announced = False
     while True:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _open_lock_file(path)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
