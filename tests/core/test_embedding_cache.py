@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -164,6 +166,23 @@ def test_corrupt_meta(saved: tuple[Path, str]) -> None:
     parent, cfg = saved
     (parent / CACHE_DIRNAME / "cache-meta.json").write_text("{not json")
     _invalidated(parent, cfg, "corrupt cache-meta.json")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_at_the_meta_is_not_waited_on(saved: tuple[Path, str]) -> None:
+    # opening a named pipe for reading waits for a writer: the build waited forever
+    parent, cfg = saved
+    meta = parent / CACHE_DIRNAME / "cache-meta.json"
+    meta.unlink()
+    os.mkfifo(meta)
+    with ThreadPoolExecutor(1) as pool:
+        loading = pool.submit(_invalidated, parent, cfg, "cache-meta.json is not a regular file")
+        try:
+            loading.result(timeout=30)
+        finally:
+            if not loading.done():  # let a reader stuck in open() go, so the test ends and fails
+                with open(os.open(meta, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+                    pass
 
 
 def _rewrite_meta(parent: Path, **changes: object) -> None:

@@ -40,6 +40,7 @@ import pyarrow as pa
 from docs_mcp_core.embedding.provider import EmbeddingProvider, EmbedProgress, sha256hex
 from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.index.lancedb_import import import_lancedb
+from docs_mcp_core.index.live_files import read_regular_file
 
 __all__ = [
     "CACHE_DIRNAME",
@@ -199,13 +200,17 @@ def load_embedding_cache(cache_parent: Path, config_fingerprint: str) -> CacheLo
         result.entries = {}
         return result
 
-    try:
-        meta_raw = meta_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not meta_path.exists():
         if cache_dir.exists():
             return invalidate("cache-meta.json missing but cache directory exists")
         return result
-    except (OSError, UnicodeDecodeError):
+    # only a regular file is read: a named pipe left there made the build wait on it forever
+    meta_bytes = read_regular_file(meta_path)
+    if meta_bytes is None:
+        return invalidate("cache-meta.json is not a regular file")
+    try:
+        meta_raw = meta_bytes.decode("utf-8")
+    except UnicodeDecodeError:
         return invalidate("corrupt cache-meta.json")
 
     try:
