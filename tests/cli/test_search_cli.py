@@ -138,6 +138,15 @@ def test_missing_index_exits_1(tmp_path: Path) -> None:
     assert "nope" in err and err.startswith("error: ")
 
 
+def test_an_index_dir_that_is_a_file_is_named_as_such(tmp_path: Path) -> None:
+    # it was said not to exist (docs-mcp-server said it was not a directory)
+    a_file = tmp_path / "idx"
+    a_file.write_text("not an index", encoding="utf-8")
+    code, _, err = _invoke("search", "--index-dir", a_file, "payment")
+    assert code == 1
+    assert f"index directory is not a directory: '{a_file.resolve()}'" in err
+
+
 def test_get_prints_the_delimiter_grammar(cli_index: Path) -> None:
     done = run_docs_mcp(
         "get", "--index-dir", cli_index, "guides/errors.md#errors/error-code-reference", "--context", "1"

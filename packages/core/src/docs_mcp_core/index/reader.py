@@ -90,7 +90,8 @@ def open_index(
         return _open_remote(index_dir, storage_options)
     folder = Path(index_dir).resolve()
     if not folder.is_dir():
-        raise IndexNotFoundError(f"index directory does not exist: '{folder}'")
+        what = "is not a directory" if folder.exists() else "does not exist"
+        raise IndexNotFoundError(f"index directory {what}: '{folder}'")
     # a build stopped mid-swap: the complete index's files where they are, as a server serves them
     files = live_files(folder)
     if files.mid_swap:
