@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import logging
 import shutil
 import threading
 import weakref
@@ -17,8 +18,9 @@ import pytest
 from docs_mcp_core.embedding import local_model
 from docs_mcp_core.embedding.local import LocalEmbeddingProvider, resolve_local_model
 from docs_mcp_core.embedding.wordpiece import QueryPieces
+from docs_mcp_core.manifest import MAX_TOOL_TEXT_LENGTH
 from docs_mcp_core.metadata import normalize_metadata
-from docs_mcp_server.metadata_view import MetadataView
+from docs_mcp_server.metadata_view import MAX_SERVED_TEXT, MetadataView
 from docs_mcp_server.serve import collect_from_now_on, models_to_preload
 from tests.support.index_stubs import metadata_document
 
@@ -90,6 +92,20 @@ def test_the_models_session_is_built_beside_the_reading_of_its_vocabulary(
     assert threads["vocabulary"] == threading.current_thread().name
     assert threads["session"].startswith("docs-mcp-model-load")
     assert loaded.query_ids("retry configuration") == loaded.tokenizer.encode("retry configuration").ids
+
+
+def test_text_longer_than_a_build_writes_is_served_cut_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # an index built before the cap (or by the original) gave every client megabytes in initialize
+    assert MAX_SERVED_TEXT == MAX_TOOL_TEXT_LENGTH
+    long = "x" * (MAX_SERVED_TEXT + 10)
+    with caplog.at_level(logging.WARNING):
+        view = _view(mcpServerInstructions=long, tool_descriptions={"search_docs": long})
+    assert view.instructions == long[:MAX_SERVED_TEXT]
+    assert view.tool_description("search_docs") == long[:MAX_SERVED_TEXT]
+    assert sum("serving its first 32,768" in r.getMessage() for r in caplog.records) == 2
+    assert _view(mcpServerInstructions="short").instructions == "short"
 
 
 def test_the_collector_turned_off_for_start_up_comes_back_on_with_start_up_frozen() -> None:

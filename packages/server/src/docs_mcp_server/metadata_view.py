@@ -8,6 +8,7 @@ stats) so the rest of the server never depends on the model's internals.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,25 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from docs_mcp_core.metadata import IndexMetadata
     from docs_mcp_core.prompts import PromptDefinition
+
+
+MAX_SERVED_TEXT = 32_768  # docs_mcp_core.manifest.MAX_TOOL_TEXT_LENGTH: the longest a build writes
+
+
+def _served(text: str, what: str) -> str:
+    """``text`` as every client receives it: its first :data:`MAX_SERVED_TEXT` characters, with a
+    warning, when an index built before the cap (or by the original) holds a longer one; each
+    ``initialize`` or ``tools/list`` answer carried it whole into an agent's context."""
+    if len(text) <= MAX_SERVED_TEXT:
+        return text
+    from docs_mcp_server.logs import log
+
+    log(
+        logging.WARNING,
+        f"{what} in metadata.json is {len(text):,} characters long; serving its first "
+        f"{MAX_SERVED_TEXT:,} (rebuild the index with a shorter one)",
+    )
+    return text[:MAX_SERVED_TEXT]
 
 
 @dataclass(frozen=True)
@@ -68,8 +88,10 @@ class MetadataView:
         if metadata.tool_descriptions is not None:
             for tool, text in metadata.tool_descriptions.model_dump().items():
                 if isinstance(text, str) and text.strip():
-                    tool_descriptions[tool] = text
+                    tool_descriptions[tool] = _served(text, f"the {tool} tool's description")
         instructions = metadata.mcpServerInstructions
+        if instructions:
+            instructions = _served(instructions, "mcpServerInstructions")
         local_models: list[tuple[str, str]] = []
         if metadata.embedding is not None and metadata.embedding.provider.strip().lower() == "local":
             local_models.append(("vector", metadata.embedding.model))
