@@ -16,9 +16,7 @@ random inputs.
 
 from __future__ import annotations
 
-import gc
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +30,7 @@ from docs_mcp_core.corpus_pool import ChunkedFile, chunk_one
 from docs_mcp_core.file_checks import inspect_prepared_file
 from docs_mcp_core.index.table import chunks_to_arrow
 from docs_mcp_core.manifest import HINT_RE, hint_comments
+from tests.support.cpu_time import best_cpu_seconds
 
 GROWTH = 8  # the large input is this many times the small one
 MAX_RATIO = 14.0  # linear: about 8; n^1.5: 23; quadratic: 64
@@ -125,18 +124,7 @@ def _process(folder: Path, text: str) -> object:
 
 
 def _cpu_seconds(folder: Path, text: str) -> float:
-    """Best of three, without the garbage collector (its pauses are amortised linear, but noisy)."""
-    best = float("inf")
-    for _ in range(3):
-        gc.collect()
-        gc.disable()
-        try:
-            started = time.process_time()
-            _process(folder, text)
-            best = min(best, time.process_time() - started)
-        finally:
-            gc.enable()
-    return max(best, 1e-4)  # the clock's resolution
+    return best_cpu_seconds(lambda: _process(folder, text))
 
 
 def _growth(folder: Path, make: Callable[[int], str], size: int) -> float:

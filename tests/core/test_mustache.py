@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import time
 from typing import Any
 
 import pytest
@@ -12,6 +10,7 @@ from hypothesis import strategies as st
 
 from docs_mcp_core.errors import MustacheError
 from docs_mcp_core.mustache import MAX_SECTION_DEPTH, _scan, _widen_standalone, parse, render  # pyright: ignore[reportPrivateUsage]
+from tests.support.cpu_time import best_cpu_seconds
 
 
 @pytest.mark.parametrize(
@@ -187,17 +186,7 @@ def test_standalone_tags_are_found_as_the_first_rule_found_them(template: str) -
 
 
 def _parse_seconds(template: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        gc.collect()
-        gc.disable()
-        try:
-            started = time.process_time()
-            parse(template)
-            best = min(best, time.process_time() - started)
-        finally:
-            gc.enable()
-    return max(best, 1e-4)
+    return best_cpu_seconds(lambda: parse(template))
 
 
 @pytest.mark.integration  # timed: out of the fast loop
