@@ -82,25 +82,29 @@ def read_json_text(file: Path, what: str) -> str:
         ) from None
 
 
+def read_json_file(file: Path, what: str, error: type[Exception], *, missing: str, label: str) -> Any:
+    """The decoded JSON of a case or baseline ``file``; every failure is an ``error`` naming it:
+    ``missing`` when there is no such file, ``label`` before what is wrong with its JSON."""
+    try:
+        text = read_json_text(file, what)
+    except FileNotFoundError:
+        raise error(f"{missing}: {file}") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {file}: {exc}") from None
+    except ValueError as exc:
+        raise error(str(exc)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{label}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except (RecursionError, ValueError) as exc:  # ended the command with a bare traceback
+        raise error(f"{label}: cannot be read: {json_limit(exc)}") from None
+
+
 def load_cases(path: str | Path) -> list[EvalCase]:
     """Read and validate a case file (either format); raise :class:`CaseFileError` when it is unusable."""
     file = Path(path)
-    try:
-        text = read_json_text(file, "case file")
-    except FileNotFoundError:
-        raise CaseFileError(f"case file not found: {file}") from None
-    except OSError as exc:
-        raise CaseFileError(f"cannot read case file {file}: {exc}") from None
-    except ValueError as exc:
-        raise CaseFileError(str(exc)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CaseFileError(
-            f"{file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    except (RecursionError, ValueError) as exc:  # ended the command with a bare traceback
-        raise CaseFileError(f"{file}: cannot be read: {json_limit(exc)}") from None
+    data = read_json_file(file, "case file", CaseFileError, missing="case file not found", label=str(file))
     return parse_cases(data, source=str(file))
 
 

@@ -26,14 +26,13 @@ A baseline file may be a run result of this harness or of the original (``{"summ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_eval.cases import read_json_text
-from docs_mcp_eval.errors import BaselineError, json_limit
+from docs_mcp_eval.cases import read_json_file
+from docs_mcp_eval.errors import BaselineError
 from docs_mcp_eval.formatting import signed_fixed, to_fixed
 from docs_mcp_eval.results import TOP_K, EvalResult, EvalSummary, RankedCase
 
@@ -130,22 +129,9 @@ def render_delta_markdown(current: DeltaInput, baseline: DeltaInput) -> str:
 def load_baseline(path: str | Path) -> DeltaInput:
     """Read a baseline file (run result of either harness, or a bare summary)."""
     file = Path(path)
-    try:
-        text = read_json_text(file, "baseline")
-    except FileNotFoundError:
-        raise BaselineError(f"baseline file not found: {file}") from None
-    except OSError as exc:
-        raise BaselineError(f"cannot read baseline {file}: {exc}") from None
-    except ValueError as exc:
-        raise BaselineError(str(exc)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BaselineError(
-            f"baseline {file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    except (RecursionError, ValueError) as exc:  # ended the command with a bare traceback
-        raise BaselineError(f"baseline {file}: cannot be read: {json_limit(exc)}") from None
+    data = read_json_file(
+        file, "baseline", BaselineError, missing="baseline file not found", label=f"baseline {file}"
+    )
     return parse_baseline(data, source=str(file))
 
 
