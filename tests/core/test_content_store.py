@@ -103,3 +103,24 @@ def test_an_answer_without_a_budget_is_the_text_a_budget_that_fits_gives(built_i
                     assert plain == fitted
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "-inf"])
+@pytest.mark.parametrize(
+    "variable", ["DOCS_MCP_CONTENT_CACHE_MB", "DOCS_MCP_DISPLAY_CACHE_MB", "DOCS_MCP_VECTOR_CACHE_MB"]
+)
+def test_an_infinite_memory_budget_still_opens_the_index(
+    built_index: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    """A budget no integer holds is not a reason to refuse the index: "inf" is no limit, "-inf"
+    none at all (as any number below 0), and the answers are the same."""
+    chunk = _chunks(built_index)[3]["chunk_id"]
+    plain = SearchEngine.open(built_index)
+    monkeypatch.setenv(variable, value)
+    engine = SearchEngine.open(built_index)
+    try:
+        assert engine.get_doc(chunk) == plain.get_doc(chunk)
+        assert engine.search("customers", limit=5) == plain.search("customers", limit=5)
+    finally:
+        engine.close()
+        plain.close()

@@ -62,13 +62,16 @@ def _mallopt(parameter: int, value: int, *, unless_set: str) -> None:
 
 
 def budget_from_env(variable: str, default: int) -> int:
-    """A memory budget in bytes from ``variable`` (in MB; 0 turns the use off), else ``default``."""
+    """A memory budget in bytes from ``variable`` (in MB; 0 turns the use off; ``inf``, or a number
+    too large for an integer, is no limit), else ``default``."""
     raw = os.environ.get(variable, "").strip()
     if raw:
         try:
             return max(0, int(float(raw) * 1024 * 1024))
-        except ValueError:
+        except ValueError:  # not a number, or nan
             pass
+        except OverflowError:  # inf or -inf (1e400 reads as inf)
+            return sys.maxsize if float(raw) > 0 else 0
     return default
 
 
