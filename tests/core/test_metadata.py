@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -429,6 +430,10 @@ def test_description_vector_collapse_and_properties() -> None:
         ({"total_chunks": True}, "stats.total_chunks: must be an integer, got a boolean"),
         ({"total_chunks": -1}, "stats.total_chunks: must be >= 0, got -1"),
         ({"total_files": 2.5}, "stats.total_files: must be an integer, got a number"),
+        # JSON's Infinity, -Infinity and NaN (and 1e400, read as infinity): no integer either
+        ({"total_chunks": float("inf")}, "stats.total_chunks: must be an integer, got a number"),
+        ({"total_chunks": float("-inf")}, "stats.total_chunks: must be an integer, got a number"),
+        ({"total_files": float("nan")}, "stats.total_files: must be an integer, got a number"),
         ({"indexed_at": " "}, "stats.indexed_at: must be a non-empty string"),
         (
             {"source_commit": "tooshort"},
@@ -443,6 +448,18 @@ def test_description_vector_collapse_and_properties() -> None:
 )
 def test_stats_errors(stats: dict[str, Any], expected: str) -> None:
     assert error(with_stats(**stats)) == expected
+
+
+@pytest.mark.parametrize("number", [b"Infinity", b"-Infinity", b"NaN", b"1e400"])
+def test_a_number_beyond_integers_in_metadata_json_is_named(number: bytes) -> None:
+    data = metadata_to_json(normalize_metadata(valid())).encode()
+    hostile = re.sub(rb'"total_chunks": \d+', b'"total_chunks": ' + number, data)
+    assert hostile != data
+    with pytest.raises(MetadataError) as caught:
+        parse_metadata_bytes(hostile, "x/metadata.json")
+    assert str(caught.value) == (
+        "Invalid metadata.json at 'x/metadata.json': stats.total_chunks: must be an integer, got a number"
+    )
 
 
 def test_non_object_stats() -> None:

@@ -275,7 +275,11 @@ def _optional_text(value: Any, where: str) -> str | None:
 
 
 def _integer(value: Any, where: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not value.is_integer())  # 1.5, and JSON's Infinity and NaN
+    ):
         raise _Invalid(where, f"must be an integer, got {_type_name(value)}")
     if value < minimum:
         raise _Invalid(where, f"must be >= {minimum}, got {int(value)}")
