@@ -30,6 +30,7 @@ from docs_mcp_core.metadata import read_metadata
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.derived import Budgets, build_wanted, derive_from_table
 from docs_mcp_core.search.lexical_index import LANCEDB_SCORING
+from tests.support.hostile_json import TOO_DEEP
 
 QUERIES = [
     ("retry configuration", None),
@@ -132,6 +133,34 @@ def _other_table(path: Path) -> None:
     binding.write_text(json.dumps(document))
 
 
+def _header_replaced(path: Path, header: str) -> None:
+    """The header's JSON replaced by ``header`` (padded to its length, so nothing else moves)."""
+    data = bytearray(path.read_bytes())
+    length = int.from_bytes(data[len(MAGIC) + 4 : len(MAGIC) + 8], "little")
+    text = header.encode().ljust(length)
+    assert len(text) == length
+    data[len(MAGIC) + 8 : len(MAGIC) + 8 + length] = text
+    path.write_bytes(bytes(data))
+
+
+def _deep_binding(path: Path) -> None:
+    path.with_name(path.name + ".json").write_text(TOO_DEEP)
+
+
+def _deep_header(path: Path) -> None:
+    _header_replaced(path, "[" * 2000 + "]" * 2000)
+
+
+def _parts_not_an_object(path: Path) -> None:
+    length = int.from_bytes(path.read_bytes()[len(MAGIC) + 4 : len(MAGIC) + 8], "little")
+    header = json.loads(path.read_bytes()[len(MAGIC) + 8 : len(MAGIC) + 8 + length])
+    _header_replaced(path, json.dumps({**header, "parts": [1]}))
+
+
+def _infinite_size(path: Path) -> None:
+    _header_replaced(path, '{"parts": {}, "rows": 1, "sha256": "", "size": Infinity}')
+
+
 @pytest.mark.parametrize(
     ("damage", "why"),
     [
@@ -140,6 +169,10 @@ def _other_table(path: Path) -> None:
         (_garbage_header, "unreadable"),
         (_garbage_arrays, "damaged"),
         (_other_table, "another version of the table"),
+        (_deep_binding, "unreadable"),
+        (_deep_header, "unreadable"),
+        (_parts_not_an_object, "unreadable"),
+        (_infinite_size, "unreadable"),
     ],
 )
 def test_unusable_derived_files_fall_back_to_the_table_with_the_same_answers(

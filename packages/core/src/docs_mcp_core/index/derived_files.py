@@ -300,7 +300,7 @@ def read_derived(folder: Path, table: str) -> tuple[DerivedFiles | None, str]:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None, "missing"
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         return None, f"unreadable ({exc})"
     try:
         info = os.fstat(fd)
@@ -336,7 +336,9 @@ def read_derived(folder: Path, table: str) -> tuple[DerivedFiles | None, str]:
             for name, spec in header["parts"].items()
         }
         return DerivedFiles(parts, int(header["rows"]), path), "ok"
-    except (KeyError, TypeError, ValueError) as exc:
+    # a header of another shape (a list for an object, Infinity for a size, arrays nested past
+    # the recursion limit) is as unreadable as broken JSON
+    except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError, RecursionError) as exc:
         return None, f"unreadable ({exc})"
 
 
