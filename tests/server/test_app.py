@@ -466,3 +466,29 @@ async def test_every_listed_resource_uri_reads_back(tmp_path: Path) -> None:
                 text(read.contents[0]).strip() == (docs / resource.name).read_text(encoding="utf-8").strip()
             )
     app.close()
+
+
+async def test_a_damaged_table_fails_resource_calls_as_internal_errors_naming_the_method(
+    built_index: Path, tmp_path: Path
+) -> None:
+    # searches answer from the derived files, but listing and reading resources asks the table:
+    # LanceDB's error came back with code 0 and no word of which call failed
+    import shutil
+
+    index = tmp_path / "index"
+    shutil.copytree(built_index, index)
+    for fragment in (index / ".lancedb" / "chunks.lance" / "data").iterdir():
+        fragment.write_bytes(fragment.read_bytes()[: fragment.stat().st_size // 2])
+    app = create_app(index)
+    try:
+        async with Client(app.server) as client:
+            with pytest.raises(MCPError) as listed:
+                await client.list_resources()
+            with pytest.raises(MCPError) as read:
+                await client.read_resource("docs:///guides/errors.md")
+            assert (await search(client, query="retry configuration"))["hits"]  # the session goes on
+    finally:
+        app.close()
+    for method, error in (("resources/list", listed.value), ("resources/read", read.value)):
+        assert error.code == -32603
+        assert error.message.startswith(f"{method} failed: ") and "rebuild" in error.message

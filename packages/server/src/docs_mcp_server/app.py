@@ -79,6 +79,22 @@ async def _named_invalid_params(ctx: Any, call_next: Any) -> Any:
         raise
 
 
+def _failure_message(what: str, exc: Exception) -> str:
+    """What a caller of ``what`` (a tool, ``resources/list``...) is told of the engine's ``exc``: a
+    docs-mcp error as it is; anything else is logged, and LanceDB's errors (a table's file damaged
+    or missing after the build) say to rebuild, without the library's source location."""
+    from docs_mcp_core.errors import DocsMcpError
+
+    if isinstance(exc, DocsMcpError | IndexUnavailableError):
+        return str(exc)
+    log(logging.ERROR, f"{what} failed", error=f"{type(exc).__name__}: {exc}")
+    text = str(exc)
+    if "lance error" in text.lower():
+        detail = text.split(", /", 1)[0].strip()
+        return f"{what} failed: the index's table cannot be read ({detail}); rebuild it with docs-mcp build"
+    return f"{what} failed: {text}" if text else f"{what} failed"
+
+
 def _error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
@@ -234,12 +250,7 @@ class DocsMcpApp:
         self.engine.close()
 
     def _engine_failure(self, tool: str, exc: Exception) -> types.CallToolResult:
-        from docs_mcp_core.errors import DocsMcpError
-
-        if isinstance(exc, DocsMcpError | IndexUnavailableError):
-            return _error_result(str(exc))
-        log(logging.ERROR, f"{tool} failed", error=f"{type(exc).__name__}: {exc}")
-        return _error_result(f"{tool} failed: {exc}" if str(exc) else f"{tool} failed")
+        return _error_result(_failure_message(tool, exc))
 
     async def _run_custom(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         tool, validator = self._custom[name]
@@ -309,8 +320,10 @@ class DocsMcpApp:
     ) -> types.ListResourcesResult:
         try:
             return types.ListResourcesResult(resources=await self.resources())
-        except IndexUnavailableError as exc:
-            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
+        except Exception as exc:  # every failure is an internal error saying what failed
+            raise MCPError(
+                code=types.INTERNAL_ERROR, message=_failure_message("resources/list", exc)
+            ) from exc
 
     async def _list_resource_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -329,8 +342,12 @@ class DocsMcpApp:
                 if filepath not in listed:
                     raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {shown(uri)}")
                 text = await engine.file_content_async(filepath)  # from memory: no thread hop
-        except IndexUnavailableError as exc:
-            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
+        except MCPError:
+            raise
+        except Exception as exc:  # every failure is an internal error saying what failed
+            raise MCPError(
+                code=types.INTERNAL_ERROR, message=_failure_message("resources/read", exc)
+            ) from exc
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type=MIME_MARKDOWN, text=text)]
         )
