@@ -267,6 +267,11 @@ async def test_read_resource_returns_the_whole_file(built_app: DocsMcpApp, examp
         ("docs:///guides/nothing.md", "Resource not found: docs:///guides/nothing.md"),
         ("invalid://uri", "Invalid URI scheme: invalid:. Expected 'docs:'"),
         ("docs:///", "Invalid URI: missing filepath in 'docs:///'"),
+        # a URI Python cannot split (an unclosed IPv6 address) came back as code 0 "Invalid IPv6 URL"
+        (
+            "docs://[::1/guides/errors.md",
+            "Invalid URI: 'docs://[::1/guides/errors.md'. Expected docs:///<filepath>",
+        ),
     ],
 )
 async def test_read_resource_errors(built_app: DocsMcpApp, uri: str, message: str) -> None:

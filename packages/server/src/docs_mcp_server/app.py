@@ -376,11 +376,15 @@ def resource_uri(filepath: str) -> str:
 
 def resource_filepath(uri: str) -> str:
     """The corpus file a ``docs:///<filepath>`` URI names (percent-decoded), or a JSON-RPC error."""
-    parts = urlsplit(uri)
+    invalid = MCPError(
+        code=types.INVALID_PARAMS, message=f"Invalid URI: '{shown(uri)}'. Expected docs:///<filepath>"
+    )
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # one Python cannot split: "docs://[::1/a.md" (an unclosed IPv6 address)
+        raise invalid from None
     if not parts.scheme:
-        raise MCPError(
-            code=types.INVALID_PARAMS, message=f"Invalid URI: '{shown(uri)}'. Expected docs:///<filepath>"
-        )
+        raise invalid
     if parts.scheme.lower() != RESOURCE_SCHEME:
         raise MCPError(
             code=types.INVALID_PARAMS,
