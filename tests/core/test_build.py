@@ -504,7 +504,40 @@ def test_a_build_that_waited_for_the_lock_keeps_the_index_another_build_publishe
     assert _hit_ids(out, "lighthouse") == ["alpha.md#alpha/lighthouse"]
 
 
+def test_a_held_lock_whose_record_is_nested_past_the_recursion_limit_still_names_a_build(
+    tmp_path: Path,
+) -> None:
+    # the record was read with json.loads: "failed unexpectedly: RecursionError" instead of the refusal
+    import fcntl
+    import os
+
+    from docs_mcp_core.errors import BuildLockedError
+    from docs_mcp_core.index.lock import LOCK_FILENAME, acquire_build_lock
+
+    (tmp_path / LOCK_FILENAME).write_text("[" * 4096, encoding="utf-8")
+    holder = os.open(tmp_path / LOCK_FILENAME, os.O_RDWR)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)  # another open file: this process's build is refused too
+        with pytest.raises(BuildLockedError, match=r"^another build \(another build\) is writing to "):
+            acquire_build_lock(tmp_path)
+    finally:
+        os.close(holder)
+
+
 # ── embeddings ─────────────────────────────────────────────────────────────────────────────────
+
+
+def test_an_embedding_cache_meta_nested_past_the_recursion_limit_is_a_cache_given_up(tmp_path: Path) -> None:
+    # the build stopped with "failed unexpectedly: RecursionError" (its cache check read it with json.loads)
+    from tests.support.hostile_json import TOO_DEEP
+
+    docs = _write(tmp_path / "docs", {"alpha.md": "# Alpha\n\n## Lighthouse\n\nThe keeper trims the wick.\n"})
+    out = tmp_path / "out"
+    first = _build(docs, out, embedding=EmbeddingOptions(provider="hash"))
+    (out / ".embedding-cache" / "cache-meta.json").write_text(TOO_DEEP, encoding="utf-8")
+    again = _build(docs, out, embedding=EmbeddingOptions(provider="hash"))
+    assert (again.embedding_misses, again.embedding_hits) == (first.chunks, 0)
+    assert _hit_ids(out, "lighthouse")[0] == "alpha.md#alpha/lighthouse"
 
 
 def test_hash_embeddings_add_a_vector_column_and_a_vector_leg(

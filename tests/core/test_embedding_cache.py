@@ -35,6 +35,7 @@ from docs_mcp_core.embedding.cache import (
 )
 from docs_mcp_core.errors import EmbeddingError
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.hostile_json import TOO_DEEP
 
 CHUNKS = [
     ("a.md#intro", to_embedding_input("a.md > Intro", "Welcome to the SDK.")),
@@ -162,9 +163,10 @@ def test_meta_missing_but_directory_present(saved: tuple[Path, str]) -> None:
     _invalidated(parent, cfg, "cache-meta.json missing but cache directory exists")
 
 
-def test_corrupt_meta(saved: tuple[Path, str]) -> None:
+@pytest.mark.parametrize("text", ["{not json", TOO_DEEP])  # TOO_DEEP: "failed unexpectedly: RecursionError"
+def test_corrupt_meta(saved: tuple[Path, str], text: str) -> None:
     parent, cfg = saved
-    (parent / CACHE_DIRNAME / "cache-meta.json").write_text("{not json")
+    (parent / CACHE_DIRNAME / "cache-meta.json").write_text(text)
     _invalidated(parent, cfg, "corrupt cache-meta.json")
 
 

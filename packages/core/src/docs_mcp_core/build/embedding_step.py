@@ -236,7 +236,7 @@ def _embedding_cache_matches(cache_parent: Path, config_fingerprint: str) -> boo
     """
     try:
         meta = json.loads((cache_parent / CACHE_DIRNAME / CACHE_META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply to parse
         return False
     return (
         isinstance(meta, dict)

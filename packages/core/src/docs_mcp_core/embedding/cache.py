@@ -215,7 +215,7 @@ def load_embedding_cache(cache_parent: Path, config_fingerprint: str) -> CacheLo
 
     try:
         meta = json.loads(meta_raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to parse
         return invalidate("corrupt cache-meta.json")
     if not isinstance(meta, dict):
         return invalidate("corrupt cache-meta.json")

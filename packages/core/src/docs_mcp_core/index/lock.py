@@ -54,7 +54,7 @@ def describe_holder(data: bytes) -> str:
     """``pid 1234 on host ci-7, started 2026-08-21T10:15:00Z`` from a lock's record (or a generic text)."""
     try:
         record = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not a record this code wrote: a holder all the same
         record = None
     if not isinstance(record, dict) or "pid" not in record:
         return "another build"

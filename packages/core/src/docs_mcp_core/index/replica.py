@@ -153,7 +153,7 @@ def _copy_damage(folder: Path, generation: str, files: list[ObjectInfo]) -> str 
     when there is no finished copy of that generation at all)."""
     try:
         marker = json.loads((folder / FETCHED_MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply to parse
         return _NO_COPY
     if not isinstance(marker, dict) or marker.get("generation") != generation:
         return _NO_COPY
