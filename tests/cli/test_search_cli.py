@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from docs_mcp_cli.app import app
 from docs_mcp_core.search import SearchEngine
-from tests.support.programs import run_docs_mcp
+from tests.support.programs import cli_env, docs_mcp_command, permissions_enforced, run_docs_mcp
 
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
@@ -145,6 +145,30 @@ def test_an_index_dir_that_is_a_file_is_named_as_such(tmp_path: Path) -> None:
     code, _, err = _invoke("search", "--index-dir", a_file, "payment")
     assert code == 1
     assert f"index directory is not a directory: '{a_file.resolve()}'" in err
+
+
+@pytest.mark.parametrize("command", ["search", "get"])
+def test_an_index_folder_this_user_may_not_read_is_named_with_what_to_do(
+    cli_index: Path, tmp_path: Path, command: str
+) -> None:
+    # "search failed unexpectedly: PermissionError ...; please report this"
+    import shutil
+    import subprocess
+
+    index = tmp_path / "idx"
+    shutil.copytree(cli_index, index)
+    wrapper = permissions_enforced()
+    (index / ".lancedb").chmod(0o600)  # readable, but not to be entered
+    try:
+        done = subprocess.run(
+            [*wrapper, *docs_mcp_command(), command, "--index-dir", str(index), "payment"],
+            capture_output=True, text=True, timeout=120, check=False, env=cli_env(),
+        )  # fmt: skip
+    finally:
+        (index / ".lancedb").chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"error: cannot read the index at '{index}' ('{index / '.lancedb'}")
+    assert "Permission denied; let the user running docs-mcp read it" in done.stderr
 
 
 def test_get_prints_the_delimiter_grammar(cli_index: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.support.index_stubs import metadata_document, write_index_stub
-from tests.support.programs import SERVER_COMMAND, server_env
+from tests.support.programs import SERVER_COMMAND, permissions_enforced, server_env
 from tests.support.protocol import INITIALIZE, INITIALIZED, text
 from tests.support.server_process import ServerProcess, run_server
 
@@ -133,6 +133,24 @@ def test_unusable_index_fails_fast_with_one_line(tmp_path: Path, case: str, expe
     assert result.returncode == 1
     assert expected in one_error_line(result.stderr)
     assert result.stdout == ""
+
+
+def test_an_index_folder_this_user_may_not_read_fails_fast_naming_it(tmp_path: Path) -> None:
+    # the first look into it (for a build's leftovers) raised PermissionError: a bare traceback
+    index = write_index_stub(tmp_path / "idx")
+    wrapper = permissions_enforced()
+    index.chmod(0o600)  # readable, but not to be entered
+    try:
+        result = subprocess.run(
+            [*wrapper, SERVER_COMMAND, "--index-dir", str(index)],
+            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, env=server_env(),
+        )  # fmt: skip
+    finally:
+        index.chmod(0o755)
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result.stderr).startswith(f"cannot read the index at '{index}' (")
+    assert "Permission denied; let the user running docs-mcp read it" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_corrupt_table_is_reported_on_first_use(tmp_path: Path) -> None:

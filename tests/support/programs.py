@@ -83,6 +83,18 @@ def build_with_cli(docs: Path, out: Path, *extra: str, timeout: float = 300) -> 
     return out
 
 
+def permissions_enforced() -> list[str]:
+    """A command prefix under which file permissions apply to the command: none for a user other
+    than root; for root, ``setpriv`` without the two capabilities that let it read anything (skips
+    the test where that cannot be done)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: file permissions cannot be made to apply")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+
+
 def run_in_private_mount(script: list[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """``sh -c SCRIPT ARGS...`` in a private user and mount namespace (where a test may mount a
     small or read-only tmpfs); skips the test where such a namespace cannot be made."""

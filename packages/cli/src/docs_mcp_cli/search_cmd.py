@@ -60,6 +60,10 @@ def _readable(where: Path | str) -> Iterator[None]:
     open, or mid-query): report it as an unreadable index with what to do, not as an unexpected failure."""
     try:
         yield
+    except PermissionError as exc:  # the index folder (or a folder in it) this user may not read
+        from docs_mcp_core.corpus_walk import cannot_read
+
+        raise IndexNotFoundError(cannot_read(f"the index at '{where}' ('{exc.filename}')", exc)) from None
     except (RuntimeError, OSError, ValueError) as exc:
         text = str(exc)
         if "lance error" not in text.lower():

@@ -37,6 +37,15 @@ def load_index_metadata(
         )
     if not index_dir.is_dir():
         raise BootError(f"index directory is not a directory: '{index_dir}'")
+    try:
+        return _load_local_metadata(index_dir)
+    except PermissionError as exc:  # the folder (or one in it) this user may not read: a traceback
+        from docs_mcp_core.corpus_walk import cannot_read
+
+        raise BootError(cannot_read(f"the index at '{index_dir}' ('{exc.filename}')", exc)) from None
+
+
+def _load_local_metadata(index_dir: Path) -> MetadataView:
     from docs_mcp_core.errors import MetadataError
     from docs_mcp_core.index.live_files import live_files
     from docs_mcp_core.metadata import missing_index_advice, parse_metadata_bytes, read_metadata
