@@ -631,6 +631,17 @@ def test_files_and_index() -> None:
     assert error(valid(index={"table": ""})) == "index.table: must be a non-empty string"
 
 
+@pytest.mark.parametrize("key", ["path", "table"])
+@pytest.mark.parametrize("value", ["a\u0000b", "x" * 256, "data/" + "é" * 128])
+def test_an_index_location_no_file_system_holds_is_named(key: str, value: str) -> None:
+    # the server's first look at it raised ValueError (embedded null byte) or OSError (File name too
+    # long): a bare traceback, and docs-mcp search "failed unexpectedly"
+    assert error(valid(index={key: value})) == (
+        f"index.{key}: must be a path a file system can hold (no NUL character, no name over 255 bytes)"
+    )
+    assert normalize_metadata(valid(index={key: "x" * 255})).index  # the longest name there may be
+
+
 # ------------------------------------------------------------------------------------------------
 # writing
 

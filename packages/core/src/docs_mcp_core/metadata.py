@@ -451,9 +451,22 @@ def _index(raw: Any) -> IndexLocation:
     default = IndexLocation()
     return IndexLocation(
         engine=_optional_text(entry.get("engine"), "index.engine") or default.engine,
-        table=_optional_text(entry.get("table"), "index.table") or default.table,
-        path=_optional_text(entry.get("path"), "index.path") or default.path,
+        table=_file_system_path(entry.get("table"), "index.table") or default.table,
+        path=_file_system_path(entry.get("path"), "index.path") or default.path,
     )
+
+
+def _file_system_path(value: Any, where: str) -> str | None:
+    """A path the index is opened at: one with a NUL or a name over 255 bytes (the longest a file
+    system holds) made the first look at it raise, not an error naming the field."""
+    text = _optional_text(value, where)
+    if text is not None and (
+        "\0" in text or any(len(name.encode("utf-8", "surrogatepass")) > 255 for name in text.split("/"))
+    ):
+        raise _Invalid(
+            where, "must be a path a file system can hold (no NUL character, no name over 255 bytes)"
+        )
+    return text
 
 
 def _instructions(raw: Mapping[str, Any]) -> str | None:
