@@ -80,6 +80,18 @@ def test_index_location_keeps_uris_and_makes_paths() -> None:
         index_location("s3:///prefix")
 
 
+@pytest.mark.parametrize("uri", ["s3://bucket/../x", "s3://bucket/a/./b", "s3://bucket/a//b", "s3://bucket/a/.."])
+def test_a_prefix_an_object_store_cannot_hold_is_named(uri: str) -> None:
+    # "build failed unexpectedly: ValueError: Could not parse path" (search too; a server's traceback)
+    with pytest.raises(StorageError) as info:
+        index_location(uri)
+    assert str(info.value) == (
+        f"index location '{uri}' has a prefix an object store cannot hold (an empty, '.' or '..' part "
+        "between slashes); use s3://bucket/prefix with plain names"
+    )
+    assert index_location("s3://bucket/a.b/..c/") == "s3://bucket/a.b/..c"  # dots inside names are fine
+
+
 def test_storage_options_from_the_environment_and_flags() -> None:
     env = {
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",

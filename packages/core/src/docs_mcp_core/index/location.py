@@ -90,8 +90,15 @@ def check_uri(uri: str) -> None:
             + " / ".join(f"{s}://bucket/prefix" for s in SUPPORTED_SCHEMES)
         )
     rest = uri[len(scheme) + 3 :]
-    if not rest.split("/", 1)[0]:
+    bucket, _, prefix = rest.partition("/")
+    if not bucket:
         raise StorageError(f"index location '{uri}' has no bucket name: use {scheme}://bucket/prefix")
+    prefix = prefix.rstrip("/")
+    if prefix and any(part in ("", ".", "..") for part in prefix.split("/")):  # LanceDB raised ValueError
+        raise StorageError(
+            f"index location '{uri}' has a prefix an object store cannot hold (an empty, '.' or '..' part "
+            f"between slashes); use {scheme}://bucket/prefix with plain names"
+        )
 
 
 def parse_location(
