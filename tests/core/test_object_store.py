@@ -80,7 +80,9 @@ def test_index_location_keeps_uris_and_makes_paths() -> None:
         index_location("s3:///prefix")
 
 
-@pytest.mark.parametrize("uri", ["s3://bucket/../x", "s3://bucket/a/./b", "s3://bucket/a//b", "s3://bucket/a/.."])
+@pytest.mark.parametrize(
+    "uri", ["s3://bucket/../x", "s3://bucket/a/./b", "s3://bucket/a//b", "s3://bucket/a/.."]
+)
 def test_a_prefix_an_object_store_cannot_hold_is_named(uri: str) -> None:
     # "build failed unexpectedly: ValueError: Could not parse path" (search too; a server's traceback)
     with pytest.raises(StorageError) as info:
