@@ -13,10 +13,13 @@ markdown-it-py only gives line maps, and only for blocks that produce tokens. We
   their indentation, fenced/indented code and HTML blocks at the start of their first line; every
   block ends at the end of its last non-blank line, trailing spaces included;
 * add a ``definition`` node for every run of non-blank source lines no token covers: link reference
-  and footnote definitions, which remark keeps as nodes but markdown-it consumes silently.
+  and footnote definitions, which remark keeps as nodes but markdown-it consumes silently;
+* end a table where micromark ends it: at a body line that opens an HTML block of a tag alone on
+  its line (``</Tabs>``), which then runs to the table's last line as an ``html`` node.
 
 Heading text is rendered the way ``mdast-util-to-string`` renders it (inline formatting stripped,
-inline HTML and image alt text kept), because chunk ids are derived from it.
+inline HTML and image alt text kept, links by reference to the document's definitions read, the
+calls of its footnotes left out), because chunk ids are derived from it.
 """
 
 from __future__ import annotations
@@ -28,12 +31,20 @@ from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.html_re import HTML_OPEN_CLOSE_TAG_STR
 from markdown_it.common.utils import MD_TRIM_CHARS
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+# GFM footnotes: a definition ``[^label]: text`` at the start of a line; a call ``[^label]`` of a
+# defined label is a footnote reference, whose mdast text is empty (an undefined one is text)
+_FOOTNOTE_DEFINITION_RE = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:", re.MULTILINE)
+_FOOTNOTE_CALL_RE = re.compile(r"\[\^([^\]\s]+)\]")
+_TICKS_RE = re.compile(r"`+")
+# CommonMark's seventh kind of HTML block: a complete open or closing tag alone on its line
+_HTML_TAG_LINE_RE = re.compile(r"(?:" + HTML_OPEN_CLOSE_TAG_STR + r")\s*$")
 # a GFM delimiter row as markdown-it's table rule checks it: its first two characters, then only
 # pipes, dashes, colons and blanks
 _DELIMITER_ROW_RE = re.compile(r"(?:[|:][|\-: \t]|-[|\-:])[|\-: \t]*")
@@ -76,6 +87,7 @@ class ParsedMarkdown:
     front_matter_line: int  # 1-based line of the opening '---' (for messages)
     references: dict[str, Any] = field(default_factory=dict)  # link reference definitions (markdown-it's)
     tokens: list[Token] = field(default_factory=list)  # the block tokens (inline children not parsed)
+    footnotes: frozenset[str] = frozenset()  # the labels of the document's footnote definitions (lower case)
 
     def front_matter_key_line(self, key: str | None) -> int | None:
         """Line of ``key:`` in the front matter for a message about it, else of its opening ``---``
@@ -214,6 +226,7 @@ def parse_markdown(source: str) -> ParsedMarkdown:
     """Parse ``source`` into top-level nodes with source offsets."""
     env: dict[str, Any] = {}
     tokens = _block_parser().parse(source, env)
+    footnotes = footnote_labels(source)
     starts = _line_starts(source)
     n_lines = len(starts)
 
@@ -244,16 +257,20 @@ def parse_markdown(source: str) -> ParsedMarkdown:
     for n, (first, last_excl, kind, tok, idx) in enumerate(pending):
         if first > covered_until:
             nodes.extend(_definition_nodes(covered_until, first, starts, line_text))
-        node = _make_node(kind, first, last_excl, tok, tokens, idx, starts, line_text, source)
-        if node is not None:
-            node.token_start = idx
-            node.token_end = pending[n + 1][4] if n + 1 < len(pending) else len(tokens)
-            nodes.append(node)
+        # a line that opens an HTML block of a tag alone ends a table where remark ends it
+        cut = _table_interruption(first, last_excl, line_text) if kind == "table" else None
+        pieces = [(kind, first, last_excl)] if cut is None else [(kind, first, cut), ("html", cut, last_excl)]
+        for piece, begin, end in pieces:
+            node = _make_node(piece, begin, end, tok, tokens, idx, starts, line_text, env, footnotes)
+            if node is not None:
+                node.token_start = idx
+                node.token_end = pending[n + 1][4] if n + 1 < len(pending) else len(tokens)
+                nodes.append(node)
         covered_until = max(covered_until, last_excl)
     if covered_until < n_lines:
         nodes.extend(_definition_nodes(covered_until, n_lines, starts, line_text))
     references = env.get("references", {})
-    return ParsedMarkdown(source, nodes, front_matter, front_matter_line, references, tokens)
+    return ParsedMarkdown(source, nodes, front_matter, front_matter_line, references, tokens, footnotes)
 
 
 def _definition_nodes(first: int, last_excl: int, starts: list[int], line_text: Any) -> list[Node]:
@@ -290,7 +307,8 @@ def _make_node(
     idx: int,
     starts: list[int],
     line_text: Any,
-    source: str,
+    env: dict[str, Any],
+    footnotes: frozenset[str],
 ) -> Node | None:
     last = last_excl - 1
     while last > first and not line_text(last).strip():
@@ -307,8 +325,71 @@ def _make_node(
         node.depth = int(tok.tag[1])
         inline = tokens[idx + 1] if idx + 1 < len(tokens) else None
         raw = inline.content if inline is not None and inline.type == "inline" else ""
-        node.heading_text = heading_plain_text(raw)
+        raw = drop_footnote_calls(raw, footnotes)
+        references = env.get("references")
+        # a heading may link by reference to a definition anywhere in the document, as remark reads it
+        node.heading_text = (
+            heading_plain_text(raw) if not references or "[" not in raw else _linked_text(raw, env)
+        )
     return node
+
+
+def _table_interruption(first: int, last_excl: int, line_text: Any) -> int | None:
+    """The first body line of the table on lines ``first`` to ``last_excl`` that opens an HTML
+    block of a complete tag alone on its line (``</Tabs>``): micromark ends the table there and
+    the rest is that block; markdown-it reads such a line as a row (the block cannot interrupt a
+    paragraph, and its table rule treats it alike)."""
+    for line in range(first + 2, last_excl):
+        text = line_text(line)
+        indent = len(text) - len(text.lstrip(" "))
+        if indent <= 3 and "<" in text and _HTML_TAG_LINE_RE.match(text[indent:]):
+            return line
+    return None
+
+
+def footnote_labels(source: str) -> frozenset[str]:
+    """The labels (lower case) of the footnotes ``source`` defines."""
+    if "[^" not in source:
+        return frozenset()
+    return frozenset(found[1].lower() for found in _FOOTNOTE_DEFINITION_RE.finditer(source))
+
+
+def drop_footnote_calls(text: str, footnotes: frozenset[str]) -> str:
+    """Inline markdown ``text`` without its calls of the ``footnotes`` (outside code spans)."""
+    if not footnotes or "[^" not in text:
+        return text
+    spans = _code_span_ranges(text) if "`" in text else []
+
+    def call(found: re.Match[str]) -> str:
+        inside = any(start <= found.start() < end for start, end in spans)
+        return "" if found[1].lower() in footnotes and not inside else found[0]
+
+    return _FOOTNOTE_CALL_RE.sub(call, text)
+
+
+def _code_span_ranges(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s code spans are: a run of backticks up to the next run of the same length."""
+    spans: list[tuple[int, int]] = []
+    runs = list(_TICKS_RE.finditer(text))
+    at = 0
+    while at < len(runs):
+        opened = runs[at]
+        close = next((k for k in range(at + 1, len(runs)) if len(runs[k][0]) == len(opened[0])), None)
+        if close is None:
+            at += 1
+            continue
+        spans.append((opened.start(), runs[close].end()))
+        at = close + 1
+    return spans
+
+
+def _linked_text(raw_inline: str, env: dict[str, Any]) -> str:
+    """:func:`heading_plain_text` of inline markdown that may use the document's reference definitions."""
+    tokens = _inline_parser().parseInline(raw_inline, env)
+    parts: list[str] = []
+    for tok in tokens:
+        collect_inline_text(tok.children or [], parts)
+    return "".join(parts)
 
 
 @lru_cache(maxsize=65536)

@@ -15,9 +15,14 @@ content (no inline syntax, or code spans only) is read without parsing, and pars
 cached (generated references repeat the same cells on many pages). Two cases are read otherwise:
 a table's cells are split from its rows as markdown-it's GFM rule splits them (the chunker's parse
 records only a table's extent), a list or quote holding a table is parsed again, and the items of a
-list nested deeper than markdown-it follows (20 levels) are read line by line. Known differences,
-all rare in documentation: GFM's single-tilde strikethrough (``~a~``) and footnote references stay
-literal text, and a few HTML blocks end at a different line than micromark ends them.
+list nested deeper than markdown-it follows (20 levels) are read line by line. GFM footnotes are
+read as remark reads them: a call of a defined label (``[^1]``) gives nothing, and a definition
+(``[^1]: text``) interrupts a paragraph and gives its text. A table row's cells past the header's
+number stay, as mdast keeps them. ``tests/compat/test_original_text.py`` compares the result with
+remark itself. Known differences, all rare in documentation: GFM's single-tilde strikethrough
+(``~a~``) stays literal text, and a line that opens an HTML block right after a list item's or a
+paragraph's last line (``- Evaluation`` then ``<a href="...">``) is a block of that container for
+micromark and a line of the paragraph for markdown-it.
 
 The default ranking reads its own plain text instead (``markdown_text.py``), where words in list
 items and table cells stay apart and markup is gone.
@@ -35,7 +40,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.backticks import backtick
 from markdown_it.token import Token
 
-from docs_mcp_core.markdown import Node, ParsedMarkdown, collect_inline_text
+from docs_mcp_core.markdown import Node, ParsedMarkdown, collect_inline_text, drop_footnote_calls
 
 __all__ = ["node_mdast_text", "original_content_text"]
 
@@ -44,6 +49,8 @@ __all__ = ["node_mdast_text", "original_content_text"]
 _INLINE_SYNTAX = frozenset("\\`*_[]<>!&~|\r")
 _TASK_RE = re.compile(r"^\[[ xX]\](?=[ \t]+\S)[ \t]")
 _FOOTNOTE_DEF_RE = re.compile(r"^\[\^[^\]\s]+\]:[ \t]*")
+_FOOTNOTE_LINE_RE = re.compile(r"(?:^|\n)[ \t]*\[\^[^\]\s]+\]:")  # a line that opens a footnote's definition
+_FOOTNOTE_SPLIT_RE = re.compile(r"\n(?=[ \t]*\[\^[^\]\s]+\]:)")
 _DEFINITION_START_RE = re.compile(r"\n(?= {0,3}\[[^\]\n]+\]:)")
 _TRAILING_BLANK_RE = re.compile(r"[ \t]\n")
 _CELL_SYNTAX = _INLINE_SYNTAX - {"|"}
@@ -94,35 +101,35 @@ def node_mdast_text(node: Node, parsed: ParsedMarkdown) -> str:
         return node.heading_text
     if kind == "hr":
         return ""
-    source, references = parsed.source, parsed.references
+    source, references, notes = parsed.source, parsed.references, parsed.footnotes
     raw = source[node.start : node.end]
     if kind == "definition":
         # one node here may be several definitions on adjacent lines (several nodes in mdast)
         texts = []
         for definition in _DEFINITION_START_RE.split(raw):
             found = _FOOTNOTE_DEF_RE.match(definition)
-            texts.append(_inline_text(definition[found.end() :].strip(), references) if found else "")
+            texts.append(_inline_text(definition[found.end() :].strip(), references, notes) if found else "")
         return "\n\n".join(texts)
     if kind == "html":
         return raw
     if kind == "table":
-        return _table_text(raw, references)
+        return _table_text(raw, references, notes)
     tokens = parsed.tokens[node.token_start : node.token_end]
     if any(t.type == "table_open" for t in tokens):
-        return _reparsed_text(node, source, references)
+        return _reparsed_text(node, source, references, notes)
     parts: list[str] = []
-    _collect_blocks(tokens, parts, references, source)
+    _collect_blocks(tokens, parts, references, source, notes)
     return "".join(parts)
 
 
-def _reparsed_text(node: Node, source: str, references: dict[str, Any]) -> str:
+def _reparsed_text(node: Node, source: str, references: dict[str, Any], notes: frozenset[str]) -> str:
     """The text of a list or quote holding a table, whose cells the chunker's parse does not read
     (it records only a table's extent): the node parsed again with GFM tables."""
     line_start = source.rfind("\n", 0, node.start) + 1
     text = source[line_start : node.end]
     tokens = _parser().parse(text, {"references": references})
     parts: list[str] = []
-    _collect_blocks(tokens, parts, references, text)
+    _collect_blocks(tokens, parts, references, text, notes)
     return "".join(parts)
 
 
@@ -132,32 +139,30 @@ def _source_lines(source: str) -> list[str]:
     return source.split("\n")
 
 
-def _table_text(raw: str, references: dict[str, Any]) -> str:
+def _table_text(raw: str, references: dict[str, Any], notes: frozenset[str]) -> str:
     """A GFM table's cells, row by row, run together; rows split as markdown-it splits them (an
-    unescaped ``|`` separates cells, ``\\|`` is a pipe), body rows cut or padded to the header's
-    number of cells."""
+    unescaped ``|`` separates cells, ``\\|`` is a pipe). A body row's cells past the header's
+    number stay: mdast keeps them (an HTML rendering drops them)."""
     lines = raw.split("\n")
-    width = len(_split_row(lines[0].strip(_MD_TRIM)))
     del lines[1:2]  # the delimiter row
-    if references:  # a row with a link may use the document's reference definitions
+    if references or notes:  # a row with a link or a footnote call may use the document's definitions
         return "".join(
-            _row_text(line, width, references) if "[" in line else _known_row_text(line, width)
-            for line in lines
+            _row_text(line, references, notes) if "[" in line else _known_row_text(line) for line in lines
         )
-    return "".join(_known_row_text(line, width) for line in lines)
+    return "".join(_known_row_text(line) for line in lines)
 
 
 @lru_cache(maxsize=8192)
-def _known_row_text(line: str, width: int) -> str:
+def _known_row_text(line: str) -> str:
     # generated references repeat the same rows on many pages (a client option, an error type)
-    return _row_text(line, width, {})
+    return _row_text(line, {}, frozenset())
 
 
-def _row_text(line: str, width: int, references: dict[str, Any]) -> str:
-    cells = _split_row(line.strip(_MD_TRIM))[:width]
+def _row_text(line: str, references: dict[str, Any], notes: frozenset[str]) -> str:
+    cells = _split_row(line.strip(_MD_TRIM))
     if _CELL_SYNTAX.isdisjoint(line):  # plain cells
         return "".join(cell.strip(_MD_TRIM) for cell in cells)
-    return "".join(_inline_text(cell.strip(_MD_TRIM), references) for cell in cells if cell)
+    return "".join(_inline_text(cell.strip(_MD_TRIM), references, notes) for cell in cells if cell)
 
 
 def _split_row(line: str) -> list[str]:
@@ -172,8 +177,10 @@ def _split_row(line: str) -> list[str]:
     return cells
 
 
-def _inline_text(text: str, references: dict[str, Any]) -> str:
-    """``mdast-util-to-string`` of inline markdown (a paragraph's or a cell's content)."""
+def _inline_text(text: str, references: dict[str, Any], notes: frozenset[str] = frozenset()) -> str:
+    """``mdast-util-to-string`` of inline markdown (a paragraph's or a cell's content); the calls
+    of the document's footnotes (``notes``) give nothing."""
+    text = drop_footnote_calls(text, notes)
     if not _INLINE_SYNTAX.intersection(text):
         if "\n" not in text:
             return text
@@ -247,8 +254,12 @@ def _parse_inline(text: str, references: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _collect_blocks(tokens: list[Token], parts: list[str], references: dict[str, Any], source: str) -> None:
-    """The texts of block ``tokens`` (their maps are lines of ``source``) into ``parts``."""
+def _collect_blocks(
+    tokens: list[Token], parts: list[str], references: dict[str, Any], source: str, notes: frozenset[str]
+) -> None:
+    """The texts of block ``tokens`` (their maps are lines of ``source``) into ``parts``; a
+    paragraph that opens with the label of one of the document's footnotes (``notes``) is that
+    footnote's definition, whose text follows the label (:func:`_footnoted_text`)."""
     task_item = False
     for i, token in enumerate(tokens):
         kind = token.type
@@ -258,7 +269,10 @@ def _collect_blocks(tokens: list[Token], parts: list[str], references: dict[str,
             if task_item:
                 text = _TASK_RE.sub("", text, count=1)
                 task_item = False
-            parts.append(_inline_text(text, references))
+            if notes and _FOOTNOTE_LINE_RE.search(text):
+                parts.append(_footnoted_text(text, references, notes))
+            else:
+                parts.append(_inline_text(text, references, notes))
         elif kind in ("fence", "code_block"):
             parts.append(token.content.removesuffix("\n"))
         elif kind == "html_block":
@@ -267,12 +281,26 @@ def _collect_blocks(tokens: list[Token], parts: list[str], references: dict[str,
             # GFM task list items: the ``[x]`` marker is the item's state, not its text
             task_item = kind == "list_item_open" and nxt is not None and nxt.type == "paragraph_open"
             if token.level >= _DEEPEST and nxt is not None and nxt.nesting == -1 and token.map:
-                parts.append(_unparsed_lines(source, token.map, references))
+                parts.append(_unparsed_lines(source, token.map, references, notes))
 
 
-def _unparsed_lines(source: str, lines: list[int], references: dict[str, Any]) -> str:
+def _footnoted_text(text: str, references: dict[str, Any], notes: frozenset[str]) -> str:
+    """The text of a paragraph some of whose lines open a footnote's definition (``[^1]: ...``):
+    each such line interrupts the paragraph and starts a node of its own, whose text follows the
+    label; the nodes' texts are joined as top-level nodes are."""
+    texts = []
+    for piece in _FOOTNOTE_SPLIT_RE.split(text):
+        piece = piece.lstrip(" \t")
+        found = _FOOTNOTE_DEF_RE.match(piece)
+        texts.append(_inline_text(piece[found.end() :] if found else piece, references, notes))
+    return "\n\n".join(texts)
+
+
+def _unparsed_lines(source: str, lines: list[int], references: dict[str, Any], notes: frozenset[str]) -> str:
     """The text of a container nested deeper than markdown-it follows (its parse leaves it empty;
     the original's parser has no such limit): each line without its markers, run together as the
     items of a list are."""
     text = _source_lines(source)[lines[0] : lines[1]]
-    return "".join(_inline_text(_MARKERS_RE.sub("", line).strip(_MD_TRIM), references) for line in text)
+    return "".join(
+        _inline_text(_MARKERS_RE.sub("", line).strip(_MD_TRIM), references, notes) for line in text
+    )
