@@ -1,7 +1,8 @@
-"""The LanceDB of the original docs-mcp (``@lancedb/lancedb`` 0.26.2 for Node), run from the tests.
+"""The LanceDB of the original docs-mcp (``@lancedb/lancedb`` 0.26.2 for Node) and its markdown
+parser (remark-parse 11, remark-gfm 4), run from the tests.
 
-``tests/compat/node`` pins it with ``package.json`` and ``package-lock.json``; ``.ci/run`` installs it
-with ``npm ci``. Without ``node``, or without that install, the tests here skip and say why.
+``tests/compat/node`` pins them with ``package.json`` and ``package-lock.json``; ``.ci/run`` installs
+them with ``npm ci``. Without ``node``, or without that install, the tests here skip and say why.
 """
 
 from __future__ import annotations
