@@ -113,6 +113,34 @@ def test_invalid_manifests_name_the_field(text: str, message: str) -> None:
     assert str(info.value).startswith(".docs-mcp.json")
 
 
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        # these two replaced search_docs's own max_tokens and facets arguments in the tool's schema
+        ("max_tokens", "metadata.max_tokens would replace search_docs's own 'max_tokens' argument"),
+        ("facets", "metadata.facets would replace search_docs's own 'facets' argument"),
+        # these ended the build with "failed unexpectedly" from LanceDB when it wrote the table
+        ("chunk_id", "metadata key 'chunk_id' cannot be a column of the index's table (the table has one"),
+        ("search_text", "metadata key 'search_text' cannot be a column of the index's table (the table has"),
+        ("vector", "metadata key 'vector' cannot be a column of the index's table (the table has one of"),
+        ("_rowid", "metadata key '_rowid' cannot be a column of the index's table (the table has one of"),
+        ("_score", "metadata key '_score' cannot be a column of the index's table (the table has one of"),
+        ("sdk.version", "metadata key 'sdk.version' cannot be a column of the index's table (a '.' makes it"),
+    ],
+)
+def test_metadata_keys_the_tool_or_the_table_has_already_are_refused(key: str, message: str) -> None:
+    with pytest.raises(ManifestError) as info:
+        parse_manifest(json.dumps({"version": "1", "metadata": {key: "v"}}), source=".docs-mcp.json")
+    assert str(info.value).startswith(f".docs-mcp.json: {message}")
+
+
+def test_the_table_columns_metadata_keys_may_not_take_are_every_column_of_the_table() -> None:
+    from docs_mcp_core.index.table import table_schema
+    from docs_mcp_core.manifest import TABLE_COLUMNS
+
+    assert set(table_schema([], 8).names) <= set(TABLE_COLUMNS)
+
+
 def test_server_instructions_longer_than_every_client_should_receive_are_refused() -> None:
     # a manifest's 12 MB of instructions went into metadata.json and every initialize answer whole
     longest = json.dumps({"version": "1", "mcpServerInstructions": "x" * MAX_TOOL_TEXT_LENGTH})

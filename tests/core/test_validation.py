@@ -217,7 +217,7 @@ def test_metadata_keys_that_would_break_the_search_tool_are_errors(tmp_path: Pat
 def test_a_metadata_key_some_clients_refuse_is_a_warning_once(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"SDK language": "go"}}))
     write(tmp_path, "a.md", "# A\n")
-    write(tmp_path, "b.md", "---\nmcp_metadata:\n  sdk.version: '2'\n---\n# B\n")
+    write(tmp_path, "b.md", "---\nmcp_metadata:\n  sdk-version: '2'\n---\n# B\n")
     report = validate_corpus(tmp_path)
     assert triples(report) == [("a.md", None, "warning")]
     assert report.findings[0].message.startswith("metadata key 'SDK language' becomes a search_docs argument")

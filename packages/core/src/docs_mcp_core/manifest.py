@@ -272,8 +272,21 @@ def _metadata_blocks(manifest: Manifest) -> list[tuple[str, dict[str, str]]]:
     return blocks
 
 
-RESERVED_METADATA_KEYS = ("query", "limit", "cursor")
+RESERVED_METADATA_KEYS = ("query", "limit", "cursor", "max_tokens", "facets")
 """Arguments of ``search_docs`` itself: a taxonomy key of one of these names would replace it."""
+
+TABLE_COLUMNS = (
+    *("chunk_id", "filepath", "heading", "heading_level", "content", "content_text", "breadcrumb"),
+    *("chunk_index", "metadata_json", "file_fingerprint", "search_heading", "search_text", "search_path"),
+    *("search_prior", "search_dedup", "search_spellings", "search_plain", "vector"),
+    # LanceDB's own: row ids and addresses, and the scores it adds to a query's rows
+    *("_rowid", "_rowaddr", "_rowoffset", "_row_created_at_version", "_row_last_updated_at_version"),
+    *("_score", "_distance", "_relevance_score"),
+)
+"""Column names of the index's table besides the taxonomy's (every metadata key is a column too):
+such a key, or one holding a ``.`` (a struct field to LanceDB), ended the build with "failed
+unexpectedly" when the table was written. ``tests/core/test_manifest.py`` checks the list against
+:func:`docs_mcp_core.index.table.table_schema`."""
 
 PORTABLE_METADATA_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 """Argument names every MCP client accepts (some model APIs refuse a tool whose input schema has
@@ -284,7 +297,7 @@ def unportable_key_warning(key: str) -> str | None:
     """Why some clients would refuse ``key`` (trimmed) as a ``search_docs`` argument, or ``None``."""
     if PORTABLE_METADATA_KEY.fullmatch(key):
         return None
-    suggestion = re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_")[:64] or "key"
+    suggestion = re.sub(r"[^A-Za-z0-9_-]+", "_", key).strip("_")[:64] or "key"
     return (
         f"metadata key '{key}' becomes a search_docs argument name, and some agents' model APIs refuse a "
         "tool whose argument names are not 1-64 letters, digits, '_', '.' or '-'; rename it "
@@ -306,6 +319,12 @@ def _check_metadata(meta: Mapping[str, Any], where: str, source: str) -> None:
                 f"{source}: {where}.{key.strip()} would replace search_docs's own '{key.strip()}' "
                 "argument (metadata keys become search_docs arguments); rename the key, e.g. "
                 f"'{key.strip()}_kind'"
+            )
+        if key.strip() in TABLE_COLUMNS or "." in key:
+            raise ManifestError(
+                f"{source}: {where} key '{key.strip()}' cannot be a column of the index's table "
+                + ("(a '.' makes it a struct field)" if "." in key else "(the table has one of that name)")
+                + f"; rename it, e.g. '{key.strip().replace('.', '_') if '.' in key else key.strip() + '_kind'}'"
             )
         if not isinstance(value, str):
             raise ManifestError(f"{source}: {where}.{key} must be a string (got {json.dumps(value)})")
