@@ -134,6 +134,17 @@ def test_metadata_keys_the_tool_or_the_table_has_already_are_refused(key: str, m
     assert str(info.value).startswith(f".docs-mcp.json: {message}")
 
 
+def test_a_metadata_value_holding_a_nul_is_refused() -> None:
+    # a filter on it matched nothing (the filter's SQL drops a NUL), though the tool offered the value
+    with pytest.raises(ManifestError) as info:
+        parse_manifest(
+            json.dumps({"version": "1", "metadata": {"kind": "a\u0000b"}}), source=".docs-mcp.json"
+        )
+    assert str(info.value) == (
+        ".docs-mcp.json: metadata.kind holds a NUL character, which no search_docs filter can match; remove it"
+    )
+
+
 def test_the_table_columns_metadata_keys_may_not_take_are_every_column_of_the_table() -> None:
     from docs_mcp_core.index.table import table_schema
     from docs_mcp_core.manifest import TABLE_COLUMNS

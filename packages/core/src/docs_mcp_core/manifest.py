@@ -330,6 +330,10 @@ def _check_metadata(meta: Mapping[str, Any], where: str, source: str) -> None:
             raise ManifestError(f"{source}: {where}.{key} must be a string (got {json.dumps(value)})")
         if not value.strip():
             raise ManifestError(f"{source}: {where}.{key} cannot be empty")
+        if "\0" in value:  # the filter's SQL literal drops it: the value offered would match nothing
+            raise ManifestError(
+                f"{source}: {where}.{key} holds a NUL character, which no search_docs filter can match; remove it"
+            )
 
 
 def clean_metadata(meta: Mapping[str, str]) -> dict[str, str]:
