@@ -20,7 +20,13 @@ import pytest
 from docs_mcp_core.index.lock import LOCK_FILENAME
 from docs_mcp_core.search import SearchEngine
 from tests.support.file_digests import file_digests
-from tests.support.programs import cli_env, docs_mcp_command, run_docs_mcp, run_in_private_mount
+from tests.support.programs import (
+    cli_env,
+    docs_mcp_command,
+    permissions_enforced,
+    run_docs_mcp,
+    run_in_private_mount,
+)
 
 pytestmark = pytest.mark.integration  # starts processes or listens on ports
 
@@ -120,6 +126,32 @@ def test_an_unknown_embedding_provider_is_a_usage_error(tmp_path: Path, examples
     assert "'cohere' is not one of" in done.stderr and "--embedding-provider" in done.stderr
     assert "Value error" not in done.stderr
     assert not out.exists()
+
+
+def test_an_index_whose_metadata_this_user_may_not_read_is_not_called_not_an_index(
+    tmp_path: Path, examples_docs: Path
+) -> None:
+    # it was refused as "not a docs-mcp index (its metadata.json has no metadata_version ...)",
+    # with the advice to remove the files if no longer needed: the index itself
+    out = tmp_path / "idx"
+    assert run_docs_mcp("build", "--docs-dir", examples_docs, "--out", out).returncode == 0
+    before = file_digests(out)
+    wrapper = permissions_enforced()
+    (out / "metadata.json").chmod(0o000)
+    try:
+        done = subprocess.run(
+            [*wrapper, *docs_mcp_command(), "build", "--docs-dir", str(examples_docs), "--out", str(out)],
+            capture_output=True, text=True, timeout=180, check=False, env=cli_env(),
+        )  # fmt: skip
+    finally:
+        (out / "metadata.json").chmod(0o644)
+    assert done.returncode == 2, done.stderr
+    message = " ".join(line.strip(" │") for line in done.stderr.splitlines() if line.startswith("│"))
+    assert (
+        "(its metadata.json cannot be read: it is not a regular file, or this user may not read it;"
+        in message
+    )
+    assert file_digests(out) == before
 
 
 def test_an_out_folder_that_is_not_an_index_exits_2_untouched(tmp_path: Path, examples_docs: Path) -> None:

@@ -109,11 +109,14 @@ def refuse_unless_index(names: list[str], read: Callable[[str], bytes | None], w
             return
     theirs.sort(key=sort_key)
     shown = ", ".join(theirs[:5]) + (f" and {len(theirs) - 5} more" if len(theirs) > 5 else "")
-    why = (
-        f"its {METADATA_FILENAME} has no metadata_version"
-        if METADATA_FILENAME in names
-        else f"it has no {METADATA_FILENAME}"
-    )
+    if METADATA_FILENAME not in names:
+        why = f"it has no {METADATA_FILENAME}"
+    elif read(METADATA_FILENAME) is None:  # said "has no metadata_version" of an index this user may not read
+        why = (
+            f"its {METADATA_FILENAME} cannot be read: it is not a regular file, or this user may not read it"
+        )
+    else:
+        why = f"its {METADATA_FILENAME} has no metadata_version"
     raise OutputNotAnIndexError(
         f"'{where}' is not empty and is not a docs-mcp index ({why}; it holds {shown}): a build "
         "replaces the index files in its output, so it writes nothing there. Choose a new or empty "
