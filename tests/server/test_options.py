@@ -159,6 +159,10 @@ def test_a_custom_tools_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -
         # argv bytes that are not UTF-8: /healthz answered 500, stdio never answered initialize
         ({"version": "1.0\udcff"}, r"--server-version \(or SERVER_VERSION\) is not valid UTF-8 text"),
         ({"build_date": "2026\x7f"}, r"--build-date \(or BUILD_DATE\) .* holds a control character"),
+        # a 100,000-character GIT_COMMIT went into the header of every answer: clients whose HTTP
+        # parsers take 8-16 KB of headers (Node, h11, aiohttp) could read none of them
+        ({"git_commit": "a" * 257}, r"^--git-commit \(or GIT_COMMIT\) is 257 characters long; at most 256"),
+        ({"name": "n" * 100_000}, r"^--name \(or SERVER_NAME\) is 100,000 characters long; at most 256"),
     ],
 )
 def test_an_identity_that_cannot_go_into_a_header_is_refused(
@@ -167,6 +171,7 @@ def test_an_identity_that_cannot_go_into_a_header_is_refused(
     with pytest.raises(OptionsError, match=message):
         ServerOptions(index_dir=tmp_path, **fields)  # type: ignore[arg-type]
     ServerOptions(index_dir=tmp_path, name="Café docs", version="1.0 (beta)")  # plain text is fine
+    ServerOptions(index_dir=tmp_path, git_commit="c" * 256)  # and so is the longest allowed
 
 
 def test_a_cursor_secret_that_is_not_utf8_is_refused_at_start_up(tmp_path: Path) -> None:

@@ -278,6 +278,10 @@ def validate_options(options: ServerOptions) -> None:
         )
 
 
+MAX_IDENTITY_LENGTH = 256
+"""Characters of each of --name, --server-version, --git-commit and --build-date."""
+
+
 def _check_identity(info: BuildInfo) -> None:
     """The identity goes into the ``DOCS-MCP`` response header, ``/healthz`` and ``serverInfo``: a
     CR/LF there split HTTP responses (a header of the operator's text), and bytes that are not UTF-8
@@ -293,6 +297,11 @@ def _check_identity(info: BuildInfo) -> None:
             continue
         if not is_utf8(value):
             raise OptionsError(f"{flag} is not valid UTF-8 text; give it as UTF-8")
+        if len(value) > MAX_IDENTITY_LENGTH:  # in the header of every answer: most clients read 8-16 KB
+            raise OptionsError(
+                f"{flag} is {len(value):,} characters long; at most {MAX_IDENTITY_LENGTH} are allowed, "
+                "as it is sent in the DOCS-MCP header of every HTTP answer"
+            )
         if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
             raise OptionsError(
                 f"{flag} {value!r} holds a control character (a newline, a tab); it is sent in the "
