@@ -304,7 +304,8 @@ class SearchEngine:
 
     def parse_query(self, query: str | None) -> Query:
         """``query`` as this engine's legs read it (raises :class:`SearchError` when it is empty)."""
-        return Query.parse(query, expand=self._default, analyzer_stop_words=self._scoring.stop_words)
+        stop_words, gaps = self._scoring.stop_words, self._scoring.phrase_gaps
+        return Query.parse(query, expand=self._default, analyzer_stop_words=stop_words, phrase_gaps=gaps)
 
     def check_filters(self, filters: Mapping[str, str] | None, *, values: bool = False) -> dict[str, str]:
         """The filters a search applies (see :func:`~docs_mcp_core.search.filters.active_filters`);

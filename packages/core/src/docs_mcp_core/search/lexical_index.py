@@ -58,13 +58,16 @@ PARALLEL_BUILD_MAX_ROWS = 50_000
 @dataclass(frozen=True)
 class Scoring:
     """How a LanceDB version scores full text: its stop words, whether BM25's ``N`` and average
-    length count every row or only the rows with a term in the column, and whether a term repeated
-    in the query counts as often as it occurs or once."""
+    length count every row or only the rows with a term in the column, whether a term repeated
+    in the query counts as often as it occurs or once, and whether a phrase query keeps the gaps
+    its stop words leave (0.40) or reads its other words as adjacent (0.26: ``rerun if changed``
+    finds ``rerun changed`` and never the text ``rerun-if-changed``, whose index keeps the gap)."""
 
     name: str
     stop_words: frozenset[str]
     counts_every_row: bool
     counts_repeated_terms: bool
+    phrase_gaps: bool = True
 
 
 # LanceDB 0.40, the version docs-mcp builds and queries with.
@@ -74,7 +77,11 @@ LANCEDB_SCORING = Scoring(
 # @lancedb/lancedb 0.26.2, the version the original docs-mcp indexed and searched with; the
 # `original` ranking scores with it (tests/core/test_lexical_index.py checks scores recorded from it).
 ORIGINAL_SCORING = Scoring(
-    "lancedb-0.26", LANCEDB_0_26_STOP_WORDS, counts_every_row=True, counts_repeated_terms=False
+    "lancedb-0.26",
+    LANCEDB_0_26_STOP_WORDS,
+    counts_every_row=True,
+    counts_repeated_terms=False,
+    phrase_gaps=False,
 )
 
 

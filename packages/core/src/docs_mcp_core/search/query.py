@@ -189,6 +189,7 @@ class Query:
     terms: tuple[str, ...]
     analyzer_stop_words: frozenset[str] = LANCEDB_STOP_WORDS
     expanded: bool = True
+    phrase_gaps: bool = True
 
     @classmethod
     def parse(
@@ -197,9 +198,11 @@ class Query:
         *,
         expand: bool = True,
         analyzer_stop_words: frozenset[str] = LANCEDB_STOP_WORDS,
+        phrase_gaps: bool = True,
     ) -> Query:
         """The query of a request. ``expand`` adds identifier parts to :attr:`match`;
-        ``analyzer_stop_words`` are the full-text analyzer's (the scored LanceDB version's).
+        ``analyzer_stop_words`` are the full-text analyzer's (the scored LanceDB version's), and
+        ``phrase_gaps`` whether its phrase query keeps the gaps of the stop words it drops.
 
         Raises :class:`SearchError` when the query is empty, too long or has too many words
         (:func:`check_query`).
@@ -216,6 +219,7 @@ class Query:
             terms=tuple(dict.fromkeys(_WORD_RE.findall(focus.lower()))),
             analyzer_stop_words=analyzer_stop_words,
             expanded=expand,
+            phrase_gaps=phrase_gaps,
         )
 
     @cached_property
@@ -225,8 +229,10 @@ class Query:
 
     @cached_property
     def phrase(self) -> list[tuple[str, int]]:
-        """The index terms of :attr:`lexical` with their word positions, counted from the first term."""
-        return analyze_positions(self.lexical, self.analyzer_stop_words)
+        """The index terms of :attr:`lexical` with their word positions, counted from the first term
+        (without :attr:`phrase_gaps`, one after the other)."""
+        found = analyze_positions(self.lexical, self.analyzer_stop_words)
+        return found if self.phrase_gaps else [(term, at) for at, (term, _) in enumerate(found)]
 
     @cached_property
     def spellings(self) -> list[list[str]]:
