@@ -103,6 +103,32 @@ def test_invalid_arguments_exit_with_usage_error(tmp_path: Path, args: list[str]
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        # each started a server that answered every request 401 (400 for the long one)
+        ("DOCS_MCP_AUTH_TOKEN", "   ", "--auth-token (or DOCS_MCP_AUTH_TOKEN) starts or ends with a space"),
+        (
+            "DOCS_MCP_AUTH_TOKEN",
+            "line\nbreak",
+            "--auth-token (or DOCS_MCP_AUTH_TOKEN) starts or ends with a space",
+        ),
+        ("DOCS_MCP_AUTH_TOKEN", "t" * 5000, "--auth-token (or DOCS_MCP_AUTH_TOKEN) is 5,000 characters long"),
+        ("PLAYGROUND_PASSWORD", " pw", "--playground-password (or PLAYGROUND_PASSWORD) starts or ends with"),
+    ],
+)
+def test_a_credential_no_client_can_send_is_a_usage_error(
+    tmp_path: Path, variable: str, value: str, message: str
+) -> None:
+    index = str(write_index_stub(tmp_path / "idx"))
+    result = run_server(
+        ["--index-dir", index, "--transport", "http", "--port", "0", "--playground"],
+        env=server_env(**{variable: value}),
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"docs-mcp-server: error: {message}")
+
+
 def test_index_dir_is_required() -> None:
     result = run_server([])
     assert result.returncode == 2

@@ -423,9 +423,31 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
     )
 
 
+MAX_SECRET_LENGTH = 4096  # an Authorization header longer than that is refused by the HTTP parser
+
+
+def _secret_problem(flag: str, value: str | None) -> str | None:
+    """Why no client could ever send ``value`` as a bearer credential (None when one can): a server
+    started with it answered every request 401 (or 400 for one over the header limit)."""
+    if value is None:
+        return None
+    if len(value) > MAX_SECRET_LENGTH:
+        return f"{flag} is {len(value):,} characters long; at most {MAX_SECRET_LENGTH} fit in an HTTP header"
+    if value != value.strip(" \t") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        return (
+            f"{flag} starts or ends with a space or holds a control character, so no client can send it in "
+            "an Authorization header; give plain text"
+        )
+    return None
+
+
 def usage_problem(args: argparse.Namespace) -> str | None:
     """Why the flags cannot be served together (None when they can); ``--workers`` becomes an int."""
     problem = _workers_problem(args)
+    if problem is None:
+        problem = _secret_problem("--auth-token (or DOCS_MCP_AUTH_TOKEN)", args.auth_token)
+    if problem is None:
+        problem = _secret_problem("--playground-password (or PLAYGROUND_PASSWORD)", args.playground_password)
     if problem is None and args.transport == "http" and args.playground_password and not args.playground:
         problem = (
             "a playground password is set (--playground-password or PLAYGROUND_PASSWORD) but --playground "
