@@ -94,6 +94,26 @@ def test_a_prefix_an_object_store_cannot_hold_is_named(uri: str) -> None:
     assert index_location("s3://bucket/a.b/..c/") == "s3://bucket/a.b/..c"  # dots inside names are fine
 
 
+@pytest.mark.parametrize(
+    ("explicit", "env", "where"),
+    [
+        # each ended the command in a Rust panic (pyo3_runtime.PanicException), past every handler
+        ({"endpoint": "not a url"}, {}, "the endpoint storage option is 'not a url'"),
+        ({"endpoint": "http://"}, {}, "the endpoint storage option is 'http://'"),
+        ({}, {"AWS_ENDPOINT_URL": "http://[::1"}, "AWS_ENDPOINT_URL is 'http://[::1'"),
+        ({}, {"AWS_ENDPOINT_URL": ""}, "AWS_ENDPOINT_URL is ''"),
+        ({"endpoint": "http://127.0.0.1:9000"}, {"AWS_ENDPOINT": "ftp://x"}, "AWS_ENDPOINT is 'ftp://x'"),
+    ],
+)
+def test_an_endpoint_that_is_not_a_url_is_named(
+    explicit: dict[str, str], env: dict[str, str], where: str
+) -> None:
+    with pytest.raises(StorageError) as info:
+        resolve_storage_options(explicit, env)
+    assert str(info.value).startswith(f"{where}, not an http:// or https:// URL with a host")
+    assert resolve_storage_options({"endpoint": "https://s3.example.com"}, {})["aws_endpoint"]
+
+
 def test_storage_options_from_the_environment_and_flags() -> None:
     env = {
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",

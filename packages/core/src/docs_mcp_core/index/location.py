@@ -137,13 +137,37 @@ def storage_options_from_env(env: Mapping[str, str] | None = None) -> dict[str, 
     return options
 
 
+def _check_endpoint(url: str, where: str) -> None:
+    """Raise :class:`StorageError` unless ``url`` is an ``http://`` or ``https://`` URL with a host."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # "http://[::1" (an unclosed address), "http://h:99999" (no port)
+        usable = False
+    if not usable or any(ch.isspace() or ord(ch) < 0x20 for ch in url):
+        raise StorageError(
+            f"{where} is {url!r}, not an http:// or https:// URL with a host "
+            "(e.g. http://127.0.0.1:9000); correct it, or unset it to use AWS's own endpoint"
+        )
+
+
 def resolve_storage_options(
     explicit: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """Environment defaults overlaid with explicit options (aliases resolved, explicit wins)."""
-    options = storage_options_from_env(env)
+    environ = os.environ if env is None else env
+    options = storage_options_from_env(environ)
     for key, value in (explicit or {}).items():
         options[_ALIASES.get(key.strip().lower(), key.strip().lower())] = value
+    # the object-store library reads these variables itself, so a set one must be a URL even when an
+    # explicit endpoint wins: a malformed one ended the command in a Rust panic, past every handler
+    for name in ("AWS_ENDPOINT", "AWS_ENDPOINT_URL"):
+        if name in environ:
+            _check_endpoint(environ[name], name)
+    if "aws_endpoint" in options:
+        _check_endpoint(options["aws_endpoint"], "the endpoint storage option")
     endpoint = options.get("aws_endpoint", "")
     if endpoint.startswith("http://") and "allow_http" not in options:
         options["allow_http"] = "true"  # an explicit plain-HTTP endpoint (MinIO, a local test server)
