@@ -114,6 +114,17 @@ def test_an_endpoint_that_is_not_a_url_is_named(
     assert resolve_storage_options({"endpoint": "https://s3.example.com"}, {})["aws_endpoint"]
 
 
+def test_a_storage_setting_the_client_cannot_use_is_an_os_error_naming_it() -> None:
+    # raised while the client was made, outside the handler that turns its errors into OSError:
+    # "search failed unexpectedly: GenericError ... Debug source: ..."
+    storage = open_storage("s3://bucket/idx", {"endpoint": "http://127.0.0.1:9", "timeout": "abc"})
+    with pytest.raises(OSError) as info:
+        storage.read_bytes("metadata.json")
+    assert str(info.value) == (
+        'the object-store settings are not usable: Generic Config error: failed to parse "abc" as Duration'
+    )
+
+
 def test_storage_options_from_the_environment_and_flags() -> None:
     env = {
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",

@@ -133,9 +133,14 @@ class S3Storage(IndexStorage):
             client.setdefault("allow_http", True)
         retry: Any = {"max_retries": 3, "retry_timeout": timedelta(seconds=30)}
         store: Any = S3Store  # the options are plain dicts here; the client checks the keys
-        return store(
-            self.bucket, prefix=prefix or None, config=config, client_options=client, retry_config=retry
-        )
+        try:
+            return store(
+                self.bucket, prefix=prefix or None, config=config, client_options=client, retry_config=retry
+            )
+        except (
+            _store_errors().BaseError
+        ) as exc:  # a setting it cannot use (timeout=abc): was "failed unexpectedly"
+            raise OSError(f"the object-store settings are not usable: {_short(exc)}") from None
 
     def _objects(self) -> Any:
         if self._store is None:
