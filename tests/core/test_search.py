@@ -642,3 +642,28 @@ def test_pages_are_consistent_on_sdk_docs(sdk_docs_index: Path, shared_dir: Path
         if walked != whole[: len(walked)]:
             inconsistent.append(case["name"])
     assert inconsistent == []
+
+
+def test_a_row_whose_metadata_json_is_nested_past_the_recursion_limit_falls_back_to_its_columns(
+    built_index: Path, tmp_path: Path
+) -> None:
+    # the search failed with RecursionError (the fallback to the taxonomy columns caught only
+    # JSONDecodeError)
+    import shutil
+
+    import lancedb
+
+    from tests.support.hostile_json import TOO_DEEP
+
+    index = tmp_path / "index"
+    shutil.copytree(built_index, index)
+    lancedb.connect(str(index / ".lancedb")).open_table("chunks").update(values={"metadata_json": TOO_DEEP})
+    plain, damaged = SearchEngine.open(built_index), SearchEngine.open(index)
+    try:
+        expected = plain.search("install the sdk", limit=5, filters={"language": "python"})
+        got = damaged.search("install the sdk", limit=5, filters={"language": "python"})
+    finally:
+        plain.close()
+        damaged.close()
+    assert [(h.chunk_id, h.metadata) for h in got.hits] == [(h.chunk_id, h.metadata) for h in expected.hits]
+    assert any(h.metadata.get("language") == "python" for h in got.hits)  # from the columns

@@ -460,7 +460,7 @@ def _group_cached_batch(
         filepath = cols["filepath"][i]
         try:
             meta = json.loads(cols["metadata_json"][i] or "{}")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to parse
             meta = {}
         chunk = Chunk(
             chunk_id=cols["chunk_id"][i],

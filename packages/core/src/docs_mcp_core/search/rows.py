@@ -103,6 +103,6 @@ class RowReader:
                 parsed = json.loads(raw)
                 if isinstance(parsed, dict):
                     return {str(k): v for k, v in parsed.items() if isinstance(v, str) and v}
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # RecursionError: nested too deeply to parse
                 pass
         return {k: row[k] for k in self._taxonomy_keys if isinstance(row.get(k), str) and row.get(k)}
