@@ -617,6 +617,32 @@ def test_a_rebuild_copies_the_derived_columns_of_unchanged_files_only(
     assert "MARKER" not in _table_rows(out, ["search_text"])[kept["chunk_id"]]["search_text"]
 
 
+def test_a_rebuild_chunks_every_file_again_after_the_chunking_changed(
+    tmp_path: Path, examples_docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's chunks are reused only from a table chunked the same way: a new release that reads
+    the same markdown differently (another content_text, heading or id) must not keep the old
+    reading of the files that did not change, or a rebuild would differ from a fresh build."""
+    from docs_mcp_core.index import table as index_table
+    from docs_mcp_core.index.lancedb_import import import_lancedb
+
+    docs = _copy_examples(examples_docs, tmp_path / "docs")
+    out = tmp_path / "out"
+    _build(docs, out)
+    kept = _chunks(out)[0]["chunk_id"]
+    table = import_lancedb().connect(str(out / ".lancedb")).open_table("chunks")
+    table.update(where=f"chunk_id = '{kept}'", values={"content_text": "MARKER as read before"})
+
+    summary = _build(docs, out)  # the same chunking: the unchanged files' chunks are taken over
+    assert summary.cached_files == summary.files
+    assert _table_rows(out, ["content_text"])[kept]["content_text"] == "MARKER as read before"
+
+    monkeypatch.setattr(index_table, "CHUNKING_VERSION", "chunked-differently")
+    summary = _build(docs, out)
+    assert summary.cached_files == 0
+    assert "MARKER" not in _table_rows(out, ["content_text"])[kept]["content_text"]
+
+
 def test_a_rebuild_writes_the_same_table_as_a_fresh_build(tmp_path: Path, examples_docs: Path) -> None:
     from docs_mcp_core.index.table import DERIVED_COLUMNS, PRIOR_COLUMN
 

@@ -64,6 +64,11 @@ PLAIN_TEXT_COLUMN = "search_plain"
 DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN, SPELLING_COLUMN)
 DERIVATION_VERSION = "7"  # 6: names defined by headings and setting lists inside a chunk; 7: table keys
 DERIVATION_KEY = b"docs_mcp:derivation"
+# How a file's source becomes its chunks (their ids, headings, content and content_text). A rebuild
+# reuses an unchanged file's chunks only from a table written by the same chunking: bump it whenever
+# the same source would chunk differently. 2: footnotes, long table rows, linked headings, tag lines.
+CHUNKING_VERSION = "2"
+CHUNKING_KEY = b"docs_mcp:chunking"
 # Vectors: exact (flat) search while it is cheap, an IVF_FLAT index above that. Measured with
 # benchmarks/ann_recall.py (its docstring has the table): flat search costs
 # about 6 ms for 5,000 vectors of 256 dimensions (1,000 of 1,536) and grows with rows x dimensions;
@@ -140,7 +145,8 @@ def table_schema(metadata_keys: Sequence[str], vector_dimensions: int | None) ->
     fields.append(pa.field(PLAIN_TEXT_COLUMN, pa.string(), metadata=UNCOMPRESSED))
     if vector_dimensions:
         fields.append(pa.field("vector", pa.list_(pa.float32(), vector_dimensions)))
-    return pa.schema(fields, metadata={DERIVATION_KEY: DERIVATION_VERSION.encode()})
+    versions = {DERIVATION_KEY: DERIVATION_VERSION.encode(), CHUNKING_KEY: CHUNKING_VERSION.encode()}
+    return pa.schema(fields, metadata=versions)
 
 
 def chunks_to_arrow(
@@ -421,10 +427,11 @@ def read_cached_chunks(db_path: Path) -> CachedChunks:
         table = lancedb.connect(str(db_path)).open_table(TABLE_NAME)
         schema = table.schema
         names = set(schema.names)
-        if "file_fingerprint" not in names or PLAIN_TEXT_COLUMN not in names:
-            # without our plain text, content_text may be an older build's rendering: build anew
+        versions = schema.metadata or {}
+        if "file_fingerprint" not in names or versions.get(CHUNKING_KEY) != CHUNKING_VERSION.encode():
+            # chunked by another version (or before our plain text): build anew
             return CachedChunks()
-        same_derivation = (schema.metadata or {}).get(DERIVATION_KEY) == DERIVATION_VERSION.encode()
+        same_derivation = versions.get(DERIVATION_KEY) == DERIVATION_VERSION.encode()
         derived = list(DERIVED_COLUMNS) if same_derivation and names.issuperset(DERIVED_COLUMNS) else []
         wanted = [*BASE_COLUMNS, "file_fingerprint", PLAIN_TEXT_COLUMN, *derived]
         total = table.count_rows()
