@@ -24,6 +24,7 @@ calls of its footnotes left out), because chunk ids are derived from it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,8 +41,8 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 # GFM footnotes: a definition ``[^label]: text`` at the start of a line; a call ``[^label]`` of a
 # defined label is a footnote reference, whose mdast text is empty (an undefined one is text)
-_FOOTNOTE_DEFINITION_RE = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:", re.MULTILINE)
-_FOOTNOTE_CALL_RE = re.compile(r"\[\^([^\]\s]+)\]")
+_FOOTNOTE_DEFINITION_RE = re.compile(r"^ {0,3}\[\^([^\[\]\s]{1,999})\]:", re.MULTILINE)
+_FOOTNOTE_CALL_RE = re.compile(r"\[\^([^\[\]\s]{1,999})\]")
 _TICKS_RE = re.compile(r"`+")
 # CommonMark's seventh kind of HTML block: a complete open or closing tag alone on its line
 _HTML_TAG_LINE_RE = re.compile(r"(?:" + HTML_OPEN_CLOSE_TAG_STR + r")\s*$")
@@ -358,29 +359,39 @@ def drop_footnote_calls(text: str, footnotes: frozenset[str]) -> str:
     """Inline markdown ``text`` without its calls of the ``footnotes`` (outside code spans)."""
     if not footnotes or "[^" not in text:
         return text
-    spans = _code_span_ranges(text) if "`" in text else []
+    starts, ends = _code_span_ranges(text) if "`" in text else ([], [])
 
     def call(found: re.Match[str]) -> str:
-        inside = any(start <= found.start() < end for start, end in spans)
+        at = bisect.bisect_right(starts, found.start()) - 1  # the last code span opened before it
+        inside = at >= 0 and found.start() < ends[at]
         return "" if found[1].lower() in footnotes and not inside else found[0]
 
     return _FOOTNOTE_CALL_RE.sub(call, text)
 
 
-def _code_span_ranges(text: str) -> list[tuple[int, int]]:
-    """Where ``text``'s code spans are: a run of backticks up to the next run of the same length."""
-    spans: list[tuple[int, int]] = []
-    runs = list(_TICKS_RE.finditer(text))
+def _code_span_ranges(text: str) -> tuple[list[int], list[int]]:
+    """Where ``text``'s code spans start and end (in order, apart): a run of backticks up to the
+    next run of the same length. Linear: each run's next run of its length is found in one pass
+    from the end."""
+    runs = [(found.start(), found.end()) for found in _TICKS_RE.finditer(text)]
+    following: list[int | None] = [None] * len(runs)
+    latest: dict[int, int] = {}  # run length -> the nearest later run of that length
+    for k in range(len(runs) - 1, -1, -1):
+        size = runs[k][1] - runs[k][0]
+        following[k] = latest.get(size)
+        latest[size] = k
+    starts: list[int] = []
+    ends: list[int] = []
     at = 0
     while at < len(runs):
-        opened = runs[at]
-        close = next((k for k in range(at + 1, len(runs)) if len(runs[k][0]) == len(opened[0])), None)
+        close = following[at]
         if close is None:
             at += 1
             continue
-        spans.append((opened.start(), runs[close].end()))
+        starts.append(runs[at][0])
+        ends.append(runs[close][1])
         at = close + 1
-    return spans
+    return starts, ends
 
 
 def _linked_text(raw_inline: str, env: dict[str, Any]) -> str:

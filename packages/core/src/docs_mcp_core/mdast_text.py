@@ -48,9 +48,11 @@ __all__ = ["node_mdast_text", "original_content_text"]
 # is its lines with their surrounding blanks removed
 _INLINE_SYNTAX = frozenset("\\`*_[]<>!&~|\r")
 _TASK_RE = re.compile(r"^\[[ xX]\](?=[ \t]+\S)[ \t]")
-_FOOTNOTE_DEF_RE = re.compile(r"^\[\^[^\]\s]+\]:[ \t]*")
-_FOOTNOTE_LINE_RE = re.compile(r"(?:^|\n)[ \t]*\[\^[^\]\s]+\]:")  # a line that opens a footnote's definition
-_FOOTNOTE_SPLIT_RE = re.compile(r"\n(?=[ \t]*\[\^[^\]\s]+\]:)")
+_FOOTNOTE_DEF_RE = re.compile(r"^\[\^[^\[\]\s]{1,999}\]:[ \t]*")
+_FOOTNOTE_LINE_RE = re.compile(
+    r"(?:^|\n)[ \t]*\[\^[^\[\]\s]{1,999}\]:"
+)  # a line that opens a footnote's definition
+_FOOTNOTE_SPLIT_RE = re.compile(r"\n(?=[ \t]*\[\^[^\[\]\s]{1,999}\]:)")
 _DEFINITION_START_RE = re.compile(r"\n(?= {0,3}\[[^\]\n]+\]:)")
 _TRAILING_BLANK_RE = re.compile(r"[ \t]\n")
 _CELL_SYNTAX = _INLINE_SYNTAX - {"|"}
