@@ -19,7 +19,7 @@ from typing import IO, Any
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
-from tests.support.programs import SERVER_COMMAND, server_env
+from tests.support.programs import SERVER_COMMAND, build_with_cli, server_env
 from tests.support.protocol import INITIALIZE, INITIALIZED
 
 pytestmark = pytest.mark.integration
@@ -198,6 +198,36 @@ def test_a_client_that_stops_reading_does_not_grow_the_server(big_index: Path) -
         # 1.16 GB, so about 580 MB here)
         assert growth_mb < 250, growth_mb
         assert threads_while_paused < 100, threads_while_paused
+    finally:
+        server.stop()
+
+
+def test_a_client_that_stops_reading_small_answers_does_not_grow_the_server(
+    examples_docs: Path, tmp_path: Path
+) -> None:
+    # a small answer left the in-flight count when it was first tried and then waited for the
+    # writer uncounted: 20,000 tool calls unread grew the server by 360 MB and input never paused
+    server = RawServer(build_with_cli(examples_docs, tmp_path / "idx"))
+    try:
+        server.open_session()  # the index opens under the flood, while the first calls wait for it
+        baseline_kb = server.status("VmHWM")
+        count = 20_000
+        calls = (
+            json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "get_doc", "arguments": {"chunk_id": f"guides/errors.md#missing-{i}", "context": 5}}}).encode()
+            + b"\n"
+            for i in range(100, count + 100)
+        )  # fmt: skip
+        lines = list(calls)
+        writer = _flood(server, (b"".join(lines[i : i + 100]) for i in range(0, count, 100)))
+        # the flood is taken whole at once by a server without the bound (and held); with it, the
+        # server stops reading and this thread waits on the pipe until the answers below are read
+        writer.join(10)
+        ids = {server.receive()["id"] for _ in range(count)}
+        writer.join(WAIT)
+        assert ids == set(range(100, count + 100))
+        growth_mb = (server.status("VmHWM") - baseline_kb) / 1024
+        assert growth_mb < 200, growth_mb  # opening the index takes ~110 MB; without the bound, 360
     finally:
         server.stop()
 

@@ -78,7 +78,7 @@ class StdioWire:
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._room = threading.Condition(self._state_lock)  # signalled when input may be read again
-        self._pending_output = 0  # bytes of answers being written
+        self._pending_output = 0  # bytes of answers being written or waiting for the writer
         self._gone = False  # the client closed our stdout: the session is over
         self._on_gone: Callable[[], None] | None = None
         self._opening_seen = False
@@ -325,6 +325,13 @@ class StdioWire:
             with self._room:
                 self._pending_output -= size
                 self._room.notify_all()
+
+    def hold_output(self, size: int) -> None:
+        """Count ``size`` bytes of an answer waiting for the writer against the output limit
+        (``-size`` once it no longer waits): small answers tried inline left the in-flight count."""
+        with self._room:
+            self._pending_output += size
+            self._room.notify_all()
 
     def _client_left(self, exc: OSError) -> None:
         """End the session: the client can no longer read answers (logged once)."""

@@ -18,6 +18,7 @@ from docs_mcp_server import jsonrpc
 from docs_mcp_server.logs import log
 
 INLINE_WRITE_CHARS = 16 * 1024
+WAITING_ANSWER_BYTES = 16 * 1024  # what an answer waiting for the writer holds besides its text (~11 KB)
 
 
 class StdioWire(Protocol):
@@ -193,8 +194,16 @@ class WireSink:
         if len(text) <= INLINE_WRITE_CHARS and self._wire.send(text, only_if_ready=True):
             return  # written at once: a thread would only add its hand-over
         # a write that may wait for the client stays off the event loop (which must see SIGTERM),
-        # and is given up at the end of the session
-        await anyio.to_thread.run_sync(self._wire.send, text, abandon_on_cancel=True, limiter=self._writer)
+        # and is given up at the end of the session; while it waits, it counts against the output
+        # limit that pauses input (20,000 pings unread grew a server by 220 MB, input never paused)
+        waiting = len(text) + WAITING_ANSWER_BYTES
+        self._wire.hold_output(waiting)
+        try:
+            await anyio.to_thread.run_sync(
+                self._wire.send, text, abandon_on_cancel=True, limiter=self._writer
+            )
+        finally:
+            self._wire.hold_output(-waiting)
 
     async def aclose(self) -> None:
         self._closed = True
