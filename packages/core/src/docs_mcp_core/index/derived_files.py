@@ -378,12 +378,13 @@ def strings_from_arrays(arrays: Mapping[str, np.ndarray], prefix: str) -> list[s
 
 def arrays_from_arrow(prefix: str, table: Any) -> dict[str, np.ndarray] | None:
     """The columns of a pyarrow ``table`` of flat types (strings, numbers) as arrays: its schema
-    (Arrow IPC bytes) and each column's buffers. ``None`` for a column of another type."""
+    (Arrow IPC bytes, without the table's own metadata, whose keys LanceDB hands back in no fixed
+    order, so the same table would not give the same bytes) and each column's buffers. ``None``
+    for a column of another type."""
     import pyarrow as pa
 
-    arrays: dict[str, np.ndarray] = {
-        f"{prefix}.schema": np.frombuffer(table.schema.serialize(), dtype=np.uint8)
-    }
+    schema = table.schema.remove_metadata()
+    arrays: dict[str, np.ndarray] = {f"{prefix}.schema": np.frombuffer(schema.serialize(), dtype=np.uint8)}
     for index, column in enumerate(table.columns):
         array = pa.concat_arrays(column.chunks) if column.num_chunks != 1 else column.chunk(0)
         if array.offset or array.type.num_fields:
