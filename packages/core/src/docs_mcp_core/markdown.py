@@ -330,7 +330,7 @@ def _make_node(
         references = env.get("references")
         # a heading may link by reference to a definition anywhere in the document, as remark reads it
         node.heading_text = (
-            heading_plain_text(raw) if not references or "[" not in raw else _linked_text(raw, env)
+            heading_plain_text(raw) if not references or "[" not in raw else _inline_plain_text(raw, env)
         )
     return node
 
@@ -359,48 +359,38 @@ def drop_footnote_calls(text: str, footnotes: frozenset[str]) -> str:
     """Inline markdown ``text`` without its calls of the ``footnotes`` (outside code spans)."""
     if not footnotes or "[^" not in text:
         return text
-    starts, ends = _code_span_ranges(text) if "`" in text else ([], [])
+    spans = code_spans(text) if "`" in text else []
+    starts = [span[0] for span in spans]
 
     def call(found: re.Match[str]) -> str:
         at = bisect.bisect_right(starts, found.start()) - 1  # the last code span opened before it
-        inside = at >= 0 and found.start() < ends[at]
+        inside = at >= 0 and found.start() < spans[at][3]
         return "" if found[1].lower() in footnotes and not inside else found[0]
 
     return _FOOTNOTE_CALL_RE.sub(call, text)
 
 
-def _code_span_ranges(text: str) -> tuple[list[int], list[int]]:
-    """Where ``text``'s code spans start and end (in order, apart): a run of backticks up to the
-    next run of the same length. Linear: each run's next run of its length is found in one pass
-    from the end."""
+def code_spans(text: str) -> list[tuple[int, int, int, int]]:
+    """``text``'s code spans in order, each as (its opening run's start, its content's start, its
+    content's end, its closing run's end): a run of backticks up to the next run of exactly the
+    same length. Linear: each run's partner is found in one pass from the end."""
     runs = [(found.start(), found.end()) for found in _TICKS_RE.finditer(text)]
-    following: list[int | None] = [None] * len(runs)
+    partner = [-1] * len(runs)
     latest: dict[int, int] = {}  # run length -> the nearest later run of that length
     for k in range(len(runs) - 1, -1, -1):
-        size = runs[k][1] - runs[k][0]
-        following[k] = latest.get(size)
-        latest[size] = k
-    starts: list[int] = []
-    ends: list[int] = []
-    at = 0
-    while at < len(runs):
-        close = following[at]
-        if close is None:
-            at += 1
+        length = runs[k][1] - runs[k][0]
+        partner[k] = latest.get(length, -1)
+        latest[length] = k
+    spans: list[tuple[int, int, int, int]] = []
+    k = 0
+    while k < len(runs):
+        j = partner[k]
+        if j < 0:
+            k += 1
             continue
-        starts.append(runs[at][0])
-        ends.append(runs[close][1])
-        at = close + 1
-    return starts, ends
-
-
-def _linked_text(raw_inline: str, env: dict[str, Any]) -> str:
-    """:func:`heading_plain_text` of inline markdown that may use the document's reference definitions."""
-    tokens = _inline_parser().parseInline(raw_inline, env)
-    parts: list[str] = []
-    for tok in tokens:
-        collect_inline_text(tok.children or [], parts)
-    return "".join(parts)
+        spans.append((runs[k][0], runs[k][1], runs[j][0], runs[j][1]))
+        k = j + 1
+    return spans
 
 
 @lru_cache(maxsize=65536)
@@ -410,7 +400,12 @@ def heading_plain_text(raw_inline: str) -> str:
         return ""
     if not any(c in raw_inline for c in "\\`*_[]<>!&~"):
         return raw_inline
-    tokens = _inline_parser().parseInline(raw_inline)
+    return _inline_plain_text(raw_inline)
+
+
+def _inline_plain_text(raw_inline: str, env: dict[str, Any] | None = None) -> str:
+    """:func:`heading_plain_text` by parsing, with the document's reference definitions in ``env``."""
+    tokens = _inline_parser().parseInline(raw_inline, env)
     parts: list[str] = []
     for tok in tokens:
         collect_inline_text(tok.children or [], parts)

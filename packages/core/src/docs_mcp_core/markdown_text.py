@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import re
 
-from docs_mcp_core.markdown import Node, parse_markdown
+from docs_mcp_core.markdown import Node, code_spans, parse_markdown
 
 __all__ = ["markdown_plain_text", "node_plain_text"]
 
@@ -77,31 +77,18 @@ def _hold_code_spans(text: str, spans: list[str]) -> str:
     """Replace code spans with placeholders; the span contents are appended to ``spans``.
 
     A span opens at a run of backticks and closes at the next run of exactly the same length
-    (``(?<!`)(`+)(?!`)(.+?)(?<!`)\\1(?!`)``, found from a list of runs instead of by search).
+    (``(?<!`)(`+)(?!`)(.+?)(?<!`)\\1(?!`)``, found by :func:`~docs_mcp_core.markdown.code_spans`).
     """
-    runs = [(m.start(), m.end()) for m in _BACKTICKS_RE.finditer(text)]
-    if len(runs) < 2:
+    found = code_spans(text)
+    if not found:
         return text
-    partner = [-1] * len(runs)
-    last_of_length: dict[int, int] = {}
-    for k in range(len(runs) - 1, -1, -1):
-        length = runs[k][1] - runs[k][0]
-        partner[k] = last_of_length.get(length, -1)
-        last_of_length[length] = k
     out: list[str] = []
     pos = 0
-    k = 0
-    while k < len(runs):
-        j = partner[k]
-        if j < 0:
-            k += 1
-            continue
-        (start, opened), (closing, end) = runs[k], runs[j]
+    for start, opened, closing, end in found:
         out.append(text[pos:start])
         spans.append(text[opened:closing])
         out.append(f"\ue000{len(spans) - 1}\ue001")
         pos = end
-        k = j + 1
     out.append(text[pos:])
     return "".join(out)
 
