@@ -70,6 +70,18 @@ def tar_files(
             yield path, source.read()
 
 
+def copy_members(
+    archive: tarfile.TarFile, dest: Path, relative: Callable[[str], str | None], where: str = ""
+) -> int:
+    """Write into ``dest`` each file of ``archive`` that ``relative`` gives a path in the corpus
+    (see :func:`tar_files`); the number of files written."""
+    count = 0
+    for path, data in tar_files(archive, relative, where):
+        write_into(dest, path, data)
+        count += 1
+    return count
+
+
 def write_into(dest: Path, relative: str, data: bytes) -> None:
     """Write ``data`` at ``dest / relative``, making its folders."""
     target = dest / relative

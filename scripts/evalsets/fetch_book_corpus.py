@@ -32,7 +32,7 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from corpus_fetch import archive_at, clone_fetch_main, replace_folder, tar_files, write_into, write_provenance
+from corpus_fetch import archive_at, clone_fetch_main, copy_members, replace_folder, write_provenance
 from evalset_common import EVALS_DIR, EvalSetError
 
 REPOSITORY = "rust-lang/cargo"
@@ -78,12 +78,8 @@ def book_path(name: str) -> str | None:
 
 def unpack(archive_bytes: bytes, dest: Path) -> int:
     """Write the archive's book markdown and licences into ``dest``; the number of files."""
-    count = 0
     with tarfile.open(fileobj=io.BytesIO(archive_bytes), mode="r:") as archive:
-        for relative, data in tar_files(archive, book_path):
-            write_into(dest, relative, data)
-            count += 1
-    return count
+        return copy_members(archive, dest, book_path)
 
 
 def fetch(out: Path, git_dir: Path) -> str:

@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from corpus_fetch import tar_files, write_into
+from corpus_fetch import copy_members
 from evalset_common import EVALS_DIR, EvalSetError, fail
 
 PACKAGE = "fastify"
@@ -93,12 +93,8 @@ def docs_path(name: str) -> str | None:
 
 def unpack(tarball: Path, dest: Path) -> int:
     """Copy ``package/docs/**/*.md`` and ``package/LICENSE`` into ``dest``; returns the file count."""
-    count = 0
     with tarfile.open(tarball, "r:gz") as archive:
-        for relative, data in tar_files(archive, docs_path, str(tarball)):
-            write_into(dest, relative, data)
-            count += 1
-    return count
+        return copy_members(archive, dest, docs_path, str(tarball))
 
 
 def fetch(out: Path, tarball: Path | None) -> str:

@@ -34,11 +34,10 @@ from pathlib import Path
 from corpus_fetch import (
     archive_at,
     clone_fetch_main,
+    copy_members,
     git,
     replace_folder,
     resolve_git_dir,
-    tar_files,
-    write_into,
     write_provenance,
 )
 from evalset_common import EVALS_DIR, EvalSetError
@@ -92,12 +91,8 @@ def docs_path(name: str) -> str | None:
 
 def unpack(archive_bytes: bytes, dest: Path) -> int:
     """Write the archive's documentation pages and licence into ``dest``; the number of files."""
-    count = 0
     with tarfile.open(fileobj=io.BytesIO(archive_bytes), mode="r:") as archive:
-        for relative, data in tar_files(archive, docs_path):
-            write_into(dest, relative, data)
-            count += 1
-    return count
+        return copy_members(archive, dest, docs_path)
 
 
 def check_tree(git_dir: Path) -> None:
