@@ -51,6 +51,8 @@ MAX_MAX_TOKENS = 1_000_000
 DELIMITER = "delimiter"  # the kind of a piece that only introduces a chunk or a section
 SNIPPET_CAPS = (160, 100, 60, 0)  # characters a snippet is shortened to, tried in this order
 MIN_SNIPPET = 60  # a page drops hits before it shortens their snippets below this
+MAX_TOKEN_BYTES = 128  # the longest token of every shipped encoding, in UTF-8 bytes
+EXACT_REST = 1 << 18  # characters after a cut answer counted exactly; past them "about" is estimated
 _KIND_NAMES = {
     "fence": "code block",
     "code": "code block",
@@ -83,7 +85,10 @@ class TokenBudget:
         return max(len(encoding.encode_ordinary(text)) for encoding in self._encodings)
 
     def fits(self, text: str) -> bool:
-        # every token covers at least one UTF-8 byte: short texts need no tokenizing
+        # every token covers at least one UTF-8 byte and at most MAX_TOKEN_BYTES of them (a
+        # character is at least one byte): short texts and very long ones need no tokenizing
+        if len(text) > self.max_tokens * MAX_TOKEN_BYTES:
+            return False
         return len(text.encode("utf-8")) <= self.max_tokens or self.count(text) <= self.max_tokens
 
 
@@ -136,30 +141,44 @@ def fit(
     ``pieces[rest:]``); ``too_large(piece, tokens, at)`` is the line that stands in for
     ``pieces[at]`` when not even that first block fits (after the delimiter lines before it).
     Raises :class:`SearchError` when not even that line fits.
+
+    Only the pieces the answer may hold are tokenized, and the rest's first :data:`EXACT_REST`
+    characters for the notice's count (the tokens beyond them are estimated from those): a
+    budgeted part of a section of megabytes costs what the part costs, not what the section does.
     """
     head = pieces[start].resume if 0 < start < len(pieces) else ""
-    whole = head + "".join(p.text for p in pieces[start:])
-    if budget is None or budget.fits(whole):
-        return Fitted(whole, None)
-    counts = [budget.count(p.text) for p in pieces[start:]]
-    left = sum(counts)
-    room = budget.max_tokens - budget.count(head) - budget.count(notice(len(pieces) - 1, left)) - 2
+    if budget is None or sum(len(p.text) for p in pieces[start:]) <= budget.max_tokens * MAX_TOKEN_BYTES:
+        whole = head + "".join(p.text for p in pieces[start:])
+        if budget is None or budget.fits(whole):
+            return Fitted(whole, None)
+    assert budget is not None
+    counts = _PieceCounts(pieces, start, budget)
+    # the notice's count is not known yet: its length is bounded with the most tokens it can say
+    most = 4 * sum(len(p.text) for p in pieces[start:])
+    room = budget.max_tokens - budget.count(head) - budget.count(notice(len(pieces) - 1, most)) - 2
     end, used = start, 0
-    while end < len(pieces) and used + counts[end - start] <= room:
-        used += counts[end - start]
+    while end < len(pieces) and _may_fit(pieces[end].text, room - used) and used + counts.of(end) <= room:
+        used += counts.of(end)
         end += 1
     while end > start and any(p.kind != DELIMITER for p in pieces[start:end]):
         body = (head + "".join(p.text for p in pieces[start:end])).rstrip()
-        text = f"{body}\n\n{notice(end, left - sum(counts[: end - start]))}"
-        if budget.fits(text):
+        text = f"{body}\n\n{notice(end, counts.after(end))}"
+        over = budget.count(text) - budget.max_tokens
+        if over <= 0:
             return Fitted(text, end)
+        # leave out at least the pieces whose tokens make up the excess (one at a time was
+        # quadratic when joined pieces count more than their parts)
         end -= 1
+        over -= counts.of(end)
+        while over > 0 and end > start:
+            end -= 1
+            over -= counts.of(end)
     # not even one block fits: the delimiters before it, and what it would take to read it
     at = start
     while at < len(pieces) - 1 and pieces[at].kind == DELIMITER:
         at += 1
     lines = head + "".join(p.text for p in pieces[start:at])
-    needed = budget.count(lines) + counts[at - start]
+    needed = budget.count(lines) + counts.of(at)
     alone = f"{lines}{too_large(pieces[at], needed, at)}"
     if not budget.fits(alone):
         raise SearchError(
@@ -167,6 +186,46 @@ def fit(
             f"{budget.count(alone)} tokens"
         )
     return Fitted(alone, at)
+
+
+def _may_fit(text: str, tokens: int) -> bool:
+    """Whether ``text`` may have at most ``tokens`` tokens (a token holds at most
+    :data:`MAX_TOKEN_BYTES` bytes, a character at least one byte): a block far too large for the
+    room left is not tokenized."""
+    return len(text) <= tokens * MAX_TOKEN_BYTES
+
+
+class _PieceCounts:
+    """The tokens of ``pieces[start:]``, each counted when first asked for."""
+
+    def __init__(self, pieces: Sequence[Piece], start: int, budget: TokenBudget) -> None:
+        self.pieces, self.start, self.budget = pieces, start, budget
+        self.counts: list[int] = []
+
+    def of(self, index: int) -> int:
+        while len(self.counts) <= index - self.start:
+            self.counts.append(self.budget.count(self.pieces[self.start + len(self.counts)].text))
+        return self.counts[index - self.start]
+
+    def after(self, index: int) -> int:
+        """About how many tokens ``pieces[index:]`` hold: the pieces within :data:`EXACT_REST`
+        characters exactly, the others in proportion to the tokens of their first characters."""
+        total, chars, at = 0, 0, index
+        while at < len(self.pieces) and chars + len(self.pieces[at].text) <= EXACT_REST:
+            total += self.of(at)
+            chars += len(self.pieces[at].text)
+            at += 1
+        rest = [p.text for p in self.pieces[at:] if p.text]
+        if not rest:
+            return total
+        sample, size = [], 0
+        for text in rest:
+            sample.append(text[: EXACT_REST - size])
+            size += len(sample[-1])
+            if size >= EXACT_REST:
+                break
+        rest_chars = sum(map(len, rest))
+        return total + -(-rest_chars * self.budget.count("".join(sample)) // size)
 
 
 # ── search_docs: a page of hits ────────────────────────────────────────────────────────────────

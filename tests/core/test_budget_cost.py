@@ -1,0 +1,54 @@
+"""A budgeted get_doc answer of a large section costs what the answer holds, not what the section
+holds: only the blocks that may fit are tokenized, and a bounded start of the rest for the notice's
+"about N more tokens"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.search.budget import TokenBudget
+from docs_mcp_core.tokens import count_tokens
+from tests.support.tiny_corpus import build_pages, opened
+
+CODE_LINES = 60_000  # a code block of about 2.3 MB
+ABOUT = re.compile(r"about ([\d,]+) more tokens follow")
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    code = "\n".join(f"value_{i} = compute(alpha, beta, {i})  # step {i}" for i in range(CODE_LINES))
+    page = f"# Guide\n\nIntro.\n\n## Huge\n\nBefore the code.\n\n```python\n{code}\n```\n\nAfter the code.\n"
+    return build_pages(tmp_path_factory, "budget-cost", {"guide.md": page})
+
+
+@pytest.fixture
+def tokenized(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The length of every text a token budget counts, in order."""
+    lengths: list[int] = []
+    count = TokenBudget.count
+
+    def counting(self: TokenBudget, text: str) -> int:
+        lengths.append(len(text))
+        return count(self, text)
+
+    monkeypatch.setattr(TokenBudget, "count", counting)
+    yield lengths
+
+
+def test_a_small_budget_on_a_huge_section_tokenizes_a_bounded_part_of_it(
+    index: Path, tokenized: list[int]
+) -> None:
+    with opened(index) as engine:
+        whole = engine.get_doc("guide.md#guide/huge", scope="section")
+        tokenized.clear()
+        first = engine.get_doc("guide.md#guide/huge", scope="section", max_tokens=1000)
+    assert len(whole) > 2_000_000
+    assert sum(tokenized) <= 300_000  # the whole section was tokenized, twice (2.3 MB: 3.5 s at 9 MB)
+    assert count_tokens(first, "o200k_base") <= 1000 and "Before the code." in first
+    about = int(ABOUT.search(first).group(1).replace(",", ""))  # type: ignore[union-attr]
+    rest = count_tokens(whole[whole.index("```python") :], "o200k_base")
+    assert 0.9 * rest <= about <= 1.1 * rest
