@@ -29,7 +29,7 @@ from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.metadata import read_metadata
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.derived import Budgets, build_wanted, derive_from_table
-from docs_mcp_core.search.lexical_index import LANCEDB_SCORING
+from docs_mcp_core.search.scoring import LANCEDB_SCORING
 from tests.support.hostile_json import TOO_DEEP
 
 QUERIES = [

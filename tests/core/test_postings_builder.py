@@ -17,8 +17,9 @@ import pytest
 
 from docs_mcp_core.index.derived_files import DerivedWriter, Part
 from docs_mcp_core.search.content_store import ContentStore, _stream_batches, _Unusual, write_content
-from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING, LexicalIndex, Scoring
+from docs_mcp_core.search.lexical_index import LexicalIndex
 from docs_mcp_core.search.postings_builder import K1, MAX_PHRASE_SPAN, B, PostingsBuilder, _tokens
+from docs_mcp_core.search.scoring import LANCEDB_SCORING, ORIGINAL_SCORING, Scoring
 
 WORDS = ["alpha", "beta", "gamma", "the", "and", "running", "runs", "run", "Straße", "x1", "a-b"]
 

@@ -272,10 +272,13 @@ def _build_indexes(
     """The full-text and scalar indexes (full-text failures are fatal), then the vector index."""
     from lancedb.index import FTS, BTree
 
+    from docs_mcp_core.search.analyzer import ORIGINAL_TEXT_COLUMNS, ORIGINAL_TEXT_STOP_WORDS
+
     step("full-text and scalar indexes")
+    # the columns the original's queries read drop its stop words, as its own build's indexes do
+    original = sorted(ORIGINAL_TEXT_STOP_WORDS)
     full_text = {
-        "content_text": FTS(with_position=True),
-        "heading": FTS(with_position=True),
+        **{column: FTS(with_position=True, custom_stop_words=original) for column in ORIGINAL_TEXT_COLUMNS},
         **{column: FTS(with_position=False) for column in SEARCH_TEXT_COLUMNS},
     }
     scalar = {column: BTree() for column in ("chunk_id", "filepath", "chunk_index", *metadata_keys)}

@@ -10,7 +10,8 @@ agree with the full-text indexes the build writes, so it analyzes text exactly a
 4. stem with Snowball's English (Porter 2) stemmer;
 5. drop stop words, compared with the *stem* ("does" becomes "doe" and survives): NLTK's English
    list in LanceDB 0.40 (:data:`LANCEDB_STOP_WORDS`), Lucene's shorter one in 0.26
-   (:data:`LANCEDB_0_26_STOP_WORDS`);
+   (:data:`LANCEDB_0_26_STOP_WORDS`), which the indexes of ``content_text`` and ``heading`` drop in
+   every table docs-mcp builds (:data:`ORIGINAL_TEXT_STOP_WORDS`);
 6. fold accents to ASCII ("résumé" stems to "résumé", then folds to "resume").
 
 ``tests/core/test_analyzer.py`` checks this against LanceDB's own analysis of every word of the
@@ -256,6 +257,14 @@ LANCEDB_0_26_STOP_WORDS = frozenset(
     ]
 )
 
+# The table's full-text indexes of the two columns the original's queries read drop the original's
+# stop words (the build passes them as the indexes' custom stop words), so that its LanceDB finds
+# and scores on an index we build what it finds on its own build; the search columns, which only
+# docs-mcp reads, keep LanceDB 0.40's. The default ranking still drops LanceDB 0.40's words from a
+# query (docs/ranking.md).
+ORIGINAL_TEXT_COLUMNS = ("content_text", "heading")
+ORIGINAL_TEXT_STOP_WORDS = LANCEDB_0_26_STOP_WORDS
+
 _local = threading.local()  # a PyStemmer instance must not be shared between threads
 
 
@@ -323,6 +332,8 @@ __all__ = [
     "LANCEDB_0_26_STOP_WORDS",
     "LANCEDB_STOP_WORDS",
     "MAX_TOKEN_BYTES",
+    "ORIGINAL_TEXT_COLUMNS",
+    "ORIGINAL_TEXT_STOP_WORDS",
     "SEPARATOR",
     "WORD",
     "analyze",

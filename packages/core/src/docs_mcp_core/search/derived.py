@@ -41,12 +41,13 @@ from docs_mcp_core.search.display_columns import held_display, stored_display
 from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
 from docs_mcp_core.search.intent import _NAME_COLUMNS as INTENT_COLUMNS
 from docs_mcp_core.search.intent import IntentIndex, load_intent
-from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, LexicalIndex, Scoring
+from docs_mcp_core.search.lexical_index import LexicalIndex
 from docs_mcp_core.search.memory_budgets import Budgets, build_budgets
 from docs_mcp_core.search.retrieval import PHRASE_COLUMN, lexical_index_usable, load_lexical_index
 from docs_mcp_core.search.row_catalog import RowCatalog, _display_table, scan_in_row_order
 from docs_mcp_core.search.rows import RowReader, display_columns, text_column
 from docs_mcp_core.search.scan_batches import SCAN_BATCH_ROWS, CatalogScan, combined_within
+from docs_mcp_core.search.scoring import LANCEDB_SCORING, Scoring
 from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
 from docs_mcp_core.search.vector_matrix import VectorMatrix
 

@@ -65,13 +65,14 @@ from docs_mcp_core.search.heading_leg import HeadingLeg, HeadingVectors
 from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
 from docs_mcp_core.search.intent import IntentIndex
 from docs_mcp_core.search.legs import Leg
-from docs_mcp_core.search.lexical_index import LANCEDB_SCORING, ORIGINAL_SCORING, LexicalIndex
+from docs_mcp_core.search.lexical_index import LexicalIndex
 from docs_mcp_core.search.memory_budgets import server_budgets
 from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, clamp_limit, fetch_depth
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.ranker import Ranker, RankingWeights
 from docs_mcp_core.search.retrieval import ORIGINAL_MATCH_BOOSTS, Retrieval
 from docs_mcp_core.search.rows import RowReader
+from docs_mcp_core.search.scoring import LANCEDB_SCORING, ORIGINAL_SCORING
 from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg, create_query_embedder
 

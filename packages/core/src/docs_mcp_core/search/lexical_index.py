@@ -38,51 +38,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
-from docs_mcp_core.search.analyzer import (
-    LANCEDB_0_26_STOP_WORDS,
-    LANCEDB_STOP_WORDS,
-    analyze,
-    analyze_positions,
-)
+from docs_mcp_core.search.analyzer import ORIGINAL_TEXT_COLUMNS, analyze, analyze_positions
 from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, add_at, every_best, meet, pruned_best
 from docs_mcp_core.search.postings_builder import K1, MAX_PHRASE_SPAN, B, Postings, PostingsBuilder
 from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
+from docs_mcp_core.search.scoring import LANCEDB_SCORING, Scoring
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 BUILD_BATCH_ROWS = 2048
+PHRASE_TEXT = ORIGINAL_TEXT_COLUMNS[0]  # content_text, whose analysis the derived part records
 PARALLEL_BUILD_MAX_ROWS = 50_000
-
-
-@dataclass(frozen=True)
-class Scoring:
-    """How a LanceDB version scores full text: its stop words, whether BM25's ``N`` and average
-    length count every row or only the rows with a term in the column, whether a term repeated
-    in the query counts as often as it occurs or once, and whether a phrase query keeps the gaps
-    its stop words leave (0.40) or reads its other words as adjacent (0.26: ``rerun if changed``
-    finds ``rerun changed`` and never the text ``rerun-if-changed``, whose index keeps the gap)."""
-
-    name: str
-    stop_words: frozenset[str]
-    counts_every_row: bool
-    counts_repeated_terms: bool
-    phrase_gaps: bool = True
-
-
-# LanceDB 0.40, the version docs-mcp builds and queries with.
-LANCEDB_SCORING = Scoring(
-    "lancedb-0.40", LANCEDB_STOP_WORDS, counts_every_row=False, counts_repeated_terms=True
-)
-# @lancedb/lancedb 0.26.2, the version the original docs-mcp indexed and searched with; the
-# `original` ranking scores with it (tests/core/test_lexical_index.py checks scores recorded from it).
-ORIGINAL_SCORING = Scoring(
-    "lancedb-0.26",
-    LANCEDB_0_26_STOP_WORDS,
-    counts_every_row=True,
-    counts_repeated_terms=False,
-    phrase_gaps=False,
-)
 
 
 @dataclass(frozen=True)
@@ -106,15 +73,18 @@ class FieldIndex:
         positions: bool = False,
         analyzed: dict[str, str] | None = None,
         scoring: Scoring = LANCEDB_SCORING,
+        stop_words: frozenset[str] | None = None,
     ) -> FieldIndex:
         """Index the texts of one column (row ``i`` is position ``i``; nulls are empty rows).
 
         ``positions`` also keeps where each term occurs, for :meth:`phrase_rows`. ``analyzed`` is a
-        word -> term cache that several columns can share. Texts are split and sorted a batch of
+        word -> term cache that the columns with the same ``stop_words`` (default: the
+        scoring's) can share. Texts are split and sorted a batch of
         rows at a time (:class:`~docs_mcp_core.search.postings_builder.PostingsBuilder`), so the
         memory it takes beyond the result is a few bytes per word.
         """
-        builder = PostingsBuilder(positions=positions, stop_words=scoring.stop_words, analyzed=analyzed)
+        stop_words = scoring.stop_words if stop_words is None else stop_words
+        builder = PostingsBuilder(positions=positions, stop_words=stop_words, analyzed=analyzed)
         for start in range(0, len(texts), BUILD_BATCH_ROWS):
             builder.add(texts.slice(start, BUILD_BATCH_ROWS))
         return cls.from_postings(builder.finish(counts_every_row=scoring.counts_every_row))
@@ -279,11 +249,17 @@ class LexicalIndex:
         if len(sizes) > 1:
             raise ValueError("the columns of a lexical index must have the same number of rows")
         size = sizes.pop() if sizes else 0
-        analyzed: dict[str, str] = {}
+        analyzed: dict[frozenset[str], dict[str, str]] = {}  # a word cache per list of stop words
 
         def build(name: str) -> FieldIndex:
+            stop_words = scoring.column_stop_words(name)
+            cache = analyzed.setdefault(stop_words, {})
             return FieldIndex.build(
-                columns[name], positions=name in positions, analyzed=analyzed, scoring=scoring
+                columns[name],
+                positions=name in positions,
+                analyzed=cache,
+                scoring=scoring,
+                stop_words=stop_words,
             )
 
         # Arrow's splitting and NumPy's sorting release the GIL: two columns at a time, unless the
@@ -305,10 +281,13 @@ class LexicalIndex:
         """:meth:`build` of the columns ``names`` read a batch of rows at a time (each batch holds
         every name's next rows), so the columns' texts are never held whole: the same index, in
         the memory of the postings being made and a batch or two."""
-        analyzed: dict[str, str] = {}
+        analyzed: dict[frozenset[str], dict[str, str]] = {}  # a word cache per list of stop words
         builders = {
             name: PostingsBuilder(
-                positions=name in positions, stop_words=scoring.stop_words, analyzed=analyzed, name=name
+                positions=name in positions,
+                stop_words=scoring.column_stop_words(name),
+                analyzed=analyzed.setdefault(scoring.column_stop_words(name), {}),
+                name=name,
             )
             for name in names
         }
@@ -336,15 +315,18 @@ class LexicalIndex:
 
     def to_part(self) -> Part:
         """Every field's arrays, for the derived files (:mod:`~docs_mcp_core.index.derived_files`)."""
-        part = Part(meta={"fields": list(self.fields), "size": self.size, "scoring": self.scoring.name})
+        meta = {"fields": list(self.fields), "size": self.size, "scoring": self.scoring.name}
+        part = Part(meta={**meta, "text_stop_words": len(self.scoring.column_stop_words(PHRASE_TEXT))})
         for number, field in enumerate(self.fields.values()):
             field.to_part(f"field.{number}", part)
         return part
 
     @classmethod
     def from_part(cls, part: Part, scoring: Scoring) -> LexicalIndex | None:
-        """The index :meth:`to_part` stored, or ``None`` when it was built with another scoring."""
-        if part.meta.get("scoring") != scoring.name:
+        """The index :meth:`to_part` stored, or ``None`` when it was built with another scoring (or
+        before ``content_text`` dropped the original's stop words)."""
+        text_stop_words = len(scoring.column_stop_words(PHRASE_TEXT))
+        if part.meta.get("scoring") != scoring.name or part.meta.get("text_stop_words") != text_stop_words:
             return None
         fields = {
             name: FieldIndex.from_part(f"field.{n}", part) for n, name in enumerate(part.meta["fields"])
@@ -357,7 +339,7 @@ class LexicalIndex:
         field = self.fields.get(column)
         if field is None or not self.size:
             return 0.0
-        terms = analyze(word, self.scoring.stop_words)
+        terms = analyze(word, self.scoring.column_stop_words(column))
         index = field.terms.get(terms[0]) if len(terms) == 1 else None
         if index is None:
             return 0.0
@@ -375,8 +357,16 @@ class LexicalIndex:
         mask: np.ndarray | None = None,
         limit: int = 100,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`search_terms` for the terms of ``query`` (analysed with the scoring's stop words)."""
-        return self.search_terms(analyze(query, self.scoring.stop_words), boosts, mask=mask, limit=limit)
+        """:meth:`search_terms` for ``query``, its terms in each column those of that column's
+        analysis (as LanceDB analyses a multi-column query with each column's index)."""
+        columns = [
+            column
+            for name, boost in boosts.items()
+            for column in self.match_columns(
+                analyze(query, self.scoring.column_stop_words(name)), {name: boost}
+            )
+        ]
+        return self._best(columns, mask, limit)
 
     def search_terms(
         self,
@@ -396,7 +386,11 @@ class LexicalIndex:
         cut look at the rows found, never at every row again, and a short answer leaves out the
         postings that cannot reach it (:mod:`~docs_mcp_core.search.match_pruning`).
         """
-        columns = self.match_columns(query_terms, boosts, extra)
+        return self._best(self.match_columns(query_terms, boosts, extra), mask, limit)
+
+    def _best(
+        self, columns: list[Column], mask: np.ndarray | None, limit: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         if not columns:
             return _EMPTY
         # the best rows without scoring every posting when the bounds allow it, else every row
@@ -427,8 +421,8 @@ class LexicalIndex:
     def phrase(
         self, query: str, column: str, *, mask: np.ndarray | None = None, limit: int = 100
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`phrase_terms` for the terms of ``query`` (analysed with the scoring's stop words)."""
-        phrase = analyze_positions(query, self.scoring.stop_words)
+        """:meth:`phrase_terms` for the terms of ``query`` (analysed as ``column``'s index analyses it)."""
+        phrase = analyze_positions(query, self.scoring.column_stop_words(column))
         return self.phrase_terms(phrase, column, mask=mask, limit=limit)
 
     def phrase_terms(

@@ -49,7 +49,7 @@ from functools import cached_property
 
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.ranking import expand_identifiers, identifier_parts
-from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, analyze, analyze_positions
+from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, WORD, analyze, analyze_positions, analyze_words
 from docs_mcp_core.spellings import (
     ANCHOR_MARK,
     PAGE_MARK,
@@ -233,6 +233,18 @@ class Query:
         (without :attr:`phrase_gaps`, one after the other)."""
         found = analyze_positions(self.lexical, self.analyzer_stop_words)
         return found if self.phrase_gaps else [(term, at) for at, (term, _) in enumerate(found)]
+
+    def phrase_text(self, index_stop_words: frozenset[str]) -> str:
+        """:attr:`lexical` written for LanceDB's phrase query on an index that drops
+        ``index_stop_words``: each word this query's analyzer drops becomes one that both drop, so
+        that the index reads :attr:`phrase`'s terms at its distances ("upgrade my SDK" is "upgrade
+        a SDK" for the table's ``content_text`` index, which keeps "my")."""
+        if self.analyzer_stop_words <= index_stop_words:
+            return self.lexical
+        filler = min(self.analyzer_stop_words & index_stop_words)
+        words = WORD.findall(self.lexical)
+        terms = analyze_words([w.lower() for w in words], self.analyzer_stop_words)
+        return " ".join(word if term else filler for word, term in zip(words, terms, strict=True))
 
     @cached_property
     def spellings(self) -> list[list[str]]:

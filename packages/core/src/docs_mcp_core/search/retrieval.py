@@ -35,16 +35,18 @@ from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
 from docs_mcp_core.search import row_catalog
+from docs_mcp_core.search.analyzer import ORIGINAL_TEXT_STOP_WORDS
 from docs_mcp_core.search.compounds import Compounds
 from docs_mcp_core.search.filters import filter_mask, where_clause
 from docs_mcp_core.search.heading_leg import HeadingLeg, Nearest
 from docs_mcp_core.search.inverses import inverse_joins
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
-from docs_mcp_core.search.lexical_index import LexicalIndex, Scoring
+from docs_mcp_core.search.lexical_index import LexicalIndex
 from docs_mcp_core.search.match_pruning import Posting
 from docs_mcp_core.search.prefixes import PrefixExpander, unwritten
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.row_catalog import RowCatalog
+from docs_mcp_core.search.scoring import Scoring
 from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg
 from docs_mcp_core.spellings import ANCHOR_MARK
@@ -255,7 +257,8 @@ class Retrieval:
         if lexical is None or slop:
             from lancedb.query import PhraseQuery  # see fts(); a search in memory never imports it
 
-            phrase_q = PhraseQuery(query.lexical, PHRASE_COLUMN, slop=slop, document_granularity=None)
+            text = query.phrase_text(ORIGINAL_TEXT_STOP_WORDS)  # what the table's content_text drops
+            phrase_q = PhraseQuery(text, PHRASE_COLUMN, slop=slop, document_granularity=None)
             legs["phrase"] = asyncio.ensure_future(self.fts(phrase_q, where, fetch))
         if lexical is not None:
             if legs:
