@@ -31,9 +31,17 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class RawJson:
+    """JSON text a fake sends as it is, where a value would be encoded (what a model may write but
+    ``json.dumps`` cannot produce, such as arguments nested 100,000 deep)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolCallSpec:
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] | RawJson
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
 
-from tests.fakes.agent_script import Script
+from tests.fakes.agent_script import RawJson, Script
 
 
 @dataclass
@@ -64,7 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
             fake.leave()
         record.status = answer.status
         fake.record(record)
-        payload = json.dumps(answer.body).encode("utf-8")
+        payload = encode_body(answer.body).encode("utf-8")
         self.send_response(answer.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -159,3 +159,19 @@ class FakeLLMServer:
     def reject(self, message: str, error: dict[str, Any]) -> Answer:
         self.violations.append(message)
         return Answer(400, error, {})
+
+
+def encode_body(body: Any) -> str:
+    """``body`` as JSON, each :class:`~tests.fakes.agent_script.RawJson` in it written as its text."""
+    raws: list[str] = []
+
+    def placeholder(value: Any) -> str:
+        if not isinstance(value, RawJson):
+            raise TypeError(f"{type(value).__name__} is not JSON")
+        raws.append(value.text)
+        return f"\u0000raw{len(raws) - 1}"
+
+    text = json.dumps(body, default=placeholder)
+    for number, raw in enumerate(raws):
+        text = text.replace(f'"\\u0000raw{number}"', raw, 1)
+    return text

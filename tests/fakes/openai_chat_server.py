@@ -19,7 +19,7 @@ import re
 import time
 from typing import Any
 
-from tests.fakes.agent_script import Reply, ToolResultView, View, script_for
+from tests.fakes.agent_script import RawJson, Reply, ToolResultView, View, script_for
 from tests.fakes.llm_http import Answer, FakeLLMServer
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -129,7 +129,7 @@ class FakeChatCompletions(FakeLLMServer):
                 {
                     "id": self.new_id("call"),
                     "type": "function",
-                    "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    "function": {"name": c.name, "arguments": _arguments(c.arguments)},
                 }
                 for c in reply.calls
             ]
@@ -154,3 +154,7 @@ class FakeChatCompletions(FakeLLMServer):
                 "prompt_tokens_details": {"cached_tokens": reply.cache_read_tokens},
             },
         }
+
+
+def _arguments(arguments: dict[str, Any] | RawJson) -> str:
+    return arguments.text if isinstance(arguments, RawJson) else json.dumps(arguments)

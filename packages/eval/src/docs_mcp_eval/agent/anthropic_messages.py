@@ -21,6 +21,7 @@ from anthropic import AsyncAnthropic
 
 from docs_mcp_eval.agent.pricing import Usage
 from docs_mcp_eval.agent.provider import (
+    DEEP_ARGUMENTS,
     MAX_RETRIES,
     ModelReply,
     ProviderName,
@@ -29,6 +30,8 @@ from docs_mcp_eval.agent.provider import (
     connection_failure,
     error_detail,
     is_retryable_status,
+    too_deep,
+    unreadable_answer,
 )
 from docs_mcp_eval.agent.workspace import ToolOutcome, ToolSpec
 
@@ -69,6 +72,11 @@ class AnthropicMessagesProvider:
             ) from None
         except anthropic.APIConnectionError as exc:
             raise connection_failure(exc) from None
+        except (RecursionError, ValueError) as exc:
+            failure = unreadable_answer(exc)
+            if failure is None:
+                raise
+            raise failure from None
 
 
 class _MessagesConversation:
@@ -98,14 +106,15 @@ class _MessagesConversation:
             if block.type == "text":
                 texts.append(block.text)
             elif block.type == "tool_use":
-                arguments = block.input if isinstance(block.input, dict) else {}
-                error = None if isinstance(block.input, dict) else "the tool input must be a JSON object"
-                calls.append(ToolCall(block.id, block.name, dict(arguments), error))
+                error = _input_error(block.input)
+                calls.append(ToolCall(block.id, block.name, {} if error else dict(block.input), error))
+        # an input answered as an error goes back as {} (pydantic cannot even dump one nested deep)
+        content = [
+            b.model_copy(update={"input": {}}) if b.type == "tool_use" and _input_error(b.input) else b
+            for b in message.content
+        ]
         self._messages.append(
-            {
-                "role": "assistant",
-                "content": [b.model_dump(mode="json", exclude_none=True) for b in message.content],
-            }
+            {"role": "assistant", "content": [b.model_dump(mode="json", exclude_none=True) for b in content]}
         )
         return ModelReply(
             text="\n".join(t for t in texts if t),
@@ -123,6 +132,12 @@ class _MessagesConversation:
                 block["is_error"] = True
             blocks.append(block)
         self._messages.append({"role": "user", "content": blocks})
+
+
+def _input_error(value: object) -> str | None:
+    if not isinstance(value, dict):
+        return "the tool input must be a JSON object"
+    return DEEP_ARGUMENTS if too_deep(value) else None
 
 
 def _with_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

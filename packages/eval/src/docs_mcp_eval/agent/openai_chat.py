@@ -19,6 +19,7 @@ from openai import AsyncOpenAI
 
 from docs_mcp_eval.agent.pricing import Usage
 from docs_mcp_eval.agent.provider import (
+    DEEP_ARGUMENTS,
     MAX_RETRIES,
     ModelReply,
     ProviderName,
@@ -27,9 +28,11 @@ from docs_mcp_eval.agent.provider import (
     connection_failure,
     error_detail,
     is_retryable_status,
+    too_deep,
+    unreadable_answer,
 )
 from docs_mcp_eval.agent.workspace import ToolOutcome, ToolSpec
-from docs_mcp_eval.errors import ProviderFailure
+from docs_mcp_eval.errors import ProviderFailure, json_limit
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
@@ -73,6 +76,11 @@ class OpenAIChatProvider:
             ) from None
         except openai.APIConnectionError as exc:
             raise connection_failure(exc) from None
+        except (RecursionError, ValueError) as exc:
+            failure = unreadable_answer(exc)
+            if failure is None:
+                raise
+            raise failure from None
 
 
 class _ChatConversation:
@@ -112,11 +120,15 @@ class _ChatConversation:
             if function is None:
                 continue  # a custom (non-function) tool call: we offer none
             calls.append(_tool_call(call.id, function.name, function.arguments))
+            # arguments that could not be read go back as {} (the error result says why): the API
+            # may refuse a conversation holding them, as it may a tool call without an object
+            readable = calls[-1].argument_error is None
+            arguments = (function.arguments or "{}") if readable else "{}"
             raw_calls.append(
                 {
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": function.name, "arguments": function.arguments or "{}"},
+                    "function": {"name": function.name, "arguments": arguments},
                 }
             )
         assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
@@ -144,8 +156,12 @@ def _tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
         return ToolCall(
             call_id, name, {}, f"the arguments are not valid JSON ({exc.msg}); send a JSON object"
         )
+    except (RecursionError, ValueError) as exc:  # ended the whole run in a traceback
+        return ToolCall(call_id, name, {}, f"the arguments cannot be read: {json_limit(exc)}")
     if not isinstance(arguments, dict):
         return ToolCall(call_id, name, {}, "the arguments must be a JSON object")
+    if too_deep(arguments):
+        return ToolCall(call_id, name, {}, DEEP_ARGUMENTS)
     return ToolCall(call_id, name, arguments)
 
 

@@ -26,7 +26,7 @@ from typing import Any, Literal, Protocol
 
 from docs_mcp_eval.agent.pricing import Usage
 from docs_mcp_eval.agent.workspace import ToolOutcome, ToolSpec
-from docs_mcp_eval.errors import AgentProviderError, ProviderFailure
+from docs_mcp_eval.errors import AgentProviderError, ProviderFailure, json_limit
 
 ProviderName = Literal["anthropic", "openai"]
 MAX_RETRIES = 3
@@ -39,13 +39,35 @@ INFRA_ERROR_PATTERN = re.compile(r"529|overload|API Error.*Repeated", re.IGNOREC
 _FATAL_STATUSES = {401: "rejected the API key", 403: "refused access", 404: "does not know the model"}
 
 
+MAX_ARGUMENT_DEPTH = 64
+"""Levels of arrays and objects a tool call's arguments may nest: deeper ones (a model's runaway
+output) are answered as an error, so that no later step (the history sent back, the results file)
+meets them."""
+DEEP_ARGUMENTS = f"the arguments nest arrays or objects more than {MAX_ARGUMENT_DEPTH} levels deep; send a flat JSON object"
+
+
+def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (found without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 @dataclass(frozen=True)
 class ToolCall:
     id: str
     name: str
     arguments: dict[str, Any]
     argument_error: str | None = None
-    """Set when the model's arguments were not a JSON object; the call is answered with this error."""
+    """Set when the model's arguments were not a JSON object (or one nested too deeply); the call is
+    answered with this error."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +121,17 @@ def connection_failure(exc: BaseException) -> ProviderFailure:
         detail = f"{detail} ({cause})"
     return ProviderFailure(
         f"API Error: connection failed: {detail} (Repeated {MAX_RETRIES + 1} times)", infrastructure=True
+    )
+
+
+def unreadable_answer(exc: RecursionError | ValueError) -> ProviderFailure | None:
+    """The failure of an answer the SDK could not parse (JSON nested past the recursion limit, an
+    integer of over 4,300 digits), which ended the whole run in a traceback; ``None`` for another
+    ``ValueError``. The scenario fails; the run goes on."""
+    if isinstance(exc, ValueError) and "integer string conversion" not in str(exc):
+        return None
+    return ProviderFailure(
+        f"API Error: the answer cannot be read: {json_limit(exc, advice=False)}", infrastructure=False
     )
 
 
