@@ -261,3 +261,29 @@ def test_each_ranking_scores_like_its_lancedb(index_dir: Path) -> None:
     # with slop the phrase leg is LanceDB's, and the engine still answers
     sloppy = SearchEngine.open(index_dir, options=SearchOptions(ranking="original", phrase_slop=2))
     assert sloppy.search("retry configuration", limit=3).hits
+
+
+def test_postings_derived_before_the_original_stop_words_are_served_as_they_were_written() -> None:
+    import dataclasses
+
+    from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS
+    from docs_mcp_core.search.scoring import LANCEDB_SCORING
+
+    texts = {
+        "content_text": pa.array(["what is new", "retry what failed"]),
+        "search_text": pa.array(["a", "b"]),
+    }
+    before = dataclasses.replace(LANCEDB_SCORING, text_stop_words=None)  # content_text as 0.40 analyses it
+    part = LexicalIndex.build(texts, positions=["content_text"], scoring=before).to_part()
+    del part.meta["text_stop_words"]  # what a build wrote before it recorded them
+    served = LexicalIndex.from_part(part, LANCEDB_SCORING)
+    assert served is not None  # an older index still opens from its derived files
+    assert served.scoring.column_stop_words("content_text") == LANCEDB_STOP_WORDS
+    assert served.search("what", {"content_text": 1.0})[0].tolist() == []
+
+    now = LexicalIndex.from_part(
+        LexicalIndex.build(texts, positions=["content_text"]).to_part(), LANCEDB_SCORING
+    )
+    assert now is not None and now.search("what", {"content_text": 1.0})[0].size == 2
+    part.meta["text_stop_words"] = 5  # some other list
+    assert LexicalIndex.from_part(part, LANCEDB_SCORING) is None

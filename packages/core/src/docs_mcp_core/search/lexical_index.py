@@ -323,10 +323,17 @@ class LexicalIndex:
 
     @classmethod
     def from_part(cls, part: Part, scoring: Scoring) -> LexicalIndex | None:
-        """The index :meth:`to_part` stored, or ``None`` when it was built with another scoring (or
-        before ``content_text`` dropped the original's stop words)."""
-        text_stop_words = len(scoring.column_stop_words(PHRASE_TEXT))
-        if part.meta.get("scoring") != scoring.name or part.meta.get("text_stop_words") != text_stop_words:
+        """The index :meth:`to_part` stored, or ``None`` when it was built with another scoring.
+
+        A part written before the table's ``content_text`` index dropped the original's stop words
+        (it does not say which it dropped) holds that column analysed with ``scoring``'s query
+        stop words, as that table's index is: it is served so, with the scoring that says it."""
+        if part.meta.get("scoring") != scoring.name:
+            return None
+        text_stop_words = part.meta.get("text_stop_words")
+        if text_stop_words is None:
+            scoring = dataclasses.replace(scoring, text_stop_words=None)
+        elif text_stop_words != len(scoring.column_stop_words(PHRASE_TEXT)):
             return None
         fields = {
             name: FieldIndex.from_part(f"field.{n}", part) for n, name in enumerate(part.meta["fields"])
