@@ -1,6 +1,6 @@
 """A budgeted get_doc answer of a large section costs what the answer holds, not what the section
 holds: only the blocks that may fit are tokenized, and a bounded start of the rest for the notice's
-"about N more tokens"."""
+"about N more tokens"; reading the section part after part parses its markdown once."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from docs_mcp_core import markdown
 from docs_mcp_core.search.budget import TokenBudget
 from docs_mcp_core.tokens import count_tokens
 from tests.support.tiny_corpus import build_pages, opened
 
 CODE_LINES = 60_000  # a code block of about 2.3 MB
 ABOUT = re.compile(r"about ([\d,]+) more tokens follow")
+CURSOR = re.compile(r'repeat this call with cursor "([^"]+)" ---$')
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +54,42 @@ def test_a_small_budget_on_a_huge_section_tokenizes_a_bounded_part_of_it(
     about = int(ABOUT.search(first).group(1).replace(",", ""))  # type: ignore[union-attr]
     rest = count_tokens(whole[whole.index("```python") :], "o200k_base")
     assert 0.9 * rest <= about <= 1.1 * rest
+
+
+@pytest.fixture(scope="module")
+def list_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    items = "\n".join(
+        f"- item {i}: the retry policy waits {i} ms before the next attempt" for i in range(5_000)
+    )
+    page = f"# Guide\n\nIntro.\n\n## Steps\n\n{items}\n"
+    return build_pages(tmp_path_factory, "budget-list", {"guide.md": page})
+
+
+def test_reading_a_long_section_part_by_part_parses_it_once(
+    list_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[int] = []
+    cut_points = markdown.cut_points
+
+    def counting(source: str) -> list[markdown.CutPoint]:
+        parsed.append(len(source))
+        return cut_points(source)
+
+    monkeypatch.setattr(markdown, "cut_points", counting)
+    with opened(list_index) as engine:
+        whole = engine.get_doc("guide.md#guide/steps", scope="section")
+        parts: list[str] = []
+        cursor, found = None, None
+        for _ in range(500):
+            part = engine.get_doc("guide.md#guide/steps", scope="section", max_tokens=2000, cursor=cursor)
+            parts.append(part)
+            found = CURSOR.search(part)
+            if found is None:
+                break
+            cursor = found.group(1)
+    assert len(parts) > 20 and found is None
+    assert all(count_tokens(p, "o200k_base") <= 2000 for p in parts)
+    assert [line for p in parts for line in p.splitlines() if line.startswith("- item")] == [
+        line for line in whole.splitlines() if line.startswith("- item")
+    ]
+    assert sum(parsed) <= 1.1 * len(whole)  # was parsed whole again for each of the ~40 parts

@@ -22,7 +22,10 @@ holds whichever of them the client counts with (``cl100k_base``, the default of
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -52,7 +55,7 @@ DELIMITER = "delimiter"  # the kind of a piece that only introduces a chunk or a
 SNIPPET_CAPS = (160, 100, 60, 0)  # characters a snippet is shortened to, tried in this order
 MIN_SNIPPET = 60  # a page drops hits before it shortens their snippets below this
 MAX_TOKEN_BYTES = 128  # the longest token of every shipped encoding, in UTF-8 bytes
-EXACT_REST = 1 << 18  # characters after a cut answer counted exactly; past them "about" is estimated
+EXACT_REST = 1 << 16  # characters after a cut answer counted exactly; past them "about" is estimated
 _KIND_NAMES = {
     "fence": "code block",
     "code": "code block",
@@ -106,7 +109,34 @@ class Piece:
 
 def markdown_pieces(content: str, resume: str) -> list[Piece]:
     """``content`` cut at every block boundary. ``resume`` is the line that introduces a part
-    starting inside it (a delimiter saying which chunk continues)."""
+    starting inside it (a delimiter saying which chunk continues).
+
+    A long text's pieces are kept for the next calls (:data:`KEPT_PIECES_CHARS`): an agent reads a
+    section of megabytes part after part with the cursors, and parsing the whole section again for
+    every part made reading it cost its length times the number of parts."""
+    if len(content) < _KEEP_FROM:
+        return _parsed_pieces(content, resume)
+    key = (len(content), hashlib.blake2b(content.encode("utf-8", "surrogatepass")).digest(), resume)
+    with _kept_lock:
+        kept = _kept.pop(key, None)
+        if kept is not None:
+            _kept[key] = kept  # the most recently used last
+            return list(kept)
+    pieces = _parsed_pieces(content, resume)
+    with _kept_lock:
+        _kept[key] = pieces
+        while sum(size for size, _, _ in _kept) > KEPT_PIECES_CHARS and len(_kept) > 1:
+            del _kept[next(iter(_kept))]
+    return list(pieces)
+
+
+KEPT_PIECES_CHARS = 16 * 1024 * 1024  # the texts whose pieces are kept, at most this many characters
+_KEEP_FROM = 64 * 1024  # shorter texts are parsed again: it costs little
+_kept: OrderedDict[tuple[int, bytes, str], list[Piece]] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _parsed_pieces(content: str, resume: str) -> list[Piece]:
     from docs_mcp_core.markdown import cut_points  # the markdown parser: not needed by a search
 
     points = cut_points(content)
