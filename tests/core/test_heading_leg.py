@@ -300,6 +300,18 @@ def test_a_query_that_writes_a_flag_or_a_key_is_left_to_the_lexical_legs(
     assert _search(with_vectors, f"{QUESTION} tool.billing.max-amount") == []
 
 
+def test_a_query_that_writes_a_flag_or_a_key_gets_no_chunk_vector_rows_either(tmp_path: Path) -> None:
+    # the chunk vectors of a `local` build mean what the headings mean, and compete the same way
+    docs = tmp_path / "docs"
+    _write_reference(docs)
+    out = tmp_path / "idx"
+    local = EmbeddingOptions(provider="local")
+    build_index(BuildOptions(docs_dir=docs, out_dir=out, heading_vectors=True, embedding=local))
+    assert _search(out, QUESTION)
+    assert _search(out, f"{QUESTION} --dry-run") == []
+    assert _search(out, f"{QUESTION} tool.billing.max-amount") == []
+
+
 def test_a_hyphenated_word_names_a_definition_only_where_the_corpus_defines_one(tmp_path: Path) -> None:
     # prose writes hyphenated words (month-end, two-factor) that no anchor of the corpus holds: the
     # query's meaning is in its words, and the heading leg reads them; a key the corpus defines

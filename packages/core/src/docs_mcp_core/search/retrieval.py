@@ -229,7 +229,8 @@ class Retrieval:
         lexical = self.lexical
         legs: dict[str, asyncio.Future[Leg]] = {}
         # a query that writes a flag or a key names a definition exactly: the anchor cue finds it,
-        # and headings that only mean something close (other commands' options) compete with it.
+        # and headings or chunks that only mean something close (other commands' options)
+        # compete with it, so the heading and vector legs stay out.
         # A word that is only hyphenated does so where the corpus defines it (requires-python),
         # not as prose (re-open, two-factor, long-running); a key in a file named by its stem
         # ("managed in pyproject") where the corpus writes that file's name (pyproject.toml).
@@ -252,7 +253,7 @@ class Retrieval:
             else None
         )
         # LanceDB queries start as soon as they are created; the in-memory legs run meanwhile
-        if self.vector is not None:
+        if self.vector is not None and not named:
             legs["vector"] = asyncio.ensure_future(self.vector.nearest(query.embedded, prefilter, fetch))
         if lexical is None or slop:
             from lancedb.query import PhraseQuery  # see fts(); a search in memory never imports it
