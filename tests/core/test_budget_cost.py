@@ -93,3 +93,35 @@ def test_reading_a_long_section_part_by_part_parses_it_once(
         line for line in whole.splitlines() if line.startswith("- item")
     ]
     assert sum(parsed) <= 1.1 * len(whole)  # was parsed whole again for each of the ~40 parts
+
+
+@pytest.fixture(scope="module")
+def many_sections(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sections = "".join(f"## Step {i}\n\nWait {i} ms, then retry the request.\n\n" for i in range(1_500))
+    return build_pages(tmp_path_factory, "budget-many", {"guide.md": f"# Guide\n\nIntro.\n\n{sections}"})
+
+
+def test_reading_a_parent_of_many_chunks_part_by_part_cuts_it_once(
+    many_sections: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[int] = []
+    cut_points = markdown.cut_points
+
+    def counting(source: str) -> list[markdown.CutPoint]:
+        parsed.append(len(source))
+        return cut_points(source)
+
+    monkeypatch.setattr(markdown, "cut_points", counting)
+    parts: list[str] = []
+    with opened(many_sections) as engine:
+        cursor, found = None, None
+        for _ in range(500):
+            part = engine.get_doc("guide.md#guide/step-7", scope="parent", max_tokens=2000, cursor=cursor)
+            parts.append(part)
+            found = CURSOR.search(part)
+            if found is None:
+                break
+            cursor = found.group(1)
+    steps = [line for p in parts for line in p.splitlines() if line.startswith("## Step ")]
+    assert found is None and len(parts) > 10 and steps == [f"## Step {i}" for i in range(1_500)]
+    assert len(parsed) <= 1_600  # each of its 1,500 chunks was cut again for each of the ~15 parts

@@ -26,7 +26,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,6 +41,7 @@ __all__ = [
     "MIN_SNIPPET",
     "SNIPPET_CAPS",
     "Fitted",
+    "KeptPieces",
     "Piece",
     "TokenBudget",
     "check_max_tokens",
@@ -117,23 +118,49 @@ def markdown_pieces(content: str, resume: str) -> list[Piece]:
     if len(content) < _KEEP_FROM:
         return _parsed_pieces(content, resume)
     key = (len(content), hashlib.blake2b(content.encode("utf-8", "surrogatepass")).digest(), resume)
-    with _kept_lock:
-        kept = _kept.pop(key, None)
-        if kept is not None:
-            _kept[key] = kept  # the most recently used last
-            return list(kept)
-    pieces = _parsed_pieces(content, resume)
-    with _kept_lock:
-        _kept[key] = pieces
-        while sum(size for size, _, _ in _kept) > KEPT_PIECES_CHARS and len(_kept) > 1:
-            del _kept[next(iter(_kept))]
-    return list(pieces)
+    kept = _KEPT.get(key)
+    if kept is None:
+        kept = _parsed_pieces(content, resume)
+        _KEPT.put(key, kept)
+    return list(kept)
 
 
 KEPT_PIECES_CHARS = 16 * 1024 * 1024  # the texts whose pieces are kept, at most this many characters
 _KEEP_FROM = 64 * 1024  # shorter texts are parsed again: it costs little
-_kept: OrderedDict[tuple[int, bytes, str], list[Piece]] = OrderedDict()
-_kept_lock = threading.Lock()
+_PIECE_OVERHEAD = 128  # what a piece costs beyond its text, counted as characters
+
+
+class KeptPieces:
+    """Answers cut into pieces, kept by a key for the next parts of the same answer: the most
+    recently used, up to ``chars`` characters of their texts in all (thread-safe)."""
+
+    def __init__(self, chars: int = KEPT_PIECES_CHARS) -> None:
+        self.chars = chars
+        self._kept: OrderedDict[Hashable, tuple[list[Piece], int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> list[Piece] | None:
+        """A copy of the pieces kept under ``key`` (the caller may change its list)."""
+        with self._lock:
+            kept = self._kept.pop(key, None)
+            if kept is None:
+                return None
+            self._kept[key] = kept  # the most recently used last
+            return list(kept[0])
+
+    def put(self, key: Hashable, pieces: Sequence[Piece]) -> None:
+        size = sum(len(p.text) + _PIECE_OVERHEAD for p in pieces)
+        if size > self.chars:
+            return
+        with self._lock:
+            self._kept[key] = (list(pieces), size)
+            total = sum(size for _, size in self._kept.values())
+            while total > self.chars:
+                _, (_, dropped) = self._kept.popitem(last=False)
+                total -= dropped
+
+
+_KEPT = KeptPieces()
 
 
 def _parsed_pieces(content: str, resume: str) -> list[Piece]:
