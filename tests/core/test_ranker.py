@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from docs_mcp_core.search import Query
-from docs_mcp_core.search.coverage import coverage_factor, coverage_rows
+from docs_mcp_core.search.coverage import best_rows, coverage_factor, coverage_rows
 from docs_mcp_core.search.cues import cue_factors, query_cues
 from docs_mcp_core.search.legs import EMPTY_LEG
 from docs_mcp_core.search.ranker import (
@@ -136,6 +136,18 @@ def test_coverage_rows_are_the_best_rows_the_match_leg_found() -> None:
     top = coverage_rows(rows, score, match, 3)
     assert rows[top].tolist() == [3, 5, 9]  # best first; equal scores in row order
     assert rows[coverage_rows(rows, score, match, 10)].tolist() == [3, 5, 9, 1]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_best_rows_of_a_long_pool_are_the_first_of_sorting_every_score(seed: int) -> None:
+    """A pool thousands of rows long (a hundred copies of each chunk score alike) is cut by a
+    partition before it is sorted: the same rows in the same order, ties in index order."""
+    rng = np.random.default_rng(seed)
+    for size in (0, 1, 49, 400, 401, 5000):
+        score = np.repeat(np.round(rng.random(size // 10 + 1) * 9, int(rng.integers(0, 3))), 10)[:size]
+        rng.shuffle(score)
+        for depth in (1, 5, 50):
+            assert best_rows(score, depth).tolist() == np.argsort(-score, kind="stable")[:depth].tolist()
 
 
 def test_coverage_factor_counts_words_found_at_word_starts() -> None:

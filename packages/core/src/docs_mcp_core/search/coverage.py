@@ -44,6 +44,7 @@ COVERAGE_TEXT_CHARS = 3000  # of a chunk's text: what a chunk is about comes fir
 COVERAGE_EXPONENT = 0.5
 COVERAGE_SMOOTHING = 0.5
 _COVERAGE_COLUMNS = ("heading", "breadcrumb", "filepath")  # and the text (RowReader.text_column)
+BEST_ROWS_PARTITION = 8  # best_rows sorts every score up to this many times the depth, else partitions
 
 
 def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarray, depth: int) -> np.ndarray:
@@ -55,7 +56,15 @@ def coverage_rows(rows: np.ndarray, score: np.ndarray, match_positions: np.ndarr
 
 def best_rows(score: np.ndarray, depth: int) -> np.ndarray:
     """Indices of the ``depth`` best ``score`` values, best first (equal scores in index order): the
-    rows a multiplier of the best rows looks at."""
+    rows a multiplier of the best rows looks at.
+
+    A long ``score`` (the deep pool: thousands of rows) is cut first at its ``depth``-th best value
+    by a partition, and only the values at or above it are sorted: the same indices as sorting
+    every value, since they all reach that value and keep their index order among equals."""
+    if len(score) > BEST_ROWS_PARTITION * depth > 0:
+        cut = len(score) - depth
+        at_least = np.flatnonzero(score >= np.partition(score, cut)[cut])
+        return at_least[np.argsort(-score[at_least], kind="stable")[:depth]]
     return np.argsort(-score, kind="stable")[:depth]
 
 

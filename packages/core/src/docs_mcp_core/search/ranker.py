@@ -33,7 +33,7 @@ reads text, through :class:`~docs_mcp_core.search.rows.RowReader`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -150,11 +150,14 @@ class Ranked:
 class Ranking:
     """What :meth:`Ranker.rank` returns: the ordered rows; the candidates before near-identical
     hits were collapsed (what facets count); the scored rows in order before byte-identical and
-    near-identical hits were left out (what :meth:`Ranker.extend` continues)."""
+    near-identical hits were left out (what :meth:`Ranker.extend` continues); and the query-term
+    coverage factors found, by catalog position (:meth:`Ranker.extend` ranks the same query, so
+    the rows both rankings measure are measured once)."""
 
     ordered: Ranked
     candidates: Ranked
     scored: Ranked
+    coverage: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
 
 
 Contributions = tuple[list[np.ndarray], list[np.ndarray]]  # per leg: the rows and what each adds
@@ -326,18 +329,20 @@ class Ranker:
 
     async def rank(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranking:
         """The rows of ``legs`` in ranking order, with ``filters`` the request's active filters."""
-        scored = await self._default(query, filters, legs) if self.default else self._original(legs)
-        return self._distinct(scored, filters)
+        coverage: dict[int, float] = {}
+        scored = await self._default(query, filters, legs, coverage) if self.default else self._original(legs)
+        return self._distinct(scored, filters, coverage)
 
     async def extend(
         self, first: Ranking, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]
     ) -> Ranking:
         """``first`` continued by the rows of deeper ``legs`` it does not hold, in their own ranking
         order: the rows ``first`` ordered keep their places, so pages cut from either agree."""
-        deeper = await self._default(query, filters, legs) if self.default else self._original(legs)
-        return self._distinct(continued(first.scored, deeper), filters)
+        coverage = first.coverage
+        deeper = await self._default(query, filters, legs, coverage) if self.default else self._original(legs)
+        return self._distinct(continued(first.scored, deeper), filters, coverage)
 
-    def _distinct(self, scored: Ranked, filters: Mapping[str, str]) -> Ranking:
+    def _distinct(self, scored: Ranked, filters: Mapping[str, str], coverage: dict[int, float]) -> Ranking:
         """``scored`` without the byte-identical chunks after the first (default ranking) and then
         without near-identical hits that differ only by a collapse key not in ``filters``. Both keep
         the first row of a group, so a longer ``scored`` with the same beginning gives the same
@@ -351,7 +356,7 @@ class Ranker:
         if live and len(ranked):
             groups = self._catalog.collapse_groups(live)[ranked.positions]
             ranked = ranked.keep(first_of_each_group(groups))
-        return Ranking(ordered=ranked, candidates=candidates, scored=scored)
+        return Ranking(ordered=ranked, candidates=candidates, scored=scored, coverage=coverage)
 
     def _taxonomy_factors(
         self, rows: np.ndarray, cues: Mapping[str, str], filters: Mapping[str, str]
@@ -384,9 +389,12 @@ class Ranker:
         rows, score = summed(*original_contributions(legs, self._original_weights))
         return order(rows, score, self._catalog.sort_rank)
 
-    async def _default(self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg]) -> Ranked:
+    async def _default(
+        self, query: Query, filters: Mapping[str, str], legs: Mapping[str, Leg], coverage: dict[int, float]
+    ) -> Ranked:
         """Score fusion with identifier-aware fields, static priors, taxonomy cues, the intent
-        signals (:mod:`.intent`) and query-term coverage."""
+        signals (:mod:`.intent`) and query-term coverage (``coverage``: the factors of this query
+        already found, by catalog position; those found here are added)."""
         catalog = self._catalog
         weights = self.weights
         rows, score = summed(*default_contributions(legs, weights))
@@ -410,9 +418,8 @@ class Ranker:
         terms = query.coverage_terms
         if len(terms) >= 2 and len(matched):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
-            texts = await coverage_texts(self._reader, rows[top])
-            factors = (coverage_factor(t, terms, bool(wanted & UNDO_GROUP)) for t in texts)
-            score[top] *= np.fromiter(factors, np.float64, len(top))
+            await self._coverage(rows[top].tolist(), terms, bool(wanted & UNDO_GROUP), coverage)
+            score[top] *= np.fromiter((coverage[p] for p in rows[top].tolist()), np.float64, len(top))
         if wanted and weights.object and len(matched):
             await weigh_objects(self._reader, rows, score, query.focus, weights.object)
         if wanted and weights.plain_operation and len(matched):
@@ -446,6 +453,15 @@ class Ranker:
             topic = neutral_introductions(topic, catalog.taxonomy, {*filters, *cues})
             topic_boost(rows, score, catalog.prior, topic, weights.topic)
         return order(rows, score, catalog.sort_rank, depth=catalog.depth)
+
+    async def _coverage(
+        self, positions: list[int], terms: Sequence[str], undo: bool, coverage: dict[int, float]
+    ) -> None:
+        """Add to ``coverage`` the query-term coverage factor of each of ``positions`` it lacks."""
+        missing = [p for p in dict.fromkeys(positions) if p not in coverage]
+        if missing:
+            texts = await coverage_texts(self._reader, np.array(missing, dtype=np.int64))
+            coverage.update(zip(missing, (coverage_factor(t, terms, undo) for t in texts), strict=True))
 
     async def warm(self) -> None:
         """Derive what the default ranking's first search would (the intent signals' attributes)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from docs_mcp_core.search.coverage import best_rows
 from docs_mcp_core.search.legs import Leg
 
 __all__ = ["SIBLING_DEPTH", "sibling_boost"]
@@ -38,7 +39,7 @@ def sibling_boost(
     positions, similarity = heading
     if not weight or not len(positions) or len(rows) < 2:
         return
-    top = np.argsort(-score, kind="stable")[:depth]
+    top = best_rows(score, depth)
     order = np.argsort(positions, kind="stable")
     sorted_positions = positions[order]
     at = np.minimum(np.searchsorted(sorted_positions, rows[top]), len(sorted_positions) - 1)
