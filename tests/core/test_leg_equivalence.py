@@ -301,3 +301,22 @@ def test_the_cut_looks_at_a_few_times_limit_rows_and_holds_the_best(seed: int) -
     kth = np.sort(best[admitted])[-30]
     assert set(admitted[best[admitted] >= kth].tolist()) <= set(found.tolist())
     assert bool(mask[found].all()) if mask is not None else True
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_cut_of_a_million_rows_samples_fewer_rows_and_still_holds_the_best(seed: int) -> None:
+    """Past :data:`~docs_mcp_core.search.match_pruning.CUT_SAMPLE_ROWS` samples the cut reads
+    every more-th row (a hundred copies of each score: ties everywhere), and still finds every
+    row of the best ``limit`` with its ties, a few times ``limit`` rows."""
+    rng = np.random.default_rng(seed)
+    best = np.repeat(rng.integers(0, 5000, 11_000).astype(np.float64), 100)
+    rng.shuffle(best)
+    mask = rng.random(len(best)) < 0.5 if seed % 2 else None
+    assert match_pruning._sample_stride(len(best), 5000) > match_pruning.CUT_SAMPLE_STRIDE  # pyright: ignore[reportPrivateUsage]
+    admitted = np.flatnonzero((best > 0.0) & (mask if mask is not None else True))
+    for limit in (10, 200, 5000):
+        found = match_pruning._contenders(best, mask, limit)  # pyright: ignore[reportPrivateUsage]
+        kth = np.sort(best[admitted])[-limit]
+        assert set(admitted[best[admitted] >= kth].tolist()) <= set(found.tolist())
+        assert len(found) < len(admitted) / 20
+        assert bool(mask[found].all()) if mask is not None else True

@@ -38,6 +38,7 @@ Below :data:`PRUNED_MIN_ROWS` rows none of this pays: every row is scored (:func
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +71,9 @@ SPARSE_SHARE = 8  # every_best scores sparsely when the postings are at most 1/8
 SPARSE_COLUMN_MIN_ROWS = 50_000
 CUT_SAMPLE_STRIDE = 16  # dense_best guesses the cut from every 16th row's score ...
 CUT_SAMPLE_DEPTH = 4  # ... at the score about 4 * limit rows reach
+CUT_SAMPLE_ROWS = 16_384  # past this many samples, every more-th row (at 1.1 million rows, every 66th)
+CUT_SAMPLE_MIN_RANK = 32  # ... as long as the cut is read at the 32nd best sample or deeper
+FOLD_EXPONENT = 8  # boosts of 2**-8 to 2**8 that are powers of two are folded into the products
 PRUNED_MAX_LIMIT = 1000  # deeper answers have lower cuts, which leave too few postings out to pay
 FILL_FACTOR = 4  # the candidates of the first pass hold at least this many times ``limit`` postings
 
@@ -376,9 +380,10 @@ def dense_best(
     for number, column in enumerate(dense):
         scores = best if number == 0 else other
         assert scores is not None
+        scale = _folded(column.boost)
         for posting in column.postings:
-            add_at(scores, posting.rows, _products(posting, spare))
-        if column.boost != 1.0:
+            add_at(scores, posting.rows, _products(posting, spare, scale))
+        if column.boost != scale:
             scores *= column.boost
         if number:
             np.maximum(best, scores, out=best)
@@ -386,11 +391,12 @@ def dense_best(
     for column in sparse:
         assert other is not None
         rows = _union([p.rows for p in column.postings], None)
+        scale = _folded(column.boost)
         for posting in column.postings:
-            add_at(other, posting.rows, _products(posting, spare))
+            add_at(other, posting.rows, _products(posting, spare, scale))
         values = other[rows]
         other[rows] = 0.0
-        if column.boost != 1.0:
+        if column.boost != scale:
             values *= column.boost
         best[rows] = np.maximum(best[rows], values)
     scratch.give_spare(spare)
@@ -403,22 +409,33 @@ def dense_best(
     return best_of(found, values, limit)
 
 
-def _products(posting: Posting, spare: np.ndarray) -> np.ndarray:
-    """``posting.factor * posting.weights`` (the same products) written into ``spare``."""
-    return np.multiply(posting.weights, posting.factor, out=spare[: len(posting.weights)])
+def _products(posting: Posting, spare: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """``posting.factor * posting.weights`` (the same products) times ``scale`` (a power of two:
+    exact), written into ``spare``."""
+    factor = posting.factor * scale if scale != 1.0 else posting.factor
+    return np.multiply(posting.weights, factor, out=spare[: len(posting.weights)])
+
+
+def _folded(boost: float) -> float:
+    """``boost`` when it is a power of two, which multiplies exactly (a float's exponent moves,
+    its digits do not): the products of a column's postings are then scaled by it before they
+    are added, the same bits as boosting their sums, without a pass over every row; else 1."""
+    digits, exponent = math.frexp(boost)
+    return boost if digits == 0.5 and -FOLD_EXPONENT <= exponent <= FOLD_EXPONENT else 1.0
 
 
 def _contenders(best: np.ndarray, mask: np.ndarray | None, limit: int) -> np.ndarray:
     """The rows with a score in ``best`` that ``mask`` admits, or fewer of them that still hold
     every row of the best ``limit`` and its ties: those at or above a score read off a sample of
-    the rows (every :data:`CUT_SAMPLE_STRIDE`-th), when at least ``limit`` admitted rows reach it
+    the rows (every :func:`_sample_stride`-th), when at least ``limit`` admitted rows reach it
     (then the ``limit``-th best score reaches it too). So the cut that follows looks at a few
     times ``limit`` rows rather than at every row found."""
     if limit > 0:
-        sample = best[::CUT_SAMPLE_STRIDE]
+        stride = _sample_stride(len(best), limit)
+        sample = best[::stride]
         if mask is not None:
-            sample = sample[mask[::CUT_SAMPLE_STRIDE]]
-        rank = -(-CUT_SAMPLE_DEPTH * limit // CUT_SAMPLE_STRIDE)  # expect about DEPTH * limit rows
+            sample = sample[mask[::stride]]
+        rank = -(-CUT_SAMPLE_DEPTH * limit // stride)  # expect about DEPTH * limit rows
         if len(sample) > rank:
             threshold = float(np.partition(sample, len(sample) - rank)[len(sample) - rank])
             if threshold > 0.0:
@@ -429,6 +446,15 @@ def _contenders(best: np.ndarray, mask: np.ndarray | None, limit: int) -> np.nda
                     return found
     found = np.flatnonzero(best > 0.0)  # (a boolean array's nonzero entries are found 7x faster)
     return found if mask is None else found[mask[found]]
+
+
+def _sample_stride(size: int, limit: int) -> int:
+    """Every how many rows :func:`_contenders` samples: :data:`CUT_SAMPLE_STRIDE`, or more for
+    many rows, so that the sample stays near :data:`CUT_SAMPLE_ROWS` scores (the cut's
+    partition of the sample costs what the sample holds) while the score read off it is still
+    the :data:`CUT_SAMPLE_MIN_RANK`-th best of the sample at least."""
+    widest = CUT_SAMPLE_DEPTH * limit // CUT_SAMPLE_MIN_RANK
+    return max(CUT_SAMPLE_STRIDE, min(size // CUT_SAMPLE_ROWS, widest))
 
 
 def _dense_and_sparse(columns: list[Column], size: int) -> tuple[list[Column], list[Column]]:
