@@ -239,11 +239,8 @@ class SearchEngine:
         storage_options: Mapping[str, str] | None = None,
     ) -> SearchEngine:
         """Open an index folder or object-store URI (``s3://bucket/prefix``, see
-        :mod:`docs_mcp_core.index.location`).
-
-        ``storage_options`` override the AWS environment variables for a URI. Raises
-        :class:`IndexNotFoundError` / ``MetadataError`` when unusable.
-        """
+        :mod:`docs_mcp_core.index.location`); ``storage_options`` override the AWS environment
+        variables for a URI. Raises :class:`IndexNotFoundError` / ``MetadataError`` when unusable."""
         opened = open_index(index_dir, storage_options, lazy=True)
         metadata, table = opened.metadata, opened.table
         opts = options or SearchOptions()
@@ -288,8 +285,9 @@ class SearchEngine:
             self._retrieval.heading.close()
 
     def warm(self) -> None:
-        """Load the full-text indexes' term dictionaries, derive the ranking's per-row attributes and
-        wait for the heading leg's model, so that the first real search is as fast as the rest."""
+        """Load the full-text indexes' term dictionaries, derive the ranking's per-row attributes,
+        number the groups of a corpus of copies and wait for the heading leg's model, so that the
+        first real search is as fast as the rest."""
         text = self.metadata.corpus_description or "documentation"
         columns = self._retrieval.warm_columns(
             self._columns, default=self._default, phrase_slop=self.options.phrase_slop
@@ -297,6 +295,8 @@ class SearchEngine:
         if columns:  # else no search reads the table's full-text indexes: leave LanceDB unloaded
             self._retrieval.warm(text, columns, self._loop.run)
         self._loop.run(self._ranker.warm())
+        if self._retrieval.lexical is not None and self._default:  # a corpus of copies: its groups
+            self._retrieval.lexical.group_copies(self._catalog.dedup_group, self._catalog.copies())
         if self._retrieval.heading is not None:
             self._retrieval.heading.wait_loaded()
         release_free_heap()

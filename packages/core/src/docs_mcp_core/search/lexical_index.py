@@ -39,6 +39,7 @@ import numpy as np
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.search.analyzer import ORIGINAL_TEXT_COLUMNS, analyze, analyze_positions
+from docs_mcp_core.search.copy_groups import CopyGroups, grouped_best
 from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, add_at, every_best, meet, pruned_best
 from docs_mcp_core.search.postings_builder import K1, MAX_PHRASE_SPAN, B, Postings, PostingsBuilder
 from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
@@ -233,6 +234,7 @@ class LexicalIndex:
         self.size = size
         self.scoring = scoring
         self.scratch = Scratch(size)  # arrays of every row that each search borrows and resets
+        self.copy_groups: CopyGroups | None = None  # see group_copies
 
     @classmethod
     def build(
@@ -352,6 +354,16 @@ class LexicalIndex:
             return 0.0
         return float(field.offsets[index + 1] - field.offsets[index]) / self.size
 
+    def group_copies(self, dedup_group: np.ndarray | None, copies: float) -> None:
+        """Score the match leg's columns once per group of byte-identical rows from now on, where
+        that pays (a corpus of many copies: :mod:`~docs_mcp_core.search.copy_groups`), the groups
+        numbered here; ``dedup_group``: each row's group, ``copies``: rows per group on average."""
+        if self.copy_groups is None and CopyGroups.worth_it(dedup_group, copies):
+            assert dedup_group is not None
+            groups = CopyGroups(dedup_group, [(f.rows, f.weights) for f in self.fields.values()])
+            groups.warm()
+            self.copy_groups = groups  # searches running meanwhile score every row: the same answer
+
     def _query_terms(self, terms: list[str]) -> dict[str, int]:
         counts = Counter(terms)
         return dict(counts) if self.scoring.counts_repeated_terms else dict.fromkeys(counts, 1)
@@ -390,8 +402,10 @@ class LexicalIndex:
 
         A row's score is ``max(boost * BM25)`` over the columns in ``boosts``; rows without any
         query term are left out. Best first; equal scores in position order. The filter and the
-        cut look at the rows found, never at every row again, and a short answer leaves out the
-        postings that cannot reach it (:mod:`~docs_mcp_core.search.match_pruning`).
+        cut look at the rows found, never at every row again, a short answer leaves out the
+        postings that cannot reach it (:mod:`~docs_mcp_core.search.match_pruning`), and in a
+        corpus of many copies a column is scored once per group of identical rows
+        (:mod:`~docs_mcp_core.search.copy_groups`, :meth:`group_copies`).
         """
         return self._best(self.match_columns(query_terms, boosts, extra), mask, limit)
 
@@ -400,8 +414,11 @@ class LexicalIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         if not columns:
             return _EMPTY
-        # the best rows without scoring every posting when the bounds allow it, else every row
+        # the best rows without scoring every posting when the bounds allow it, or once per group
+        # of identical rows, else every row
         best = pruned_best(columns, self.size, mask, limit, self.scratch)
+        if best is None and self.copy_groups is not None:
+            best = grouped_best(columns, self.size, mask, limit, self.scratch, self.copy_groups)
         return best if best is not None else every_best(columns, self.size, mask, limit, self.scratch)
 
     def match_columns(

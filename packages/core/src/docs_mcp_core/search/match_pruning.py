@@ -53,9 +53,12 @@ __all__ = [
     "best_of",
     "dense_best",
     "every_best",
+    "folded",
     "meet",
+    "products",
     "pruned_best",
     "score_candidates",
+    "union",
 ]
 
 BOUND_MARGIN = 1e-6  # relative: a bound is trusted only this far below theta
@@ -238,7 +241,7 @@ def pruned_best(
         aside += 1
     theta = 0.0  # a lower bound of the answer's limit-th best score
     while aside > 0:
-        found = _union([p.rows for p, _ in pairs[aside:]], mask)
+        found = union([p.rows for p, _ in pairs[aside:]], mask)
         partial = _partial(len(columns), pairs[aside:], found, scratch)
         lower = _boosted_max(columns, partial)  # no more than the rows' scores
         unseen = [0.0] * len(columns)  # per column, the bounds of the pairs set aside
@@ -326,7 +329,7 @@ def _boosted_max(columns: list[Column], sums: list[np.ndarray]) -> np.ndarray:
     return best
 
 
-def _union(parts: list[np.ndarray], mask: np.ndarray | None) -> np.ndarray:
+def union(parts: list[np.ndarray], mask: np.ndarray | None) -> np.ndarray:
     """The ascending distinct rows of ``parts`` (each ascending) that ``mask`` admits."""
     rows = parts[0] if len(parts) == 1 else sorted_unique(np.concatenate(parts))
     if mask is not None:
@@ -345,7 +348,7 @@ def every_best(
     total = sum(len(p.rows) for column in columns for p in column.postings)
     if size < PRUNED_MIN_ROWS or total * SPARSE_SHARE > size:
         return dense_best(columns, size, mask, limit, scratch)
-    found = _union([p.rows for column in columns for p in column.postings], mask)
+    found = union([p.rows for column in columns for p in column.postings], mask)
     best: np.ndarray | None = None
     array = scratch.take()
     for column in columns:
@@ -380,9 +383,9 @@ def dense_best(
     for number, column in enumerate(dense):
         scores = best if number == 0 else other
         assert scores is not None
-        scale = _folded(column.boost)
+        scale = folded(column.boost)
         for posting in column.postings:
-            add_at(scores, posting.rows, _products(posting, spare, scale))
+            add_at(scores, posting.rows, products(posting, spare, scale))
         if column.boost != scale:
             scores *= column.boost
         if number:
@@ -390,10 +393,10 @@ def dense_best(
             scores.fill(0.0)
     for column in sparse:
         assert other is not None
-        rows = _union([p.rows for p in column.postings], None)
-        scale = _folded(column.boost)
+        rows = union([p.rows for p in column.postings], None)
+        scale = folded(column.boost)
         for posting in column.postings:
-            add_at(other, posting.rows, _products(posting, spare, scale))
+            add_at(other, posting.rows, products(posting, spare, scale))
         values = other[rows]
         other[rows] = 0.0
         if column.boost != scale:
@@ -409,14 +412,16 @@ def dense_best(
     return best_of(found, values, limit)
 
 
-def _products(posting: Posting, spare: np.ndarray, scale: float = 1.0) -> np.ndarray:
+def products(posting: Posting, spare: np.ndarray | None = None, scale: float = 1.0) -> np.ndarray:
     """``posting.factor * posting.weights`` (the same products) times ``scale`` (a power of two:
-    exact), written into ``spare``."""
+    exact), written into ``spare`` when given."""
     factor = posting.factor * scale if scale != 1.0 else posting.factor
+    if spare is None:
+        return np.multiply(posting.weights, factor, dtype=np.float64)
     return np.multiply(posting.weights, factor, out=spare[: len(posting.weights)])
 
 
-def _folded(boost: float) -> float:
+def folded(boost: float) -> float:
     """``boost`` when it is a power of two, which multiplies exactly (a float's exponent moves,
     its digits do not): the products of a column's postings are then scaled by it before they
     are added, the same bits as boosting their sums, without a pass over every row; else 1."""
