@@ -211,3 +211,48 @@ def test_workers_that_cannot_work_are_usage_errors(built_index: Path, args: list
     done = run_server(["--index-dir", str(built_index), *args])
     assert done.returncode == 2
     assert expected in done.stderr
+
+
+def _children(pid: int) -> set[int]:
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+        return {int(p) for p in fh.read().split()}
+
+
+def _stop_the_next_worker(supervisor: int, known: set[int]) -> int:
+    """SIGSTOP the next worker the supervisor starts, long before its first heartbeat (a start that
+    hangs: its imports alone take most of a second)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not (new := _children(supervisor) - known):
+        assert time.monotonic() < deadline, "no worker was started"
+        time.sleep(0.002)
+    (pid,) = new
+    os.kill(pid, signal.SIGSTOP)
+    return pid
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="finds the workers through /proc")
+def test_a_worker_that_hangs_at_start_is_replaced_once_and_if_that_hangs_too_the_server_stops(
+    built_index: Path,
+) -> None:
+    env = {
+        "DOCS_MCP_WORKER_CRASH_SECONDS": "0",
+        "DOCS_MCP_WORKER_LIVENESS_SECONDS": "3",
+        "DOCS_MCP_WORKER_FIRST_BEAT_SECONDS": "0",
+    }
+    server, port = start_http_server(built_index, "--stateless", "--workers", "2", env=env)
+    stopped: list[int] = []
+    try:
+        pids = workers_seen(port, 2)
+        os.kill(pids[1], signal.SIGKILL)  # its replacement hangs at start, and so does the next
+        stopped.append(_stop_the_next_worker(server.proc.pid, set(pids.values())))
+        record = server.wait_for_log(lambda r: "since it started; killing it" in r.get("message", ""))
+        assert record["level"] == "ERROR" and "starting another once" in record["message"]
+        stopped.append(_stop_the_next_worker(server.proc.pid, {pids[0], *stopped}))
+        assert server.wait() == 1  # was: a hung worker started again every minute, forever
+        wait_until_gone([*pids.values(), *stopped])
+        assert any("as its predecessor did not; stopping the server" in line for line in server.stderr_lines)
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        server.stop()

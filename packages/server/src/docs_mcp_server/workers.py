@@ -22,7 +22,9 @@ of new connections waiting in its socket's queue. Each worker's event loop there
 to a pipe every :data:`HEARTBEAT_SECONDS`; a worker the supervisor has not heard from for
 :data:`LIVENESS_SECONDS` (``DOCS_MCP_WORKER_LIVENESS_SECONDS``; 0 turns the check off; the first
 beat may take :data:`FIRST_BEAT_SECONDS`) is killed with SIGKILL and replaced, and the replacement
-serves the same socket, connections already queued on it included.
+serves the same socket, connections already queued on it included. A worker killed so before its
+first beat never started: as for a crash at start, its replacement is the last one, and when that
+one is silent as long the supervisor stops the others and exits with status 1.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ WORKER_ENV = "DOCS_MCP_HTTP_WORKER"
 CRASH_SECONDS = 10.0  # a worker whose replacement also dies this soon after its start is not restarted
 HEARTBEAT_SECONDS = 1.0  # how often a worker's event loop says it is alive
 LIVENESS_SECONDS = 10.0  # a worker silent for longer is killed and replaced
-FIRST_BEAT_SECONDS = 60.0  # a starting worker's first beat may take this long (imports, app set-up)
+FIRST_BEAT_SECONDS = 60.0  # a starting worker's first beat may take this long more (imports, app set-up)
 _TICK_SECONDS = 0.25  # how often the supervisor looks at exits and silences
 _PR_SET_PDEATHSIG = 1
 _STOP_MARGIN_SECONDS = 5.0  # beyond the graceful timeout, before a worker that has not exited is killed
@@ -121,6 +123,11 @@ def crash_seconds() -> float:
     return _seconds("DOCS_MCP_WORKER_CRASH_SECONDS", CRASH_SECONDS)
 
 
+def first_beat_seconds() -> float:
+    """How much longer than :func:`liveness_seconds` a starting worker has for its first beat."""
+    return _seconds("DOCS_MCP_WORKER_FIRST_BEAT_SECONDS", FIRST_BEAT_SECONDS)
+
+
 def liveness_seconds() -> float:
     """How long a worker may go without a heartbeat before it is replaced (0: never)."""
     return _seconds("DOCS_MCP_WORKER_LIVENESS_SECONDS", LIVENESS_SECONDS)
@@ -176,6 +183,7 @@ class _Pool:
         self.beats: dict[int, int] = {}  # worker id -> read end of its heartbeat pipe
         self.last_beat: dict[int, float] = {}  # worker id -> when it was last heard (or may first be)
         self.early_deaths: dict[int, int] = {}  # worker id -> deaths in a row soon after starting
+        self.heard: set[int] = set()  # the workers that beat since they were started
 
     def start(self, worker_id: int) -> None:
         sock = self.sockets[worker_id]
@@ -199,7 +207,8 @@ class _Pool:
         now = time.monotonic()
         self.procs[worker_id] = (proc, now)
         self.beats[worker_id] = read_end
-        self.last_beat[worker_id] = now + FIRST_BEAT_SECONDS
+        self.last_beat[worker_id] = now + first_beat_seconds()
+        self.heard.discard(worker_id)
         log(logging.DEBUG, "started an http worker process", worker=worker_id, pid=proc.pid)
 
     def _close_pipe(self, worker_id: int) -> None:
@@ -219,6 +228,7 @@ class _Pool:
                 continue
             if data:
                 self.last_beat[by_fd[fd]] = now
+                self.heard.add(by_fd[fd])
             else:  # the worker exited (its exit is handled when it is reaped)
                 self._close_pipe(by_fd[fd])
 
@@ -289,8 +299,9 @@ def supervise(
 
 
 def _watch(pool: _Pool) -> int:
-    """Watch the workers, replacing each one that dies or stops beating; 1 once one dies straight
-    after it started. Returns only then; SIGINT/SIGTERM arrive as :class:`Interrupted`."""
+    """Watch the workers, replacing each one that dies or stops beating; 1 once one dies (or stays
+    silent) straight after it started, as its predecessor did. Returns only then; SIGINT/SIGTERM
+    arrive as :class:`Interrupted`."""
     limit = liveness_seconds()
     while True:
         pool.read_beats(_TICK_SECONDS)
@@ -304,7 +315,8 @@ def _watch(pool: _Pool) -> int:
             if _exited(pool, pid, wait_status):
                 return 1
         for worker_id in pool.silent(limit) if limit > 0 else []:
-            _replace_hung(pool, worker_id, limit)
+            if _replace_hung(pool, worker_id, limit):
+                return 1
 
 
 def _exited(pool: _Pool, pid: int, wait_status: int) -> bool:
@@ -353,18 +365,37 @@ def _exited(pool: _Pool, pid: int, wait_status: int) -> bool:
     return False
 
 
-def _replace_hung(pool: _Pool, worker_id: int, limit: float) -> None:
-    """Kill a worker that stopped beating (SIGKILL ends a stopped process too) and start another."""
+def _replace_hung(pool: _Pool, worker_id: int, limit: float) -> bool:
+    """Kill a worker that stopped beating (SIGKILL ends a stopped process too) and start another;
+    True (stop the server) when it never beat, as its predecessor did not (a start that hangs was
+    restarted every minute, forever, its socket's connections waiting)."""
     proc, _ = pool.procs[worker_id]
-    log(
-        logging.ERROR,
-        f"http worker {worker_id} has not answered for {limit:g} s; killing it and starting another",
-        worker=worker_id,
-        pid=proc.pid,
-    )
+    never = worker_id not in pool.heard
+    early = pool.early_deaths[worker_id] = pool.early_deaths.get(worker_id, 0) + 1 if never else 0
+    if early >= 2:
+        log(
+            logging.ERROR,
+            f"http worker {worker_id} has not answered since it started, as its predecessor did not; "
+            "stopping the server",
+            worker=worker_id,
+            pid=proc.pid,
+        )
+    else:
+        log(
+            logging.ERROR,
+            f"http worker {worker_id} has not answered for "
+            + (f"{limit + first_beat_seconds():g} s since it started" if never else f"{limit:g} s")
+            + "; killing it and starting another"
+            + (" once (the server stops if it does not answer either)" if never else ""),
+            worker=worker_id,
+            pid=proc.pid,
+        )
     proc.kill()
     try:
         proc.wait(timeout=_STOP_MARGIN_SECONDS)
     except subprocess.TimeoutExpired:
         log(logging.WARNING, "a killed http worker has not exited yet", worker=worker_id, pid=proc.pid)
+    if early >= 2:
+        return True
     pool.start(worker_id)
+    return False
