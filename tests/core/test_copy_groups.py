@@ -200,3 +200,34 @@ def test_an_engine_over_copies_groups_them_when_warmed_and_answers_as_before(
         found = [[(h.chunk_id, h.score) for h in engine.search(q, limit=10).hits] for q in queries]
     assert found == expected
     assert any(calls)  # the groups answered the match leg of some of the searches
+
+
+def test_a_split_posting_is_scored_with_each_querys_own_factor() -> None:
+    """A posting whose groups are aligned but for a few rows is kept split (per group, and the
+    rest row by row) across searches; a query that repeats its term weighs it twice, the rest of
+    the posting as well as its groups. Here ``alpha`` is in every row (a long posting whose
+    bound is below the cut, looked up at the candidates) and adds to ``epsilon``'s rows."""
+    body, heading, digests = [], [], []
+    for copy in range(10):
+        for number in range(30):
+            alphas = 1 + number % 4 + (1 if (copy, number) == (3, 5) else 0)  # one member differs
+            body.append(
+                " ".join(["alpha"] * alphas + (["epsilon"] * (number % 3) if number in (5, 6) else []))
+            )
+            heading.append("delta" if number in (1, 2, 3) else "beta")
+            digests.append(f"text{number}")
+    index = LexicalIndex.build({"body": pa.array(body), "heading": pa.array(heading)})
+    groups = CopyGroups(_numbered(digests), [(f.rows, f.weights) for f in index.fields.values()])
+    alpha = index.fields["body"].posting("alpha", 1)
+    assert alpha is not None
+    split = groups.split(alpha)
+    assert split is not None and len(split[1].rows) == 10  # group 5, row by row
+    for terms in (["alpha", "epsilon", "delta"], ["alpha", "alpha", "epsilon", "delta"]):
+        columns = index.match_columns(terms, {"body": 1.0, "heading": 1.0})
+        for limit in (5, 20, 30):
+            found = grouped_best(columns, index.size, None, limit, Scratch(index.size), groups)
+            assert found is not None
+            assert _same(found, dense_best(columns, index.size, None, limit, Scratch(index.size))), (
+                terms,
+                limit,
+            )

@@ -57,6 +57,7 @@ __all__ = ["GROUPED_MIN_COPIES", "GROUPED_MIN_ROWS", "CopyGroups", "grouped_best
 
 GROUPED_MIN_COPIES = 8.0  # rows per group, on average, from which a column is scored per group
 GROUPED_MIN_ROWS = 350_000  # ... and rows (below, a pass over every row costs less: match_pruning)
+SPLIT_REST = 8  # a posting is split when the rows of groups not aligned are at most 1/8 of it
 _MASKS = 64  # admitted rows per group remembered for this many filters (each a pass over the rows)
 
 GroupPosting = tuple[np.ndarray, np.ndarray]  # the groups (ids) that hold a term, and their weights
@@ -108,7 +109,7 @@ class CopyGroups:
             (_address(rows), len(rows), rows.itemsize, _address(w), w.itemsize) for rows, w in fields
         ]
         self._groups: _Groups | None = None
-        self._postings: dict[tuple[int, int, int], GroupPosting | None] = {}
+        self._postings: dict[tuple[int, int, int], tuple[GroupPosting, Posting] | None] = {}
         self._admitted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     @staticmethod
@@ -132,11 +133,17 @@ class CopyGroups:
     def posting(self, posting: Posting) -> GroupPosting | None:
         """``posting`` per group (its groups' ids and weights, in the order of their first rows),
         or ``None`` when it is not aligned with the groups."""
+        split = self.split(posting)
+        return split[0] if split is not None and not len(split[1].rows) else None
+
+    def split(self, posting: Posting) -> tuple[GroupPosting, Posting] | None:
+        """``posting`` per group where its groups are aligned (every member holds it alike), and
+        the rest of it row by row; ``None`` when the rest is more than :data:`SPLIT_REST` of it."""
         key = self._key(posting)
         if key is None:
-            return _group_posting(self.groups, posting.rows, posting.weights)
+            return _split(self.groups, posting)
         if key not in self._postings:
-            self._postings[key] = _group_posting(self.groups, posting.rows, posting.weights)
+            self._postings[key] = _split(self.groups, posting)
         return self._postings[key]
 
     def admitted(self, mask: np.ndarray | None) -> np.ndarray:
@@ -174,21 +181,29 @@ def _address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
-def _group_posting(groups: _Groups, rows: np.ndarray, weights: np.ndarray) -> GroupPosting | None:
-    """The groups ``rows`` hold and their weights, when every member of each is among ``rows``
-    with the same weight; else ``None``."""
+def _split(groups: _Groups, posting: Posting) -> tuple[GroupPosting, Posting] | None:
+    """The groups of ``posting`` whose every member holds it with its first row's weight, with
+    that weight, and the rest of the posting (rows of other groups); ``None`` when the rest is
+    more than :data:`SPLIT_REST` of it."""
+    rows, weights = posting.rows, posting.weights
     of = groups.of[rows]
     first = groups.first[of] == rows
-    ids = of[first]
-    counts = np.bincount(of, minlength=len(groups.sizes))
-    if int(np.count_nonzero(counts)) != len(ids) or not np.array_equal(counts[ids], groups.sizes[ids]):
+    spread = np.zeros(len(groups.sizes), dtype=weights.dtype)
+    spread[of[first]] = weights[first]
+    bad = np.bincount(of, minlength=len(groups.sizes)) != groups.sizes  # a member lacks the term
+    bad[of[_differs(spread[of], weights)]] = True  # or holds it with another weight
+    whole = ~bad[of]
+    rest = np.flatnonzero(~whole)
+    if len(rest) * SPLIT_REST > len(rows):
         return None
-    group_weights = weights[first]
-    spread = np.empty(len(groups.sizes), dtype=weights.dtype)
-    spread[ids] = group_weights
-    if not np.array_equal(spread[of].view(np.uint8), weights.view(np.uint8)):
-        return None
-    return ids, group_weights
+    kept = first & whole
+    return (of[kept], weights[kept]), Posting(rows[rest], weights[rest], np.float64(0.0), 0.0)  # (rows only)
+
+
+def _differs(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Where ``values`` and ``weights`` (of one float type) differ in any bit."""
+    kind = np.uint32 if weights.itemsize == 4 else np.uint64
+    return values.view(kind) != weights.view(kind)
 
 
 def grouped_best(
@@ -270,20 +285,20 @@ def _looked_up(column: Column, rows: np.ndarray, copies: CopyGroups) -> np.ndarr
     scores = np.zeros(len(rows), dtype=np.float64)
     scale = folded(column.boost)
     for posting in column.postings:
-        grouped = copies.posting(posting)
-        if grouped is None:
-            at, hit = meet(rows, posting.rows)
+        split = copies.split(posting)
+        rest = posting if split is None else split[1]
+        if split is not None and len(split[0][0]):
+            if of is None:
+                of = groups.of[rows]
+            ids, weights = split[0]
+            spread = np.zeros(len(groups.sizes), dtype=np.float64)
+            spread[ids] = products(Posting(ids, weights, posting.factor, 0.0), None, scale)
+            scores += spread[of]  # (rows of the rest's groups: + 0, their sums as they were)
+        if len(rest.rows):
+            at, hit = meet(rows, rest.rows)
             add_at(
-                scores,
-                hit,
-                products(Posting(posting.rows, posting.weights[at], posting.factor, 0.0), None, scale),
+                scores, hit, products(Posting(rest.rows, rest.weights[at], posting.factor, 0.0), None, scale)
             )
-            continue
-        if of is None:
-            of = groups.of[rows]
-        spread = np.zeros(len(groups.sizes), dtype=np.float64)
-        spread[grouped[0]] = products(Posting(grouped[0], grouped[1], posting.factor, 0.0), None, scale)
-        scores += spread[of]
     if column.boost != scale:
         scores *= column.boost
     return scores
