@@ -33,6 +33,7 @@ caller scores every row.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -110,7 +111,7 @@ class CopyGroups:
         ]
         self._groups: _Groups | None = None
         self._postings: dict[tuple[int, int, int], tuple[GroupPosting, Posting] | None] = {}
-        self._admitted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._admitted: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
 
     @staticmethod
     def worth_it(dedup_group: np.ndarray | None, copies: float) -> bool:
@@ -152,12 +153,12 @@ class CopyGroups:
         if mask is None:
             return groups.sizes
         found = self._admitted.get(id(mask))
-        if found is not None and found[0] is mask:
+        if found is not None and found[0]() is mask:
             return found[1]
         counts = np.add.reduceat(mask[groups.members].astype(np.int64), groups.starts[:-1])
         if len(self._admitted) >= _MASKS:
             self._admitted.clear()
-        self._admitted[id(mask)] = (mask, counts)
+        self._admitted[id(mask)] = (weakref.ref(mask), counts)  # (the filter's mask is not kept alive)
         return counts
 
     def _key(self, posting: Posting) -> tuple[int, int, int] | None:
