@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from docs_mcp_core import markdown
-from docs_mcp_core.search.budget import TokenBudget
-from docs_mcp_core.tokens import count_tokens
+from docs_mcp_core.tokens import ENCODINGS, count_tokens, get_encoding
 from tests.support.tiny_corpus import build_pages, opened
 
 CODE_LINES = 60_000  # a code block of about 2.3 MB
@@ -29,15 +29,16 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def tokenized(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The length of every text a token budget counts, in order."""
+    """The length of every text the shipped encodings tokenize, in order."""
     lengths: list[int] = []
-    count = TokenBudget.count
+    for name in ENCODINGS:
+        encoding = get_encoding(name)
 
-    def counting(self: TokenBudget, text: str) -> int:
-        lengths.append(len(text))
-        return count(self, text)
+        def counting(text: str, encode: Any = encoding.encode_ordinary) -> list[int]:
+            lengths.append(len(text))
+            return encode(text)
 
-    monkeypatch.setattr(TokenBudget, "count", counting)
+        monkeypatch.setattr(encoding, "encode_ordinary", counting)
     yield lengths
 
 
@@ -49,7 +50,7 @@ def test_a_small_budget_on_a_huge_section_tokenizes_a_bounded_part_of_it(
         tokenized.clear()
         first = engine.get_doc("guide.md#guide/huge", scope="section", max_tokens=1000)
     assert len(whole) > 2_000_000
-    assert sum(tokenized) <= 300_000  # the whole section was tokenized, twice (2.3 MB: 3.5 s at 9 MB)
+    assert sum(tokenized) <= 600_000  # the whole section was tokenized, four times (2.3 MB: 3.5 s at 9 MB)
     assert count_tokens(first, "o200k_base") <= 1000 and "Before the code." in first
     about = int(ABOUT.search(first).group(1).replace(",", ""))  # type: ignore[union-attr]
     rest = count_tokens(whole[whole.index("```python") :], "o200k_base")
@@ -125,3 +126,28 @@ def test_reading_a_parent_of_many_chunks_part_by_part_cuts_it_once(
     steps = [line for p in parts for line in p.splitlines() if line.startswith("## Step ")]
     assert found is None and len(parts) > 10 and steps == [f"## Step {i}" for i in range(1_500)]
     assert len(parsed) <= 1_600  # each of its 1,500 chunks was cut again for each of the ~15 parts
+
+
+@pytest.fixture(scope="module")
+def huge_block(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    code = "a b c d e f g h i j\n" * 220_000  # 4.4 MB, 2.2 million tokens
+    page = f"# Guide\n\nIntro.\n\n## Huge\n\nBefore.\n\n```text\n{code}```\n\nAfter.\n"
+    return build_pages(tmp_path_factory, "budget-huge-block", {"guide.md": page})
+
+
+def test_a_block_no_budget_can_hold_is_named_so_without_counting_it_all(
+    huge_block: Path, tokenized: list[int]
+) -> None:
+    with opened(huge_block) as engine:
+        first = engine.get_doc("guide.md#guide/huge", scope="section", max_tokens=1000)
+        cursor = CURSOR.search(first).group(1)  # type: ignore[union-attr]
+        tokenized.clear()
+        second = engine.get_doc("guide.md#guide/huge", scope="section", max_tokens=1000, cursor=cursor)
+        assert second.endswith(
+            "--- The next code block needs more tokens than max_tokens can be (1,000,000). To read it, "
+            f'repeat this call without max_tokens and with cursor "{cursor}" ---'
+        )  # was: 'repeat this call with max_tokens 1,100,150 or more', which max_tokens refuses
+        rest = engine.get_doc("guide.md#guide/huge", scope="section", cursor=cursor)
+    assert sum(tokenized) < 6_000_000  # was the whole block once per encoding: 14 s for a 40 MB one
+    assert rest.startswith("--- Section: guide.md#guide/huge") and rest.rstrip().endswith("After.")
+    assert rest.count("a b c d e f g h i j") == 220_000

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -57,6 +58,10 @@ SNIPPET_CAPS = (160, 100, 60, 0)  # characters a snippet is shortened to, tried 
 MIN_SNIPPET = 60  # a page drops hits before it shortens their snippets below this
 MAX_TOKEN_BYTES = 128  # the longest token of every shipped encoding, in UTF-8 bytes
 EXACT_REST = 1 << 16  # characters after a cut answer counted exactly; past them "about" is estimated
+_SLICE = 1 << 20  # characters of a large block tokenized at a time
+# a line break between two letters or digits: every shipped encoding ends a token before it and
+# starts one after it, so a text cut there counts as its two parts do
+_SAFE_CUT = re.compile(r"(?<=[^\W_]\n)(?=[^\W_])")
 _KIND_NAMES = {
     "fence": "code block",
     "code": "code block",
@@ -87,6 +92,22 @@ class TokenBudget:
 
     def count(self, text: str) -> int:
         return max(len(encoding.encode_ordinary(text)) for encoding in self._encodings)
+
+    def count_up_to(self, text: str, most: int) -> int | None:
+        """:meth:`count`, or ``None`` as soon as the count is sure to exceed ``most``: ``text`` is
+        counted a slice at a time, cut where no token can span (a line break between two letters
+        or digits), so the slices' counts add up to the whole's."""
+        totals = [0] * len(self._encodings)
+        start = 0
+        while start < len(text):
+            cut = _SAFE_CUT.search(text, start + _SLICE) if len(text) - start > _SLICE else None
+            end = cut.start() if cut is not None else len(text)
+            for k, encoding in enumerate(self._encodings):
+                totals[k] += len(encoding.encode_ordinary(text[start:end]))
+            if max(totals) > most:
+                return None
+            start = end
+        return max(totals)
 
     def fits(self, text: str) -> bool:
         # every token covers at least one UTF-8 byte and at most MAX_TOKEN_BYTES of them (a
@@ -190,13 +211,15 @@ def fit(
     start: int,
     budget: TokenBudget | None,
     notice: Callable[[int, int], str],
-    too_large: Callable[[Piece, int, int], str],
+    too_large: Callable[[Piece, int | None, int], str],
 ) -> Fitted:
     """The answer made of ``pieces[start:]``, or of as many of them as fit ``budget``.
 
     ``notice(rest, tokens_left)`` is the line that ends a cut answer (it carries the cursor for
     ``pieces[rest:]``); ``too_large(piece, tokens, at)`` is the line that stands in for
-    ``pieces[at]`` when not even that first block fits (after the delimiter lines before it).
+    ``pieces[at]`` when not even that first block fits (after the delimiter lines before it);
+    ``tokens`` is ``None`` when no ``max_tokens`` can hold it (over :data:`MAX_MAX_TOKENS`, found
+    without tokenizing all of a block of megabytes).
     Raises :class:`SearchError` when not even that line fits.
 
     Only the pieces the answer may hold are tokenized, and the rest's first :data:`EXACT_REST`
@@ -235,7 +258,9 @@ def fit(
     while at < len(pieces) - 1 and pieces[at].kind == DELIMITER:
         at += 1
     lines = head + "".join(p.text for p in pieces[start:at])
-    needed = budget.count(lines) + counts.of(at)
+    block = pieces[at].text
+    alone_tokens = counts.of(at) if len(block) <= _SLICE else budget.count_up_to(block, MAX_MAX_TOKENS)
+    needed = None if alone_tokens is None else budget.count(lines) + alone_tokens
     alone = f"{lines}{too_large(pieces[at], needed, at)}"
     if not budget.fits(alone):
         raise SearchError(

@@ -31,6 +31,7 @@ from docs_mcp_core.index.table import quote_identifier, quote_string
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.search.budget import (
     DELIMITER,
+    MAX_MAX_TOKENS,
     KeptPieces,
     Piece,
     TokenBudget,
@@ -170,7 +171,13 @@ class Documents:
                 f'repeat this call with cursor "{cursor_at(rest)}" ---'
             )
 
-        def too_large(piece: Piece, needed: int, at: int) -> str:
+        def too_large(piece: Piece, needed: int | None, at: int) -> str:
+            if needed is None or needed + _MORE_ROOM > MAX_MAX_TOKENS:
+                return (
+                    f"--- The next {piece.kind} needs more tokens than max_tokens can be "
+                    f"({MAX_MAX_TOKENS:,}). To read it, repeat this call without max_tokens and with "
+                    f'cursor "{cursor_at(at)}" ---'
+                )
             return (
                 f"--- The next {piece.kind} needs about {needed:,} tokens, more than max_tokens "
                 f"{max_tokens}. To read it, repeat this call with max_tokens {needed + _MORE_ROOM} or more "
