@@ -151,3 +151,16 @@ def test_a_block_no_budget_can_hold_is_named_so_without_counting_it_all(
     assert sum(tokenized) < 6_000_000  # was the whole block once per encoding: 14 s for a 40 MB one
     assert rest.startswith("--- Section: guide.md#guide/huge") and rest.rstrip().endswith("After.")
     assert rest.count("a b c d e f g h i j") == 220_000
+
+
+def test_a_large_budget_on_a_larger_section_tokenizes_it_only_past_the_budget(
+    index: Path, tokenized: list[int]
+) -> None:
+    with opened(index) as engine:
+        whole = engine.get_doc("guide.md#guide/huge", scope="section")
+        tokenized.clear()
+        part = engine.get_doc("guide.md#guide/huge", scope="section", max_tokens=200_000)
+    spent = sum(tokenized)
+    assert count_tokens(whole, "o200k_base") > 1_000_000 and count_tokens(part, "o200k_base") <= 200_000
+    assert part.startswith(whole[: whole.index("```python")])  # the code block comes next, too large
+    assert spent <= 5_000_000  # the 3.3 MB section, twice per encoding: 13.4 MB

@@ -111,10 +111,13 @@ class TokenBudget:
 
     def fits(self, text: str) -> bool:
         # every token covers at least one UTF-8 byte and at most MAX_TOKEN_BYTES of them (a
-        # character is at least one byte): short texts and very long ones need no tokenizing
+        # character is at least one byte): short texts and very long ones need no tokenizing, and
+        # a long one is tokenized only until it is past the budget
         if len(text) > self.max_tokens * MAX_TOKEN_BYTES:
             return False
-        return len(text.encode("utf-8")) <= self.max_tokens or self.count(text) <= self.max_tokens
+        if len(text.encode("utf-8")) <= self.max_tokens:
+            return True
+        return self.count_up_to(text, self.max_tokens) is not None
 
 
 # ── get_doc: pieces of markdown ─────────────────────────────────────────────────────────────────
@@ -237,8 +240,11 @@ def fit(
     most = 4 * sum(len(p.text) for p in pieces[start:])
     room = budget.max_tokens - budget.count(head) - budget.count(notice(len(pieces) - 1, most)) - 2
     end, used = start, 0
-    while end < len(pieces) and _may_fit(pieces[end].text, room - used) and used + counts.of(end) <= room:
-        used += counts.of(end)
+    while end < len(pieces) and _may_fit(pieces[end].text, room - used):
+        tokens = counts.at_most(end, room - used)
+        if tokens is None:
+            break
+        used += tokens
         end += 1
     while end > start and any(p.kind != DELIMITER for p in pieces[start:end]):
         body = (head + "".join(p.text for p in pieces[start:end])).rstrip()
@@ -288,6 +294,18 @@ class _PieceCounts:
         while len(self.counts) <= index - self.start:
             self.counts.append(self.budget.count(self.pieces[self.start + len(self.counts)].text))
         return self.counts[index - self.start]
+
+    def at_most(self, index: int, most: int) -> int | None:
+        """:meth:`of` the next piece not counted yet, or ``None`` (and it stays uncounted) once it
+        is sure to hold more than ``most`` tokens."""
+        if index - self.start < len(self.counts):
+            tokens = self.counts[index - self.start]
+            return tokens if tokens <= most else None
+        assert index - self.start == len(self.counts), "pieces are counted in order"
+        tokens = self.budget.count_up_to(self.pieces[index].text, most)
+        if tokens is not None:
+            self.counts.append(tokens)
+        return tokens
 
     def after(self, index: int) -> int:
         """About how many tokens ``pieces[index:]`` hold: the pieces within :data:`EXACT_REST`
