@@ -231,3 +231,22 @@ def test_a_split_posting_is_scored_with_each_querys_own_factor() -> None:
                 terms,
                 limit,
             )
+
+
+def test_the_postings_remembered_per_group_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server asked every word of its corpus keeps no more than the budget (the cache starts
+    again) and answers as before."""
+    monkeypatch.setattr(copy_groups, "POSTINGS_CACHE_BYTES", 600)
+    index, groups, _ = _corpus(1)
+    boosts = {"body": 1.0, "heading": 3.0, "path": 2.0}
+    highest = 0
+    for term in [*COMMON, *RARE, *COMMON]:
+        columns = index.match_columns([term], boosts)
+        for column in columns:
+            for posting in column.postings:
+                groups.split(posting)
+                highest = max(highest, groups.cached_bytes)
+        found = grouped_best(columns, index.size, None, 10, Scratch(index.size), groups)
+        if found is not None:
+            assert _same(found, dense_best(columns, index.size, None, 10, Scratch(index.size)))
+    assert 0 < highest <= 600

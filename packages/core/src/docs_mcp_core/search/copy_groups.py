@@ -60,6 +60,9 @@ GROUPED_MIN_COPIES = 8.0  # rows per group, on average, from which a column is s
 GROUPED_MIN_ROWS = 350_000  # ... and rows (below, a pass over every row costs less: match_pruning)
 SPLIT_REST = 8  # a posting is split when the rows of groups not aligned are at most 1/8 of it
 _MASKS = 64  # admitted rows per group remembered for this many filters (each a pass over the rows)
+# the terms' postings per group remembered, in bytes: a server asked every word of a large corpus
+# keeps no more than this (the cache starts again), whatever its clients send
+POSTINGS_CACHE_BYTES = 64 << 20
 
 GroupPosting = tuple[np.ndarray, np.ndarray]  # the groups (ids) that hold a term, and their weights
 
@@ -111,6 +114,7 @@ class CopyGroups:
         ]
         self._groups: _Groups | None = None
         self._postings: dict[tuple[int, int, int], tuple[GroupPosting, Posting] | None] = {}
+        self.cached_bytes = 0  # of the remembered postings per group
         self._admitted: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
 
     @staticmethod
@@ -144,7 +148,13 @@ class CopyGroups:
         if key is None:
             return _split(self.groups, posting)
         if key not in self._postings:
-            self._postings[key] = _split(self.groups, posting)
+            found = _split(self.groups, posting)
+            size = _nbytes(found)
+            if self.cached_bytes + size > POSTINGS_CACHE_BYTES:
+                self._postings.clear()
+                self.cached_bytes = 0
+            self._postings[key] = found
+            self.cached_bytes += size
         return self._postings[key]
 
     def admitted(self, mask: np.ndarray | None) -> np.ndarray:
@@ -180,6 +190,13 @@ class CopyGroups:
 
 def _address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
+
+
+def _nbytes(split: tuple[GroupPosting, Posting] | None) -> int:
+    if split is None:
+        return 0
+    (ids, weights), rest = split
+    return ids.nbytes + weights.nbytes + rest.rows.nbytes + rest.weights.nbytes
 
 
 def _split(groups: _Groups, posting: Posting) -> tuple[GroupPosting, Posting] | None:
