@@ -66,8 +66,11 @@ def list_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_pages(tmp_path_factory, "budget-list", {"guide.md": page})
 
 
+@pytest.mark.parametrize(
+    ("chunk_id", "scope"), [("guide.md#guide/steps", "section"), ("guide.md#guide/steps-part-2", "chunk")]
+)
 def test_reading_a_long_section_part_by_part_parses_it_once(
-    list_index: Path, monkeypatch: pytest.MonkeyPatch
+    list_index: Path, monkeypatch: pytest.MonkeyPatch, chunk_id: str, scope: str
 ) -> None:
     parsed: list[int] = []
     cut_points = markdown.cut_points
@@ -78,11 +81,11 @@ def test_reading_a_long_section_part_by_part_parses_it_once(
 
     monkeypatch.setattr(markdown, "cut_points", counting)
     with opened(list_index) as engine:
-        whole = engine.get_doc("guide.md#guide/steps", scope="section")
+        whole = engine.get_doc(chunk_id, scope=scope)
         parts: list[str] = []
         cursor, found = None, None
         for _ in range(500):
-            part = engine.get_doc("guide.md#guide/steps", scope="section", max_tokens=2000, cursor=cursor)
+            part = engine.get_doc(chunk_id, scope=scope, max_tokens=2000, cursor=cursor)
             parts.append(part)
             found = CURSOR.search(part)
             if found is None:

@@ -22,7 +22,6 @@ holds whichever of them the client counts with (``cl100k_base``, the default of
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
@@ -123,7 +122,7 @@ class TokenBudget:
 # ── get_doc: pieces of markdown ─────────────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Piece:
     """A part of an answer that is never split. Joined, an answer's pieces are its whole text."""
 
@@ -134,29 +133,30 @@ class Piece:
 
 def markdown_pieces(content: str, resume: str) -> list[Piece]:
     """``content`` cut at every block boundary. ``resume`` is the line that introduces a part
-    starting inside it (a delimiter saying which chunk continues).
+    starting inside it (a delimiter saying which chunk continues)."""
+    from docs_mcp_core.markdown import cut_points  # the markdown parser: not needed by a search
 
-    A long text's pieces are kept for the next calls (:data:`KEPT_PIECES_CHARS`): an agent reads a
-    section of megabytes part after part with the cursors, and parsing the whole section again for
-    every part made reading it cost its length times the number of parts."""
-    if len(content) < _KEEP_FROM:
-        return _parsed_pieces(content, resume)
-    key = (len(content), hashlib.blake2b(content.encode("utf-8", "surrogatepass")).digest(), resume)
-    kept = _KEPT.get(key)
-    if kept is None:
-        kept = _parsed_pieces(content, resume)
-        _KEPT.put(key, kept)
-    return list(kept)
+    points = cut_points(content)
+    if not points:
+        return [Piece(content, resume)] if content else []
+    offsets = [0, *(p.offset for p in points[1:]), len(content)]
+    pieces = []
+    for i, point in enumerate(points):
+        text = content[offsets[i] : offsets[i + 1]]
+        pieces.append(Piece(text, resume + point.repeat, _KIND_NAMES.get(point.kind, point.kind)))
+    return pieces
 
 
-KEPT_PIECES_CHARS = 16 * 1024 * 1024  # the texts whose pieces are kept, at most this many characters
-_KEEP_FROM = 64 * 1024  # shorter texts are parsed again: it costs little
-_PIECE_OVERHEAD = 128  # what a piece costs beyond its text, counted as characters
+KEPT_PIECES_CHARS = 48 * 1024 * 1024  # what the answers kept may hold, counted in characters
+_PIECE_OVERHEAD = 96  # what a piece costs beyond its text, counted as characters
 
 
 class KeptPieces:
     """Answers cut into pieces, kept by a key for the next parts of the same answer: the most
-    recently used, up to ``chars`` characters of their texts in all (thread-safe)."""
+    recently used, up to ``chars`` characters in all (a piece's text and its overhead), thread-safe.
+
+    An agent reads a section of megabytes part after part with the cursors: cutting it again
+    (parsing all its markdown) for every part made reading it cost its length times its parts."""
 
     def __init__(self, chars: int = KEPT_PIECES_CHARS) -> None:
         self.chars = chars
@@ -182,23 +182,6 @@ class KeptPieces:
             while total > self.chars:
                 _, (_, dropped) = self._kept.popitem(last=False)
                 total -= dropped
-
-
-_KEPT = KeptPieces()
-
-
-def _parsed_pieces(content: str, resume: str) -> list[Piece]:
-    from docs_mcp_core.markdown import cut_points  # the markdown parser: not needed by a search
-
-    points = cut_points(content)
-    if not points:
-        return [Piece(content, resume)] if content else []
-    offsets = [0, *(p.offset for p in points[1:]), len(content)]
-    pieces = []
-    for i, point in enumerate(points):
-        text = content[offsets[i] : offsets[i + 1]]
-        pieces.append(Piece(text, resume + point.repeat, _KIND_NAMES.get(point.kind, point.kind)))
-    return pieces
 
 
 @dataclass(frozen=True)
