@@ -217,13 +217,20 @@ class DocsMcpApp:
             return _error_result(str(exc))
         try:
             with await self._lease() as engine:
-                text = await engine.get_doc_async(
-                    request.chunk_id,
-                    request.context,
-                    scope=request.scope,
-                    max_tokens=request.max_tokens,
-                    cursor=request.cursor,
-                )
+                if request.max_tokens is None and request.cursor is None:
+                    text = await engine.get_doc_async(request.chunk_id, request.context, scope=request.scope)
+                else:
+                    # an answer fitted to a budget parses its markdown and counts its tokens: seconds
+                    # for a section of megabytes, which on the event loop held every other request
+                    text = await anyio.to_thread.run_sync(
+                        lambda: engine.get_doc(
+                            request.chunk_id,
+                            request.context,
+                            scope=request.scope,
+                            max_tokens=request.max_tokens,
+                            cursor=request.cursor,
+                        )
+                    )
         except Exception as exc:  # noqa: BLE001 - tool boundary: every failure becomes an isError result
             return self._engine_failure(self.get_doc_tool, exc)
         return _text_result(text)
