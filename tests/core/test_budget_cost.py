@@ -66,32 +66,43 @@ def list_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_pages(tmp_path_factory, "budget-list", {"guide.md": page})
 
 
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of every source the markdown is cut from, in order."""
+    lengths: list[int] = []
+    cut_points = markdown.cut_points
+
+    def counting(source: str) -> list[markdown.CutPoint]:
+        lengths.append(len(source))
+        return cut_points(source)
+
+    monkeypatch.setattr(markdown, "cut_points", counting)
+    return lengths
+
+
+def read_part_by_part(engine: Any, chunk_id: str, scope: str) -> list[str]:
+    """Every part of a get_doc answer at 2,000 tokens, following its cursors to the last."""
+    parts: list[str] = []
+    cursor = None
+    for _ in range(500):
+        parts.append(engine.get_doc(chunk_id, scope=scope, max_tokens=2000, cursor=cursor))
+        found = CURSOR.search(parts[-1])
+        if found is None:
+            return parts
+        cursor = found.group(1)
+    raise AssertionError(f"{chunk_id}: still more parts after 500")
+
+
 @pytest.mark.parametrize(
     ("chunk_id", "scope"), [("guide.md#guide/steps", "section"), ("guide.md#guide/steps-part-2", "chunk")]
 )
 def test_reading_a_long_section_part_by_part_parses_it_once(
-    list_index: Path, monkeypatch: pytest.MonkeyPatch, chunk_id: str, scope: str
+    list_index: Path, parsed: list[int], chunk_id: str, scope: str
 ) -> None:
-    parsed: list[int] = []
-    cut_points = markdown.cut_points
-
-    def counting(source: str) -> list[markdown.CutPoint]:
-        parsed.append(len(source))
-        return cut_points(source)
-
-    monkeypatch.setattr(markdown, "cut_points", counting)
     with opened(list_index) as engine:
         whole = engine.get_doc(chunk_id, scope=scope)
-        parts: list[str] = []
-        cursor, found = None, None
-        for _ in range(500):
-            part = engine.get_doc(chunk_id, scope=scope, max_tokens=2000, cursor=cursor)
-            parts.append(part)
-            found = CURSOR.search(part)
-            if found is None:
-                break
-            cursor = found.group(1)
-    assert len(parts) > 20 and found is None
+        parts = read_part_by_part(engine, chunk_id, scope)
+    assert len(parts) > 20
     assert all(count_tokens(p, "o200k_base") <= 2000 for p in parts)
     assert [line for p in parts for line in p.splitlines() if line.startswith("- item")] == [
         line for line in whole.splitlines() if line.startswith("- item")
@@ -106,28 +117,12 @@ def many_sections(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_reading_a_parent_of_many_chunks_part_by_part_cuts_it_once(
-    many_sections: Path, monkeypatch: pytest.MonkeyPatch
+    many_sections: Path, parsed: list[int]
 ) -> None:
-    parsed: list[int] = []
-    cut_points = markdown.cut_points
-
-    def counting(source: str) -> list[markdown.CutPoint]:
-        parsed.append(len(source))
-        return cut_points(source)
-
-    monkeypatch.setattr(markdown, "cut_points", counting)
-    parts: list[str] = []
     with opened(many_sections) as engine:
-        cursor, found = None, None
-        for _ in range(500):
-            part = engine.get_doc("guide.md#guide/step-7", scope="parent", max_tokens=2000, cursor=cursor)
-            parts.append(part)
-            found = CURSOR.search(part)
-            if found is None:
-                break
-            cursor = found.group(1)
+        parts = read_part_by_part(engine, "guide.md#guide/step-7", "parent")
     steps = [line for p in parts for line in p.splitlines() if line.startswith("## Step ")]
-    assert found is None and len(parts) > 10 and steps == [f"## Step {i}" for i in range(1_500)]
+    assert len(parts) > 10 and steps == [f"## Step {i}" for i in range(1_500)]
     assert len(parsed) <= 1_600  # each of its 1,500 chunks was cut again for each of the ~15 parts
 
 
