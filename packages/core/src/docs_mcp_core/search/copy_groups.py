@@ -46,6 +46,7 @@ from docs_mcp_core.search.match_pruning import (
     Posting,
     Scratch,
     add_at,
+    add_column,
     best_of,
     folded,
     meet,
@@ -341,11 +342,13 @@ def _group_scores(aligned: list[tuple[Column, list[GroupPosting]]], count: int) 
     best: np.ndarray | None = None
     for column, found in aligned:
         scores = np.zeros(count, dtype=np.float64)
-        scale = folded(column.boost)
-        for posting, (ids, weights) in zip(column.postings, found, strict=True):
-            add_at(scores, ids, products(Posting(ids, weights, posting.factor, posting.bound), None, scale))
-        if column.boost != scale:
-            scores *= column.boost
+        per_group = [
+            Posting(ids, weights, posting.factor, posting.bound)
+            for posting, (ids, weights) in zip(column.postings, found, strict=True)
+        ]
+        boost = add_column(scores, Column(column.boost, per_group))
+        if boost != 1.0:
+            scores *= boost
         best = scores if best is None else np.maximum(best, scores, out=best)
     assert best is not None
     return best
@@ -356,23 +359,19 @@ def _sparse_scores(column: Column, scratch: Scratch) -> tuple[np.ndarray, np.nda
     array of every row the ``scratch`` lends, read and reset at those rows."""
     rows = union([p.rows for p in column.postings], None)
     array = scratch.take()
-    scale = folded(column.boost)
-    for posting in column.postings:
-        add_at(array, posting.rows, products(posting, None, scale))
+    boost = add_column(array, column)
     values = array[rows]
     array[rows] = 0.0
     scratch.give(array)
-    if column.boost != scale:
-        values *= column.boost
+    if boost != 1.0:
+        values *= boost
     return rows, values
 
 
 def _dense_scores(column: Column, array: np.ndarray, scratch: Scratch) -> None:
     """``column``'s boosted score of every row, added up in ``array``."""
     spare = scratch.take_spare()
-    scale = folded(column.boost)
-    for posting in column.postings:
-        add_at(array, posting.rows, products(posting, spare, scale))
+    boost = add_column(array, column, spare)
     scratch.give_spare(spare)
-    if column.boost != scale:
-        array *= column.boost
+    if boost != 1.0:
+        array *= boost

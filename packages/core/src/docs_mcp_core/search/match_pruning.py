@@ -50,6 +50,7 @@ __all__ = [
     "Posting",
     "Scratch",
     "add_at",
+    "add_column",
     "best_of",
     "dense_best",
     "every_best",
@@ -383,24 +384,20 @@ def dense_best(
     for number, column in enumerate(dense):
         scores = best if number == 0 else other
         assert scores is not None
-        scale = folded(column.boost)
-        for posting in column.postings:
-            add_at(scores, posting.rows, products(posting, spare, scale))
-        if column.boost != scale:
-            scores *= column.boost
+        boost = add_column(scores, column, spare)
+        if boost != 1.0:
+            scores *= boost
         if number:
             np.maximum(best, scores, out=best)
             scores.fill(0.0)
     for column in sparse:
         assert other is not None
         rows = union([p.rows for p in column.postings], None)
-        scale = folded(column.boost)
-        for posting in column.postings:
-            add_at(other, posting.rows, products(posting, spare, scale))
+        boost = add_column(other, column, spare)
         values = other[rows]
         other[rows] = 0.0
-        if column.boost != scale:
-            values *= column.boost
+        if boost != 1.0:
+            values *= boost
         best[rows] = np.maximum(best[rows], values)
     scratch.give_spare(spare)
     if other is not None:
@@ -419,6 +416,16 @@ def products(posting: Posting, spare: np.ndarray | None = None, scale: float = 1
     if spare is None:
         return np.multiply(posting.weights, factor, dtype=np.float64)
     return np.multiply(posting.weights, factor, out=spare[: len(posting.weights)])
+
+
+def add_column(array: np.ndarray, column: Column, spare: np.ndarray | None = None) -> float:
+    """Add the products of ``column``'s postings into ``array`` at their rows (in ``spare`` when
+    given), its boost folded into them when it is a power of two (:func:`folded`); the boost its
+    sums are still to be multiplied by (1.0 once folded)."""
+    scale = folded(column.boost)
+    for posting in column.postings:
+        add_at(array, posting.rows, products(posting, spare, scale))
+    return 1.0 if column.boost == scale else column.boost
 
 
 def folded(boost: float) -> float:

@@ -418,8 +418,9 @@ class Ranker:
         terms = query.coverage_terms
         if len(terms) >= 2 and len(matched):
             top = coverage_rows(rows, score, matched, COVERAGE_DEPTH)
-            await self._coverage(rows[top].tolist(), terms, bool(wanted & UNDO_GROUP), coverage)
-            score[top] *= np.fromiter((coverage[p] for p in rows[top].tolist()), np.float64, len(top))
+            positions = rows[top].tolist()
+            await self._coverage(positions, terms, bool(wanted & UNDO_GROUP), coverage)
+            score[top] *= np.fromiter((coverage[p] for p in positions), np.float64, len(top))
         if wanted and weights.object and len(matched):
             await weigh_objects(self._reader, rows, score, query.focus, weights.object)
         if wanted and weights.plain_operation and len(matched):
