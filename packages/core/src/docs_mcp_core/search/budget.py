@@ -161,6 +161,7 @@ class KeptPieces:
     def __init__(self, chars: int = KEPT_PIECES_CHARS) -> None:
         self.chars = chars
         self._kept: OrderedDict[Hashable, tuple[list[Piece], int]] = OrderedDict()
+        self._held = 0  # characters of everything kept
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> list[Piece] | None:
@@ -177,11 +178,12 @@ class KeptPieces:
         if size > self.chars:
             return
         with self._lock:
+            replaced = self._kept.pop(key, None)
+            self._held += size - (replaced[1] if replaced is not None else 0)
             self._kept[key] = (list(pieces), size)
-            total = sum(size for _, size in self._kept.values())
-            while total > self.chars:
+            while self._held > self.chars:
                 _, (_, dropped) = self._kept.popitem(last=False)
-                total -= dropped
+                self._held -= dropped
 
 
 @dataclass(frozen=True)
