@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from docs_mcp_server.workers import WORKER_ENV
 from tests.support.server_process import (
     WAIT_SECONDS,
     ServerProcess,
@@ -226,8 +227,21 @@ def _stop_the_next_worker(supervisor: int, known: set[int]) -> int:
         assert time.monotonic() < deadline, "no worker was started"
         time.sleep(0.002)
     (pid,) = new
+    # not before it runs the worker's program: stopped between fork and exec, it would hold the
+    # supervisor in its wait for the exec (the worker's environment shows once it has run it)
+    while f"{WORKER_ENV}=".encode() not in _environ(pid):
+        assert time.monotonic() < deadline, "the new worker did not start"
+        time.sleep(0.002)
     os.kill(pid, signal.SIGSTOP)
     return pid
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return fh.read()
+    except OSError:  # gone, or not readable yet
+        return b""
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="finds the workers through /proc")
