@@ -1,6 +1,7 @@
-"""Pieces the scripts that fetch an evaluation corpus share: a pinned commit's files out of a clone,
-the files of an archive, an output folder replaced only once its new contents are complete, the
-manifest and provenance written beside the files, and the command line of a fetch from a clone."""
+"""Pieces the scripts that fetch an evaluation corpus share: a pinned commit's files out of a clone
+(one given, or a bare clone made for the run) after checking its tree hash, the files of an archive,
+an output folder replaced only once its new contents are complete, the manifest and provenance
+written beside the files, and the command lines of a fetch from a clone."""
 
 from __future__ import annotations
 
@@ -38,8 +39,38 @@ def resolve_git_dir(path: Path, repository: str) -> Path:
     if (path / ".git").is_dir():
         path = path / ".git"
     if not (path / "HEAD").is_file():
-        raise EvalSetError(f"{path}: not a git repository; pass --git-dir with a clone of {repository}")
+        raise EvalSetError(f"{path}: not a git repository; pass a clone of {repository} (bare or not)")
     return path
+
+
+def check_tree(git_dir: Path, repository: str, commit: str, tree: str) -> None:
+    """Refuse a clone whose ``commit`` has another tree than ``tree`` (a rewritten history): the
+    tree hash is a checksum of every file, so the corpus would not match the cases."""
+    actual = git(resolve_git_dir(git_dir, repository), "rev-parse", f"{commit}^{{tree}}").decode().strip()
+    if actual != tree:
+        raise EvalSetError(
+            f"{repository}@{commit}: tree {actual}, expected {tree}; the repository's history was rewritten,"
+            " so the corpus would not match the cases"
+        )
+
+
+def bare_clone(url: str, target: Path) -> Path:
+    """A bare clone of ``url`` at ``target`` (an :class:`EvalSetError` naming ``--source`` when it fails)."""
+    command = ["git", "clone", "--bare", "--quiet", url, str(target)]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=900, check=False)
+    except FileNotFoundError:
+        raise EvalSetError("git is not on PATH: install git") from None
+    except subprocess.TimeoutExpired:
+        raise EvalSetError(
+            f"`{' '.join(command)}` took more than 900 s; try again later, or pass --source"
+        ) from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise EvalSetError(
+            f"`{' '.join(command)}` failed (exit {done.returncode}): {message}; pass --source DIR"
+        )
+    return target
 
 
 def archive_at(git_dir: Path, repository: str, commit: str, *paths: str) -> bytes:
@@ -128,6 +159,37 @@ def clone_fetch_main(
     args = parser.parse_args(argv)
     try:
         print(fetch(args.out, args.git_dir))
+    except EvalSetError as exc:
+        return fail(str(exc))
+    return 0
+
+
+def source_fetch_main(
+    argv: Sequence[str] | None,
+    *,
+    description: str,
+    repository: str,
+    default_out: Path,
+    fetch: Callable[[Path, Path], str],
+) -> int:
+    """The command line of a script that copies a corpus out of a clone: ``--source`` (a clone,
+    bare or not; without it the script makes a bare clone of ``repository`` from GitHub for the run)
+    and ``--out``; ``fetch(out, git_dir)`` says what it wrote."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--source", type=Path, help=f"a clone of {repository} (bare or not); default: clone it from GitHub"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=default_out, help=f"default: evals/corpora/{default_out.name}"
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.source is not None:
+            print(fetch(args.out, args.source))
+            return 0
+        with tempfile.TemporaryDirectory(prefix="fetch-clone-") as tmp:
+            git_dir = bare_clone(f"https://github.com/{repository}.git", Path(tmp) / "repo.git")
+            print(fetch(args.out, git_dir))
     except EvalSetError as exc:
         return fail(str(exc))
     return 0

@@ -33,11 +33,10 @@ from pathlib import Path
 
 from corpus_fetch import (
     archive_at,
+    check_tree,
     clone_fetch_main,
     copy_members,
-    git,
     replace_folder,
-    resolve_git_dir,
     write_provenance,
 )
 from evalset_common import EVALS_DIR, EvalSetError
@@ -95,19 +94,9 @@ def unpack(archive_bytes: bytes, dest: Path) -> int:
         return copy_members(archive, dest, docs_path)
 
 
-def check_tree(git_dir: Path) -> None:
-    """Refuse a clone whose pinned commit has another tree (a rewritten history)."""
-    tree = git(resolve_git_dir(git_dir, REPOSITORY), "rev-parse", f"{COMMIT}^{{tree}}").decode().strip()
-    if tree != TREE:
-        raise EvalSetError(
-            f"{REPOSITORY}@{COMMIT}: tree {tree}, expected {TREE}; the repository's history was rewritten,"
-            " so the corpus would not match the cases"
-        )
-
-
 def fetch(out: Path, git_dir: Path) -> str:
     archive = archive_at(git_dir, REPOSITORY, COMMIT, DOCS.rstrip("/"), LICENSE)
-    check_tree(git_dir)
+    check_tree(git_dir, REPOSITORY, COMMIT, TREE)
 
     def fill(staging: Path) -> int:
         files = unpack(archive, staging)
