@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.ranking import (
     expand_identifiers,
     generic_headings,
@@ -17,6 +18,7 @@ from docs_mcp_core.ranking import (
     nav_ratio,
     path_words,
     static_prior,
+    unheaded_title,
 )
 from docs_mcp_core.search import Query, SearchEngine, SearchOptions
 
@@ -67,6 +69,25 @@ def test_path_words_are_the_path_and_ancestor_headings() -> None:
     )
     assert words.split()[:7] == ["sdks", "dub", "python", "docs", "sdks", "links", "README"]
     assert "Links" in words and "create" not in words.split()  # own heading is not part of the path
+
+
+def test_a_title_only_the_front_matter_states_stands_above_the_page() -> None:
+    def chunk(heading: str, breadcrumb: str, content: str) -> Chunk:
+        return Chunk("a.md#x", "a.md", heading, 2, content, content, breadcrumb, 0)
+
+    sections = [chunk("Channels", "a.md > Channels", "Stable and next."), chunk("", "a.md", "Intro.")]
+    assert unheaded_title("Release management", sections) == "Release management"
+    assert unheaded_title(None, sections) is None and unheaded_title("  ", sections) is None
+    # a heading says it: the chunk's own, a breadcrumb's, or a heading line inside a chunk (ATX with
+    # a closing run, setext), compared without case, markup and punctuation
+    assert unheaded_title("Channels", sections) is None
+    assert unheaded_title("Caching", [chunk("Dir", "a.md > Caching > Dir", "x")]) is None
+    assert unheaded_title("The `uv` CLI", [chunk("", "a.md", "# The uv CLI ##\n\nText.")]) is None
+    assert unheaded_title("Setext", [chunk("", "a.md", "Setext\n======\n\nText.")]) is None
+    assert unheaded_title("Setext", [chunk("", "a.md", "```sh\nSetext\n```")]) == "Setext"
+    # the title is the words of a top heading above every chunk
+    words = path_words("versioning.md", "versioning.md > Channels", "Release management")
+    assert words == "versioning Release management"
 
 
 def test_nav_ratio_and_generic_headings() -> None:

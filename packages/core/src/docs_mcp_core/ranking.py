@@ -36,6 +36,9 @@ _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:/][A-Za-z_][A-Za-z0-9_]*)*"
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SPLIT_RE = re.compile(r"[._:/]+")
 _SEGMENT_RE = re.compile(r"[^._:/]+")  # what _SPLIT_RE leaves between separators
+# a heading line inside a chunk's content, ATX (its text with any closing run of '#') or setext
+_HEADING_LINE_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*)$|^(.+)\n {0,3}=+[ \t]*$", re.MULTILINE)
+_NON_WORD_RE = re.compile(r"[\W_]+")
 _LINK_LINE_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*\[[^\]]+\]\([^)]*\)")
 
 NAV_RATIO_THRESHOLD = 0.5
@@ -97,15 +100,39 @@ def _joined_parts(token: str) -> str | None:
     return " ".join(parts) if len(parts) > 1 else None
 
 
-def path_words(filepath: str, breadcrumb: str) -> str:
-    """The path (without extension) and ancestor headings of a chunk, as plain words."""
+def path_words(filepath: str, breadcrumb: str, title: str | None = None) -> str:
+    """The path (without extension) and ancestor headings of a chunk, as plain words. ``title``: the
+    title of a page that states it only in its front matter (no heading of the page says it), which
+    stands above every chunk of the page as a top heading would."""
     stem = filepath.rsplit(".", 1)[0]
     words = re.sub(r"[/_\-]+", " ", stem)
     crumbs = breadcrumb.split(" > ")
-    ancestors = " ".join(crumbs[1:-1]) if len(crumbs) > 2 else ""
+    ancestors = " ".join(([title] if title else []) + crumbs[1:-1])
     # Ancestors are kept as written: splitting "Beta.Libraries.Documents" into words made every
     # method of a resource match the resource's words and drowned the method that was asked for.
     return f"{words} {ancestors}".strip()
+
+
+def unheaded_title(title: str | None, chunks: Iterable[Chunk]) -> str | None:
+    """A page's title when only its front matter states it: no heading of the page says it (as a
+    chunk's heading, in a breadcrumb, or as a heading line inside a chunk, such as the first
+    heading of a page chunked below it). Documentation sites that render the title from the front
+    matter start the page with its first section. None otherwise, and for a page without a title."""
+    key = _title_key(title or "")
+    if not key:
+        return None
+    for chunk in chunks:
+        named = [chunk.heading, *chunk.breadcrumb.split(" > ")[1:]]
+        named.extend(m.group(1) or m.group(2) for m in _HEADING_LINE_RE.finditer(chunk.content))
+        if any(_title_key(name) == key for name in named):
+            return None
+    assert title is not None
+    return title
+
+
+def _title_key(text: str) -> str:
+    """A title compared without case, markup and punctuation (``The `uv` CLI``: ``theuvcli``)."""
+    return _NON_WORD_RE.sub("", text.lower())
 
 
 def nav_ratio(content: str) -> float:
@@ -142,8 +169,9 @@ def static_prior(filepath: str, heading: str, content: str, generic: set[str]) -
     return prior
 
 
-def derived_search_columns(chunk: Chunk) -> tuple[str, ...]:
-    """The table's search columns derived from one chunk alone, in the order of
+def derived_search_columns(chunk: Chunk, title: str | None = None) -> tuple[str, ...]:
+    """The table's search columns derived from one chunk (and the front-matter ``title`` of its page,
+    when no heading says it: :func:`unheaded_title`), in the order of
     :data:`docs_mcp_core.index.table.DERIVED_COLUMNS`: expanded heading, expanded text (the words of
     its element ids, the names of its definitions, at the end, so option groups repeated per command
     stay apart), path words, a digest of text and ids (byte-identical chunks collapse) and spellings."""
@@ -154,7 +182,7 @@ def derived_search_columns(chunk: Chunk) -> tuple[str, ...]:
     return (
         expand_identifiers(chunk.heading),
         expand_identifiers(text) + ("\n" + ids.replace(".", " ") if ids else ""),
-        path_words(chunk.filepath, chunk.breadcrumb),
+        path_words(chunk.filepath, chunk.breadcrumb, title),
         hashlib.blake2b(f"{text}\n{ids}".encode(), digest_size=8).hexdigest(),
         chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content),
     )

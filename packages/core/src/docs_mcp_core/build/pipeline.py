@@ -41,7 +41,7 @@ from docs_mcp_core.index.live_files import LANCEDB_DIRNAME
 from docs_mcp_core.index.table import CachedChunks, chunks_to_arrow, read_cached_chunks
 from docs_mcp_core.metadata import IndexMetadata, metadata_to_json, normalize_metadata
 from docs_mcp_core.prompts import load_prompt_templates
-from docs_mcp_core.ranking import generic_headings
+from docs_mcp_core.ranking import generic_headings, unheaded_title
 from docs_mcp_core.search.heading_leg import HeadingTexts
 from docs_mcp_core.validation import CorpusScan, ValidationReport
 
@@ -264,7 +264,9 @@ class _Build:
                 vectors = whole
                 if embedder is not None and whole is None:
                     vectors = embedder.vectors(batch, stream.chunks)
-                yield chunks_to_arrow(batch, keys, fingerprints, vectors, dims, generic, stream.derived)
+                yield chunks_to_arrow(
+                    batch, keys, fingerprints, vectors, dims, generic, stream.derived, stream.titles
+                )
 
         counts = [0, 0]
 
@@ -303,6 +305,7 @@ class _StreamStats:
         self.headings: list[str] = []
         self.values: dict[str, set[str]] = {}
         self.derived: dict[str, tuple[str, ...]] = {}  # chunk id -> derived columns of unchanged files
+        self.titles: dict[str, str] = {}  # file -> its title, when only its front matter states it
 
     def add(self, result: ChunkedFile) -> bool:
         """Count a file's chunks; True when they are the previous index's, unchanged."""
@@ -311,6 +314,8 @@ class _StreamStats:
         if reused:
             self.cached_files += 1
         self.chunks += len(result.chunks)
+        if title := unheaded_title(result.title, result.chunks):
+            self.titles[result.relpath] = title
         for chunk in result.chunks:
             self.headings.append(chunk.heading)
             if self._headings is not None:

@@ -57,12 +57,11 @@ SPELLING_COLUMN = "search_spellings"  # identifiers as code and headings write t
 # Our plain text of a chunk (words apart, markup gone): what snippets, coverage and the embedding
 # input read; ``content_text`` stays the original's. A table without it is not reused by a rebuild.
 PLAIN_TEXT_COLUMN = "search_plain"
-# The columns derived from one chunk alone (identifier expansion, path words, text digest). A rebuild
-# copies them from the previous table for unchanged files when the table says it was written with
-# the same derivation: bump DERIVATION_VERSION whenever expand_identifiers, path_words or the digest
-# change (tests/core/test_build.py pins their output on fixed samples).
+# The columns derived from one chunk and its page's title: a rebuild copies them from the previous
+# table for unchanged files written with the same derivation: bump DERIVATION_VERSION whenever
+# expand_identifiers, path_words or the digest change (tests/core/test_build.py pins them).
 DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN, SPELLING_COLUMN)
-DERIVATION_VERSION = "7"  # 6: names defined by headings and setting lists inside a chunk; 7: table keys
+DERIVATION_VERSION = "8"  # 6: names defined inside a chunk; 7: table keys; 8: front-matter titles
 DERIVATION_KEY = b"docs_mcp:derivation"
 # How a file's source becomes its chunks (their ids, headings, content and content_text). A rebuild
 # reuses an unchanged file's chunks only from a table written by the same chunking: bump it whenever
@@ -157,9 +156,11 @@ def chunks_to_arrow(
     vector_dimensions: int | None = None,
     generic_headings: set[str] | None = None,
     derived: Mapping[str, tuple[str, ...]] | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """The table rows of ``chunks``. ``derived`` holds, by chunk id, the :data:`DERIVED_COLUMNS` of
-    chunks known to be unchanged (read from the previous table); the others are computed."""
+    chunks known to be unchanged (read from the previous table); the others are computed, with the
+    ``titles`` only the front matter states, by file (:func:`~docs_mcp_core.ranking.unheaded_title`)."""
     import pyarrow as pa
 
     schema = table_schema(metadata_keys, vector_dimensions)
@@ -178,8 +179,8 @@ def chunks_to_arrow(
         cols[key] = [c.metadata.get(key, "") for c in chunks]
     cols["file_fingerprint"] = [fingerprints.get(c.filepath, "") for c in chunks]
     generic = generic_headings or set()
-    known = derived or {}
-    rows = [known.get(c.chunk_id) or derived_search_columns(c) for c in chunks]
+    known, titled = derived or {}, titles or {}
+    rows = [known.get(c.chunk_id) or derived_search_columns(c, titled.get(c.filepath)) for c in chunks]
     for i, column in enumerate(DERIVED_COLUMNS):
         cols[column] = [row[i] for row in rows]
     from docs_mcp_core.chunking import plain_text_of  # the build's: a server never writes a table
