@@ -8,6 +8,7 @@ their path column.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -37,3 +38,25 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
 def test_a_front_matter_title_finds_its_page(engine: SearchEngine) -> None:
     hits = engine.search("release management", limit=3).hits
     assert hits[0].filepath == "versioning.md"
+
+
+def test_a_megabyte_title_is_cut_as_a_heading_is(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A front-matter title stands above every chunk of its page: uncut, a 100 KB title over 100
+    sections wrote 10 MB of path words (its size times the page's chunks). It is cut to a
+    heading's length, with the same ellipsis, so the index grows with the file, not its square."""
+    import lancedb
+
+    from docs_mcp_core.chunking import MAX_HEADING_LENGTH
+
+    title = " ".join(f"word{i}" for i in range(12_500))
+    sections = "".join(f"## Section {i}\n\nText of section {i}.\n\n" for i in range(100))
+    out = build_pages(
+        tmp_path_factory, "long-title", {"page.md": f'---\ntitle: "{title}"\n---\n\n{sections}'}
+    )
+    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks").to_arrow()
+    paths = table.column("search_path").to_pylist()
+    assert len(paths) == 100
+    assert all("word0 word1" in p and len(p) < MAX_HEADING_LENGTH + 100 for p in paths)
+    titles = json.loads((out / "metadata.json").read_text(encoding="utf-8"))["files"]
+    assert len(titles["page.md"]["title"]) == MAX_HEADING_LENGTH
+    assert titles["page.md"]["title"].endswith("…")

@@ -198,6 +198,15 @@ def test_a_title_that_is_not_text_is_a_warning_with_its_line(tmp_path: Path) -> 
     assert "quote it in the YAML" in report.findings[1].message
 
 
+def test_a_title_longer_than_a_heading_is_a_warning_with_its_line(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "long.md", "---\nmcp_metadata:\n  scope: guide\ntitle: " + "t" * 1_001 + "\n---\n## A\n")
+    write(tmp_path, "fine.md", "---\ntitle: " + "t" * 1_000 + "\n---\n## F\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("long.md", 4, "warning")]
+    assert report.findings[0].message.startswith("front matter title is 1,001 characters long")
+
+
 def test_metadata_keys_that_would_break_the_search_tool_are_errors(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"lang\nuage": "go"}}))
     write(tmp_path, "a.md", "# A\n")

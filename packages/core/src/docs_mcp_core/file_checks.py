@@ -114,6 +114,16 @@ def _front_matter_findings(prepared: PreparedFile) -> list[Finding]:
                 ),
             )
         )
+    if isinstance(title, str) and (size := len(title.strip())) > MAX_HEADING_LENGTH:
+        findings.append(
+            Finding(
+                prepared.relpath,
+                prepared.parsed.front_matter_key_line("title"),
+                "warning",
+                f"front matter title is {size:,} characters long: the index keeps its first "
+                f"{MAX_HEADING_LENGTH:,}, as of a heading; shorten it",
+            )
+        )
     if fm.get("mcp_strategy") is not None and fm.get("mcp_chunking_hint") is not None:
         findings.append(
             Finding(

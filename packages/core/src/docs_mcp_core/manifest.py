@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy
+from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy, heading_name
 from docs_mcp_core.errors import ManifestError, json_limit, shown
 from docs_mcp_core.globs import PatternIndex
 
@@ -465,7 +465,7 @@ def resolve_file_config(
         metadata.update(fm_metadata)
         raw_title = front_matter.get("title")
         if isinstance(raw_title, str) and raw_title.strip():
-            title = raw_title.strip()
+            title = heading_name(raw_title)  # cut as a heading is: it stands above every chunk
     if title is None and first_h1:
         title = first_h1
     return ResolvedConfig(strategy, metadata, title)
