@@ -151,17 +151,10 @@ def clone_fetch_main(
 ) -> int:
     """The command line of a script that copies a corpus out of a clone: ``--git-dir`` and ``--out``;
     ``fetch(out, git_dir)`` says what it wrote."""
-    parser = argparse.ArgumentParser(description=description)
+    parser = _parser(description, default_out)
     parser.add_argument("--git-dir", type=Path, required=True, help=f"a clone of {repository} (bare or not)")
-    parser.add_argument(
-        "--out", type=Path, default=default_out, help=f"default: evals/corpora/{default_out.name}"
-    )
     args = parser.parse_args(argv)
-    try:
-        print(fetch(args.out, args.git_dir))
-    except EvalSetError as exc:
-        return fail(str(exc))
-    return 0
+    return _run(lambda: fetch(args.out, args.git_dir))
 
 
 def source_fetch_main(
@@ -175,21 +168,33 @@ def source_fetch_main(
     """The command line of a script that copies a corpus out of a clone: ``--source`` (a clone,
     bare or not; without it the script makes a bare clone of ``repository`` from GitHub for the run)
     and ``--out``; ``fetch(out, git_dir)`` says what it wrote."""
-    parser = argparse.ArgumentParser(description=description)
+    parser = _parser(description, default_out)
     parser.add_argument(
         "--source", type=Path, help=f"a clone of {repository} (bare or not); default: clone it from GitHub"
     )
+    args = parser.parse_args(argv)
+
+    def cloned() -> str:
+        if args.source is not None:
+            return fetch(args.out, args.source)
+        with tempfile.TemporaryDirectory(prefix="fetch-clone-") as tmp:
+            return fetch(args.out, bare_clone(f"https://github.com/{repository}.git", Path(tmp) / "repo.git"))
+
+    return _run(cloned)
+
+
+def _parser(description: str, default_out: Path) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
         "--out", type=Path, default=default_out, help=f"default: evals/corpora/{default_out.name}"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _run(fetch: Callable[[], str]) -> int:
+    """Print what ``fetch`` wrote; exit 0, or 1 with its error."""
     try:
-        if args.source is not None:
-            print(fetch(args.out, args.source))
-            return 0
-        with tempfile.TemporaryDirectory(prefix="fetch-clone-") as tmp:
-            git_dir = bare_clone(f"https://github.com/{repository}.git", Path(tmp) / "repo.git")
-            print(fetch(args.out, git_dir))
+        print(fetch())
     except EvalSetError as exc:
         return fail(str(exc))
     return 0
