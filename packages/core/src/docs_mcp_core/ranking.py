@@ -38,7 +38,6 @@ _SPLIT_RE = re.compile(r"[._:/]+")
 _SEGMENT_RE = re.compile(r"[^._:/]+")  # what _SPLIT_RE leaves between separators
 # a heading line inside a chunk's content, ATX (its text with any closing run of '#') or setext
 _HEADING_LINE_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*)$|^(.+)\n {0,3}=+[ \t]*$", re.MULTILINE)
-TITLE_MAX_CHARS = 200  # of a front-matter title, in the path column of each of its page's chunks
 _NON_WORD_RE = re.compile(r"[\W_]+")
 _LINK_LINE_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*\[[^\]]+\]\([^)]*\)")
 
@@ -128,7 +127,7 @@ def unheaded_title(title: str | None, chunks: Iterable[Chunk]) -> str | None:
         if any(_title_key(name) == key for name in named):
             return None
     assert title is not None
-    return title[:TITLE_MAX_CHARS]  # repeated in every chunk of the page: a title, not a page of text
+    return title
 
 
 def _title_key(text: str) -> str:
