@@ -128,6 +128,19 @@ def test_broken_manifest_stops_fix_with_its_location(tmp_path: Path) -> None:
         plan_fixes(tmp_path)
 
 
+def test_a_lone_surrogate_escape_in_a_manifest_stops_fix_naming_its_field(tmp_path: Path) -> None:
+    """``"\\ud800"`` reads as half a character that no UTF-8 file can hold: writing the manifest back
+    failed with a traceback (UnicodeEncodeError); it is named, and the manifest stays as it is."""
+    text = '{"version": "1", "strategy": {"chunk_by": "h2"}, "x-note": {"who": ["ok", "\\ud800"]}}\n'
+    manifest = write(tmp_path, ".docs-mcp.json", text)
+    write(tmp_path, "tiny.md", "# T\n\n" + "".join(f"## s{i}\n\nx\n\n" for i in range(50)))
+    with pytest.raises(
+        ManifestError, match=r"^\.docs-mcp\.json: x-note\.who\[1\] holds '\\ud800'.*repair this"
+    ):
+        plan_fixes(tmp_path)
+    assert manifest.read_text(encoding="utf-8") == text
+
+
 # ── drift repair ─────────────────────────────────────────────────────────────────────────────────
 
 

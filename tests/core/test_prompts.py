@@ -216,6 +216,11 @@ def test_unterminated_front_matter_is_part_of_the_body() -> None:
             "---\narguments:\n  - name: x\n  - name: x\n---\nBody",
             "p.template.md:4: arguments[1].name duplicates argument 'x'",
         ),
+        (  # a lone surrogate passed validate and failed the build as "unexpectedly"
+            '---\ntitle: ok\narguments:\n  - name: a\n    description: "x \\udc01"\n---\nBody',
+            "p.template.md:5: arguments[0].description holds '\\udc01', half of a UTF-16 surrogate pair, "
+            "which is not a character; write the character itself or remove it",
+        ),
         (
             "Hello {{#who}} never closed",
             "p.template.md: invalid Mustache template: Unclosed section 'who' at line 1",
@@ -308,6 +313,16 @@ def test_yaml_template_accepts_the_template_shorthand() -> None:
         (
             "messages:\n  - role: user\n    content:\n      type: text\n      text: '{{/x}}'\n",
             "p.template.yaml:5: messages[0].content.text invalid Mustache template: Unopened section 'x' at line 1",
+        ),
+        (
+            'title: T\ntemplate: "Hi \\ud800"\n',
+            "p.template.yaml:2: template holds '\\ud800', half of a UTF-16 surrogate pair, "
+            "which is not a character; write the character itself or remove it",
+        ),
+        (
+            'title: T\n"k\\ud800": 1\ntemplate: Hi\n',
+            "p.template.yaml: a key holds '\\ud800', half of a UTF-16 surrogate pair, "
+            "which is not a character; write the character itself or remove it",
         ),
         (
             "template: a\nmessages:\n  - role: user\n    content: {type: text, text: b}\n",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.chunking import Strategy
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.corpus_walk import walk_corpus
@@ -205,6 +206,35 @@ def test_a_title_longer_than_a_heading_is_a_warning_with_its_line(tmp_path: Path
     report = validate_corpus(tmp_path)
     assert triples(report) == [("long.md", 4, "warning")]
     assert report.findings[0].message.startswith("front matter title is 1,001 characters long")
+
+
+def test_lone_surrogate_escapes_are_named_where_they_are_written(tmp_path: Path) -> None:
+    """A ``\\ud800`` escape (JSON or YAML) reads as half a character no index can store: in a
+    manifest's or front matter's metadata it failed every file as 'cannot chunk this file:
+    UnicodeEncodeError', and in a front-matter title it passed validate and failed the build."""
+    manifest = {"version": "1", "metadata": {"scope": "guide", "note": "a\udc80"}}
+    write(tmp_path, ".docs-mcp.json", json.dumps(manifest))
+    write(tmp_path, "a.md", "# A\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [(".docs-mcp.json", None, "error")]
+    assert report.findings[0].message.startswith("metadata.note holds '\\udc80', half of")
+
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "a.md", '---\ntitle: ok\nmcp_metadata:\n  note: "\\ud800"\n---\n# A\n')
+    write(tmp_path, "b.md", '---\nmcp_metadata:\n  scope: guide\ntitle: "A \\ud800 title"\n---\n## B\n')
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [("a.md", 3, "error"), ("b.md", 4, "warning")]
+    assert "front matter mcp_metadata.note holds '\\ud800', half of" in report.findings[0].message
+    assert report.findings[1].message.startswith("front matter title holds '\\ud800', half of")
+    assert report.findings[1].message.endswith("it is ignored and the file's first heading is its title")
+
+
+def test_a_title_with_a_lone_surrogate_is_left_out_of_the_index(tmp_path: Path) -> None:
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "b.md", '---\ntitle: "A \\ud800 title"\n---\n## B\n\nText.\n')
+    out = tmp_path / "out"
+    build_index(BuildOptions(docs_dir=tmp_path, out_dir=out))
+    assert json.loads((out / "metadata.json").read_text(encoding="utf-8")).get("files", {}) == {}
 
 
 def test_metadata_keys_that_would_break_the_search_tool_are_errors(tmp_path: Path) -> None:

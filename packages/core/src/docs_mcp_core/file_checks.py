@@ -21,7 +21,7 @@ from docs_mcp_core.chunking import CHUNK_BY_VALUES, MAX_HEADING_LENGTH, MAX_SLUG
 from docs_mcp_core.corpus import BOM_WARNING, PreparedFile
 from docs_mcp_core.errors import json_limit
 from docs_mcp_core.findings import Finding
-from docs_mcp_core.manifest import hint_comments
+from docs_mcp_core.manifest import hint_comments, lone_surrogate
 from docs_mcp_core.ordering import sort_key
 
 __all__ = ["HINT_DIRECTIVE", "KNOWN_FRONT_MATTER_DIRECTIVES", "directive_findings", "inspect_prepared_file"]
@@ -114,7 +114,11 @@ def _front_matter_findings(prepared: PreparedFile) -> list[Finding]:
                 ),
             )
         )
-    if isinstance(title, str) and (size := len(title.strip())) > MAX_HEADING_LENGTH:
+    if isinstance(title, str) and (bad := lone_surrogate(title, "front matter title")) is not None:
+        line = prepared.parsed.front_matter_key_line("title")
+        message = f"{bad}; it is ignored and the file's first heading is its title"
+        findings.append(Finding(prepared.relpath, line, "warning", message))
+    elif isinstance(title, str) and (size := len(title.strip())) > MAX_HEADING_LENGTH:
         findings.append(
             Finding(
                 prepared.relpath,

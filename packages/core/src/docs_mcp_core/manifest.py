@@ -22,8 +22,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy, heading_name
-from docs_mcp_core.errors import ManifestError, json_limit, shown
+from docs_mcp_core.errors import ManifestError, format_path, json_limit, shown
 from docs_mcp_core.globs import PatternIndex
+from docs_mcp_core.utf8 import LoneSurrogate, first_lone_surrogate, is_utf8
 
 MANIFEST_FILENAME = ".docs-mcp.json"
 # the longest server instructions or tool description: every client's initialize (or tools/list)
@@ -208,6 +209,8 @@ def parse_manifest(text: str, *, source: str = MANIFEST_FILENAME) -> tuple[Manif
         raise ManifestError(f"{source}:{exc.lineno}: manifest is not valid JSON: {exc.msg}") from None
     except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
         raise ManifestError(f"{source}: manifest cannot be read: {json_limit(exc)}") from None
+    if (bad := lone_surrogate(raw)) is not None:
+        raise ManifestError(f"{source}: {bad}")
     manifest, issues = manifest_from_data(raw, source=source)
     issues += [
         ManifestIssue(
@@ -218,6 +221,18 @@ def parse_manifest(text: str, *, source: str = MANIFEST_FILENAME) -> tuple[Manif
         for key in twice
     ]
     return manifest, issues
+
+
+def lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Where a JSON or YAML ``value`` (named ``where``) holds a lone surrogate, as the end of an
+    error message (``metadata.note holds '\\ud800', half of ...``); None when all of it is text."""
+    found = first_lone_surrogate(value)
+    if found is None:
+        return None
+    place = format_path(((where,) if where else ()) + found.path)
+    if found.in_key:
+        return f"a key {'in ' + place + ' ' if place else ''}holds {found.escape}, {LoneSurrogate.NOT_TEXT}"
+    return f"{place or 'the value'} holds {found.escape}, {LoneSurrogate.NOT_TEXT}"
 
 
 def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Manifest, list[ManifestIssue]]:
@@ -307,6 +322,8 @@ def unportable_key_warning(key: str) -> str | None:
 
 def _check_metadata(meta: Mapping[str, Any], where: str, source: str) -> None:
     for key, value in meta.items():
+        if (bad := lone_surrogate({key: value}, where)) is not None:
+            raise ManifestError(f"{source}: {bad}")
         if not key.strip():
             raise ManifestError(f"{source}: {where} contains an empty key")
         if any(ch < " " or ch == "\x7f" for ch in key):
@@ -464,7 +481,7 @@ def resolve_file_config(
             strategy = fm_strategy
         metadata.update(fm_metadata)
         raw_title = front_matter.get("title")
-        if isinstance(raw_title, str) and raw_title.strip():
+        if isinstance(raw_title, str) and raw_title.strip() and is_utf8(raw_title):
             title = heading_name(raw_title)  # cut as a heading is: it stands above every chunk
     if title is None and first_h1:
         title = first_h1

@@ -26,8 +26,10 @@ from docs_mcp_core.errors import (
     MustacheOutputError,
     PromptTemplateError,
     YamlExpansionError,
+    format_path,
 )
 from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.utf8 import LoneSurrogate, first_lone_surrogate
 from docs_mcp_core.yaml_load import load_yaml
 
 MARKDOWN_SUFFIX = ".template.md"
@@ -337,7 +339,7 @@ def _node_line(node: yaml.Node | None, path: tuple[str | int, ...]) -> int | Non
 def _load_yaml(text: str, source: str, first_line: int) -> tuple[Any, yaml.Node | None]:
     try:  # load_yaml: aliases expanding a few lines to millions of values were walked by the
         # checks (a 9-line template took a minute and gigabytes to report its error)
-        return load_yaml(text), yaml.compose(text, Loader=yaml.SafeLoader)
+        data, node = load_yaml(text), yaml.compose(text, Loader=yaml.SafeLoader)
     except YamlExpansionError as exc:
         raise PromptTemplateError(f"{source}:{first_line}: the template cannot be read: {exc}") from None
     except yaml.YAMLError as exc:
@@ -345,6 +347,12 @@ def _load_yaml(text: str, source: str, first_line: int) -> tuple[Any, yaml.Node 
         where = f"{source}:{mark.line + first_line}" if mark is not None else source
         problem = getattr(exc, "problem", None) or str(exc)
         raise PromptTemplateError(f"{where}: invalid YAML: {problem}") from exc
+    if (found := first_lone_surrogate(data)) is not None:  # no metadata.json could hold it
+        what = "a key" if found.in_key else format_path(found.path)
+        line = _node_line(node, found.path)  # a key's: its object's
+        where = f"{source}:{line + first_line}" if line is not None else source
+        raise PromptTemplateError(f"{where}: {what} holds {found.escape}, {LoneSurrogate.NOT_TEXT}")
+    return data, node
 
 
 def _fail(exc: InvalidPrompt, source: str, node: yaml.Node | None, first_line: int) -> PromptTemplateError:
