@@ -130,6 +130,22 @@ def test_fixture_files_load() -> None:
             [{"query": "q", "expectedChunkId": "a", "category": 1}],
             "field 'category' must be a string (got 1)",
         ),
+        # a \\ud800 escape (half of a UTF-16 pair): the run ended in a traceback when the query was sent
+        (
+            [{"query": "q \ud800", "expectedChunkId": "a"}],
+            "case 0: field 'query' holds '\\ud800', half of a UTF-16 surrogate pair, which is not a character",
+        ),
+        (
+            [{"query": "q", "expectedChunkId": "a", "filters": {"language": "py\udfff"}}],
+            "case 0: field 'filters.language' holds '\\udfff', half of",
+        ),
+        (
+            [{"query": "q", "expectedChunkId": "a", "filters": {"l\udc00": "py"}}],
+            "case 0: field 'filters' holds",
+        ),
+        ([{"query": "q", "expectedChunkId": "a\udbff"}], "case 0: field 'expectedChunkId' holds '\\udbff'"),
+        ([{"query": "q", "expectedChunkId": "a", "category": "\ud800"}], "case 0: field 'category' holds"),
+        ([{"query": "q", "expectedChunkId": "a", "name": "\ud800"}], "field 'name' holds '\\ud800'"),
     ],
 )
 def test_malformed_cases_name_index_and_field(tmp_path: Path, data: Any, message: str) -> None:

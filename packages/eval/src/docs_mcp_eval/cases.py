@@ -121,6 +121,7 @@ def _parse_case(raw: Any, index: int, source: str) -> EvalCase:
     if not isinstance(raw, dict):
         raise CaseFileError(f"{source}: case {index}: expected an object, got {_json_type(raw)}")
     where = _case_where(source, index, raw)
+    _refuse_lone_surrogates(raw, where)
 
     query = raw.get("query")
     if not isinstance(query, str) or not query.strip():
@@ -152,6 +153,28 @@ def _parse_case(raw: Any, index: int, source: str) -> EvalCase:
         name=name,
         category=category,
     )
+
+
+def _refuse_lone_surrogates(raw: Mapping[str, Any], where: str) -> None:
+    """A ``\\ud800`` escape in a field the run sends or reports is half of a UTF-16 pair, which no
+    request or report can hold: the run ended in a traceback when the query was sent."""
+    fields: list[tuple[str, Any]] = [
+        (key, raw.get(key)) for key in ("query", *_EXPECTED_KEYS, "name", "category")
+    ]
+    filters = raw.get("filters")
+    if isinstance(filters, dict):
+        for key, value in filters.items():  # pyright: ignore[reportUnknownVariableType]
+            fields += [("filters", key), (f"filters.{key}", value)]
+    for name, value in fields:
+        if not isinstance(value, str):
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise CaseFileError(
+                f"{where}: field '{name}' holds '\\u{ord(value[exc.start]):04x}', half of a UTF-16 surrogate "
+                "pair, which is not a character; write the character itself or remove it"
+            ) from None
 
 
 def _case_where(source: str, index: int, raw: Mapping[str, Any]) -> str:
