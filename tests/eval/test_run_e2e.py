@@ -364,6 +364,32 @@ def test_server_dying_mid_run_is_reported_with_its_stderr(run_cli: CliRunner) ->
     assert "Traceback" not in result.err
 
 
+def test_a_cursor_the_server_gives_again_ends_the_case_s_walk(run_cli: CliRunner, tmp_path: Path) -> None:
+    """A server whose every page hands back the cursor it was sent would be asked the same page
+    until the round budget ran out (a budget of a billion: for ever); the walk ends at the repeat."""
+    cases = tmp_path / "cases.json"
+    case = {"query": "q", "expectedChunkId": "a.md#x"}
+    cases.write_text(json.dumps([{**case, "maxRounds": 2}, {**case, "maxRounds": 200}]), encoding="utf-8")
+    stuck = json.dumps({"hits": [{"chunk_id": "b.md#y", "metadata": {}}], "next_cursor": "again"})
+    server = fake_server_command("--search-text", stuck)
+    result = run_cli(
+        [
+            "run",
+            "--cases",
+            str(cases),
+            "--server-command",
+            server,
+            "--warmup-queries",
+            "0",
+            "--format",
+            "json",
+        ]
+    )
+    assert result.code == 0, result.err
+    first, second = json.loads(result.out)["rankedCases"]
+    assert first["tokensRead"] == second["tokensRead"]  # two pages each
+
+
 def test_three_untimed_searches_warm_the_server_up_unless_told_otherwise(
     run_cli: CliRunner, json_run: tuple[dict[str, Any], Path, str]
 ) -> None:

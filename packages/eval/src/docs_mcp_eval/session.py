@@ -175,11 +175,13 @@ class Session:
         doc_cut: bool | None = None
         section_whole: bool | None = None
         cursor: str | None = None
+        sent: set[str] = set()  # a cursor handed back again would only repeat its page
         while rounds < case.max_rounds:
             rounds += 1
             arguments: dict[str, Any] = {"query": case.query, "limit": case.limit, **case.filters}
             if cursor:
                 arguments["cursor"] = cursor
+                sent.add(cursor)
             if self._config.max_tokens is not None and self.support.search_max_tokens:
                 arguments["max_tokens"] = self._config.max_tokens
             result, elapsed = await self._call(search_tool, arguments, what)
@@ -214,7 +216,7 @@ class Session:
                     section_whole = not doc_cut
                 break
             cursor = page.next_cursor
-            if not cursor:
+            if not cursor or cursor in sent:
                 break
         found = case.expected_chunk_id in seen
         return RankedCase(
