@@ -17,6 +17,7 @@ from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search.spelling_leg import HEADING_BONUS, SpellingIndex
 from docs_mcp_core.spellings import (
+    MAX_FORM_SEGMENTS,
     PAGE_MARK,
     chunk_anchors,
     chunk_spellings,
@@ -64,6 +65,22 @@ def test_forms_run_from_the_whole_spelling_to_its_last_compound_part() -> None:
     assert spelling_forms("s.Links.Upsert") == ("s.Links.Upsert", "Links.Upsert")  # "Upsert" alone is a word
     assert spelling_forms("std::vector") == ("std.vector",)
     assert spelling_forms("Links") == ()
+
+
+def test_a_name_of_thousands_of_parts_gives_forms_linear_in_its_length() -> None:
+    """Every dotted suffix of a name of k parts is k forms of up to its length: a 140 KB inline
+    span of 20,000 dotted parts wrote gigabytes of spellings and took a minute to build (10,000
+    parts: 14 s). The whole name, and its suffixes of at most MAX_FORM_SEGMENTS parts."""
+    assert MAX_FORM_SEGMENTS >= 8  # the longest names of the evaluation corpora have 6 parts
+    name = ".".join(f"part{i}" for i in range(5_000))
+    forms = spelling_forms(name)
+    assert forms[0] == name and forms[-1] == "part4998.part4999"
+    assert len(forms) == MAX_FORM_SEGMENTS
+    assert forms[1] == ".".join(f"part{i}" for i in range(5_000 - MAX_FORM_SEGMENTS, 5_000))
+    content = f"Call `{name}` once.\n"
+    assert len(chunk_spellings("A", "p.md > A", content)) < 20 * len(content)
+    short = ".".join(f"p{i}" for i in range(MAX_FORM_SEGMENTS + 1))
+    assert len(spelling_forms(short)) == MAX_FORM_SEGMENTS  # every compound suffix, as before
 
 
 def test_code_is_read_from_fences_and_inline_spans_only() -> None:

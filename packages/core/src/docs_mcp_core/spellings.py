@@ -9,8 +9,8 @@ lower-cased and split. This module keeps it:
 
 * at build time, :func:`chunk_spellings` lists the compound identifiers a chunk writes **in code**
   (fenced blocks and inline code spans) and the ones its **headings** consist of (a section titled
-  ``createMany`` or ``DeleteFileResponse`` defines that name), case and separators kept, with every
-  dotted suffix (``dub.links.createMany`` also gives ``links.createMany`` and ``createMany``);
+  ``createMany`` or ``DeleteFileResponse`` defines that name), case and separators kept, with its
+  dotted suffixes (``dub.links.createMany`` also gives ``links.createMany`` and ``createMany``);
 * at search time, :func:`query_spellings` reads the same forms from the query, and the spelling leg
   (:mod:`docs_mcp_core.search.spelling_leg`) finds the chunks that write them.
 
@@ -41,6 +41,7 @@ import re
 __all__ = [
     "ANCHOR_MARK",
     "HEADING_MARK",
+    "MAX_FORM_SEGMENTS",
     "chunk_spellings",
     "code_text",
     "defined_names",
@@ -52,6 +53,7 @@ __all__ = [
 
 HEADING_MARK = "#"  # prefixed to a spelling a chunk's heading consists of, in the stored column
 MIN_LENGTH = 4  # shorter compounds (``a.b``, ``i_j``) are too common to say anything
+MAX_FORM_SEGMENTS = 16  # parts of a suffix form: all of a name of k parts were k forms of its length
 _IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::)[A-Za-z_$][A-Za-z0-9_$]*)*")
 _SEGMENT_SEP_RE = re.compile(r"\.|::")
 _ACRONYM_PLURAL_RE = re.compile(r"[A-Z]{2,}s")
@@ -127,14 +129,14 @@ def is_compound(name: str) -> bool:
 
 @functools.lru_cache(maxsize=1 << 16)
 def spelling_forms(name: str) -> tuple[str, ...]:
-    """``name`` and its compound dotted suffixes, most specific first (``::`` written as ``.``):
-    ``dub.links.createMany`` → ``dub.links.createMany``, ``links.createMany``, ``createMany``.
+    """``name`` and its compound suffixes of up to :data:`MAX_FORM_SEGMENTS` parts, most specific first
+    (``::`` as ``.``): ``dub.links.createMany`` → itself, ``links.createMany``, ``createMany``.
     Empty for a name that is not compound (docs repeat the same names thousands of times: memoised)."""
     if len(name) < MIN_LENGTH or not is_compound(name):
         return ()
     segments = _SEGMENT_SEP_RE.split(name)
     found = []
-    for start in range(len(segments)):
+    for start in (0, *range(max(1, len(segments) - MAX_FORM_SEGMENTS), len(segments))):
         form = ".".join(segments[start:])
         if len(form) >= MIN_LENGTH and is_compound(form):
             found.append(form)
