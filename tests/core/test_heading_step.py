@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docs_mcp_core.embedding.local import LocalEmbeddingProvider
+from docs_mcp_core.embedding.local import SHORT_BATCH_CELLS, LocalEmbeddingProvider
 from tests.support.heading_builds import build_steps, heading_arrays
 
 REUSING = "reusing the previous index's vectors"
@@ -70,6 +70,20 @@ def test_embed_short_with_the_true_earlier_vectors_gives_a_fresh_runs_vectors(
     assert np.array_equal(
         provider.embed_short(edited, batch=2, previous=(texts, first)), provider.embed_short(edited, batch=2)
     )
+
+
+def test_long_heading_texts_run_in_batches_of_bounded_attention(provider: LocalEmbeddingProvider) -> None:
+    """Texts at the model's 256 word pieces ran 256 to a batch: the attention of such a batch holds
+    hundreds of megabytes per layer, and a 4 MB page of 5,000 long headings took 3.5 GB to build.
+    A batch holds at most SHORT_BATCH_CELLS texts times word pieces squared (4 such texts); the
+    heading texts of every evaluation corpus (48 word pieces at most) run as they ran before."""
+    assert SHORT_BATCH_CELLS // 32**2 == 256 and SHORT_BATCH_CELLS // 256**2 == 4
+    texts = [f"section {i} " + "payout " * 300 for i in range(12)]  # each cut at 256 word pieces
+    marker = np.full((len(texts), provider.dimensions), 7.0, dtype=np.float32)
+    edited = [*texts[:5], "changed " * 300, *texts[6:]]  # in the second batch of four
+    mixed = provider.embed_short(edited, previous=(texts, marker))
+    assert (mixed[:4] == 7.0).all() and (mixed[8:] == 7.0).all()  # the earlier run's batches
+    assert not (mixed[4:8] == 7.0).any()
 
 
 def test_a_rebuild_reuses_the_vectors_and_gets_those_of_a_fresh_build(tmp_path: Path) -> None:

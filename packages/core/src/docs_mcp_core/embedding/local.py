@@ -329,6 +329,14 @@ class LocalEmbeddingProvider:
         return held.session, held
 
 
+SHORT_BATCH_CELLS = 256 * 32 * 32
+"""Attention cells (texts times word pieces squared) of one batch of short texts: what its attention
+holds grows so, and 256 texts at the model's 256 word pieces held hundreds of megabytes per layer (a
+page of 5,000 long headings took 3.5 GB to build, now 0.5 GB; 4 such texts run together). Texts of
+up to 32 word pieces still run 256 at a time, and every evaluation corpus's heading texts (48 word
+pieces at most) in the batches an earlier build ran."""
+
+
 def _token_ids(tokenizer: tokenizers.Tokenizer, texts: Sequence[str]) -> list[list[int]]:
     try:
         return [e.ids for e in tokenizer.encode_batch([utf8_safe(t) for t in texts])]
@@ -338,13 +346,15 @@ def _token_ids(tokenizer: tokenizers.Tokenizer, texts: Sequence[str]) -> list[li
 
 def _short_batches(lengths: Sequence[int], batch: int) -> list[list[int]]:
     """:meth:`LocalEmbeddingProvider.embed_short`'s batches: the indices of equal lengths, in input
-    order, ``batch`` at a time, shortest first."""
+    order, ``batch`` at a time (at most :data:`SHORT_BATCH_CELLS` attention cells), shortest first."""
     by_length: dict[int, list[int]] = {}
     for index, length in enumerate(lengths):
         by_length.setdefault(length, []).append(index)
-    return [
-        group[s : s + batch] for _, group in sorted(by_length.items()) for s in range(0, len(group), batch)
-    ]
+    jobs: list[list[int]] = []
+    for length, group in sorted(by_length.items()):
+        size = max(1, min(batch, SHORT_BATCH_CELLS // max(length * length, 1)))
+        jobs.extend(group[s : s + size] for s in range(0, len(group), size))
+    return jobs
 
 
 def _batches_of(
