@@ -164,6 +164,19 @@ def test_lists_nested_a_thousand_deep_are_read_whole(tmp_path: Path) -> None:
     assert "level 999" in result.chunks[0].content_text
 
 
+def test_a_character_reference_of_thousands_of_digits_is_text(tmp_path: Path) -> None:
+    """A reference has at most 7 decimal or 6 hex digits (CommonMark); a longer one is text. Read as
+    a number, ``&#`` and 5,000 digits failed the file ("cannot chunk this file: ValueError: Exceeds
+    the limit (4300 digits) for integer string conversion"), so no build of its corpus could run."""
+    long = "&#" + "9" * 5_000 + ";"
+    text = f"# Page\n\nA {long} B &#x{'f' * 2_000}; C &#12345678; D &#65; &#x263A; &amp;\n"
+    result = _process(tmp_path, text)
+    assert isinstance(result, ChunkedFile), result
+    plain = result.chunks[0].content_text
+    assert long in plain and f"&#x{'f' * 2_000};" in plain and "&#12345678;" in plain
+    assert plain.endswith("D A \u263a &")
+
+
 _FRAGMENTS = [
     *"`~ \t\n#*_[]()!<>|-=:\\&{}\"'",
     *("<!--", "-->", "<http:", "<a ", "![", "](", "```", "- ", "1. ", "> ", "---\n", "    "),

@@ -188,6 +188,11 @@ def _inline_to_text(text: str) -> str:
     return _PLACEHOLDER_RE.sub(lambda m: spans[int(m.group(1))], _markup_to_text(held))
 
 
+# a numeric character reference longer than CommonMark's (7 decimal, 6 hex digits) is text: read as a
+# number, 5,000 digits raised ValueError (Python reads at most 4,300) and failed the whole file
+_LONG_CHARREF_RE = re.compile(r"&(#[0-9]{8,}|#[xX][0-9a-fA-F]{7,})")
+
+
 def _markup_to_text(text: str) -> str:
     if "<" in text:
         text = _strip_comments(text)
@@ -203,7 +208,7 @@ def _markup_to_text(text: str) -> str:
     if "\\" in text:
         text = _ESCAPE_RE.sub(r"\1", text)
     if "&" in text:
-        text = html.unescape(text)
+        text = html.unescape(_LONG_CHARREF_RE.sub(r"&amp;\1", text))
     return text
 
 
