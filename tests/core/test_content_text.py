@@ -77,3 +77,22 @@ def test_plain_text_is_rendered_from_content_when_a_chunk_lacks_it() -> None:
     bare = type(chunk)(**{**chunk.to_dict(), "plain_text": ""})
     assert plain_text_of(bare) == chunk.plain_text == "Data\n\nalpha\nbeta"
     assert "plain_text" not in chunk.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("markdown", "plain"),
+    [
+        # icon fonts write private-use characters; the plain text's code-span placeholders were
+        # U+E000 digits U+E001, so these failed the whole file (IndexError, or ValueError past
+        # 4,300 digits) or took a code span's text in their place
+        ("`code` x \ue0009\ue001 y", "code x \ue0009\ue001 y"),
+        ("`code` x \ue000" + "9" * 5_000 + "\ue001 y", "code x \ue000" + "9" * 5_000 + "\ue001 y"),
+        ("`code` x \ue0000\ue001 y", "code x \ue0000\ue001 y"),
+        ("`a` \ufdd00\ufdd1 `b` \ufdd0", "a \ufdd00\ufdd1 b \ufdd0"),
+        ("`code` &#xE000;0&#xE001; &#xFDD0;0&#xFDD1;", "code \ue0000\ue001 0"),
+    ],
+)
+def test_private_use_characters_beside_code_spans_stay_as_written(markdown: str, plain: str) -> None:
+    from docs_mcp_core.markdown_text import markdown_plain_text
+
+    assert markdown_plain_text(markdown) == plain

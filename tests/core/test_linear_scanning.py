@@ -233,7 +233,7 @@ def test_code_spans_as_the_expression(text: str) -> None:
 
     def hold(m: re.Match[str]) -> str:
         expected.append(m.group(2))
-        return f"\ue000{len(expected) - 1}\ue001"
+        return f"\ufdd0{len(expected) - 1}\ufdd1"
 
     spans: list[str] = []
     assert markdown_text._hold_code_spans(text, spans) == CODE_SPAN_RE.sub(hold, text)

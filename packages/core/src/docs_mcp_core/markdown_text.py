@@ -35,7 +35,11 @@ _TABLE_DELIM_RE = re.compile(
 _BACKTICKS_RE = re.compile(r"`+")
 _CLOSE_BRACKET_RE = re.compile(r"\]")
 _CLOSE_PAREN_RE = re.compile(r"\)")
-_PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
+# A held code span's place: noncharacters, which no character reference decodes to (html.unescape
+# gives "" for them) and which a text's own are held as spans too. Private-use U+E000/U+E001 were
+# used, and a page written with an icon font's glyphs around digits failed (or took a span's text).
+_MARK, _MARK_END = "\ufdd0", "\ufdd1"
+_PLACEHOLDER_RE = re.compile(f"{_MARK}([0-9]+){_MARK_END}")
 
 
 class _NextMatch:
@@ -85,12 +89,20 @@ def _hold_code_spans(text: str, spans: list[str]) -> str:
     out: list[str] = []
     pos = 0
     for start, opened, closing, end in found:
-        out.append(text[pos:start])
+        out.append(_hold_marks(text[pos:start], spans))
         spans.append(text[opened:closing])
-        out.append(f"\ue000{len(spans) - 1}\ue001")
+        out.append(f"{_MARK}{len(spans) - 1}{_MARK_END}")
         pos = end
-    out.append(text[pos:])
+    out.append(_hold_marks(text[pos:], spans))
     return "".join(out)
+
+
+def _hold_marks(text: str, spans: list[str]) -> str:
+    """``text`` with its own placeholder marks held as spans, so no text reads as a placeholder."""
+    if _MARK not in text:
+        return text
+    spans.append(_MARK)
+    return text.replace(_MARK, f"{_MARK}{len(spans) - 1}{_MARK_END}")
 
 
 def _strip_comments(text: str) -> str:
@@ -176,7 +188,7 @@ def _inline_to_text(text: str) -> str:
     """Plain text of inline markdown; code spans keep their text verbatim (``get<T>()``,
     ``Bearer <token>``), everything else loses markup, tags, link targets and escapes.
 
-    Code spans are set aside behind private-use placeholders while the markup is stripped, so a
+    Code spans are set aside behind placeholders (noncharacters) while the markup is stripped, so a
     tag whose attribute holds a code span still goes as a whole, and put back afterwards.
     """
     if "`" not in text:
