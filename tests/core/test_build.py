@@ -726,8 +726,12 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
         0,
     )
     derived.append(derived_search_columns(titled, "Release management"))
+    options = Chunk(
+        "cli/add.md#options", "cli/add.md", "Options", 2, "### --save-dev, -D", "", "cli/add.md > Options", 0
+    )
+    derived.append(derived_search_columns(options, "tool add <pkg>"))
     digest = hashlib.sha256(json.dumps(derived, ensure_ascii=False).encode("utf-8")).hexdigest()
-    assert (DERIVATION_VERSION, digest) == ("8", PINNED_DERIVATION_DIGEST)
+    assert (DERIVATION_VERSION, digest) == ("9", PINNED_DERIVATION_DIGEST)
 
 
-PINNED_DERIVATION_DIGEST = "1eec01bbad2fa8c3d46c1a8a4236b13b4b816b26e9caf79441b62f9a88239d48"
+PINNED_DERIVATION_DIGEST = "de50ba74843185367b39887768f09c532f6301e4193dec6aa708b8ef8c127a62"

@@ -60,3 +60,43 @@ def test_a_megabyte_title_is_cut_as_a_heading_is(tmp_path_factory: pytest.TempPa
     titles = json.loads((out / "metadata.json").read_text(encoding="utf-8"))["files"]
     assert len(titles["page.md"]["title"]) == MAX_HEADING_LENGTH
     assert titles["page.md"]["title"].endswith("…")
+
+
+COMMAND_PAGES = {
+    "cli/install.md": (
+        "---\ntitle: tool install\n---\n\nInstalls every dependency of the project.\n\n## Options\n\n"
+        "### --frozen\n\nFail instead of updating the lockfile.\n\n### --offline, -o\n\nUse only the store.\n"
+    ),
+    "cli/add.md": (
+        "---\ntitle: tool add <pkg>\n---\n\nAdds a package.\n\n## Options\n\n### --frozen\n\nFail instead "
+        "of updating the lockfile.\n\n### --offline, -o\n\nUse only the store.\n"
+    ),
+    "continuous-integration.md": (
+        "# Continuous integration\n\n## Installing\n\nIn CI, run `tool install --frozen` so that the "
+        "install fails when the lockfile is out of date: `tool install --frozen` never writes the "
+        "lockfile, and `tool install --frozen --offline` reads only the store.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def commands(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    with opened(build_pages(tmp_path_factory, "command-titles", COMMAND_PAGES)) as engine:
+        yield engine
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("tool install --frozen", "cli/install.md#options"),
+        ("tool add --frozen", "cli/add.md#options"),
+        ("tool install -o", "cli/install.md#options"),
+    ],
+)
+def test_an_option_named_with_the_command_a_page_is_titled_with_finds_that_page(
+    commands: SearchEngine, query: str, expected: str
+) -> None:
+    """A command's page titled in its front matter (``title: tool install``) defines its options by
+    headings (``### --frozen``); the option named with the command is that page's, not a guide's
+    that writes the whole command line."""
+    assert commands.search(query, limit=3).hits[0].chunk_id == expected

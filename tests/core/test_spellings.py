@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from docs_mcp_core.build import BuildOptions, build_index
+from docs_mcp_core.ranking import command_of
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search.spelling_leg import HEADING_BONUS, SpellingIndex
 from docs_mcp_core.spellings import (
@@ -131,6 +132,25 @@ def test_ids_and_key_headings_are_stored_as_anchors_with_their_trailing_words() 
     assert chunk_anchors("tool.cache_dir", "Where the cache lives.") == ["cache.dir", "tool.cache.dir"]
     stored = chunk_spellings("uv sync", "reference/cli/uv-sync.md > uv sync", content).split()
     assert {"~tool.sync.--frozen", "=uv.sync"} <= set(stored)
+
+
+def test_the_options_a_command_page_defines_by_headings_are_named_with_its_command() -> None:
+    assert command_of("pnpm add <pkg>") == "pnpm add" and command_of("tool install") == "tool install"
+    assert command_of("Release management") == "" and command_of(None) == ""
+    assert command_of("a b c d e") == "" and command_of("<pkg>") == ""
+    content = (
+        "## Options\n\n### --frozen-lockfile\n\nFail.\n\n### --offline, -o\n\nStore only.\n\n### Notes\n"
+    )
+    assert chunk_anchors("Options", content, "tool install") == [
+        "--frozen.lockfile",
+        "install.--frozen.lockfile",
+        "install.--o",
+        "install.--offline",
+        "tool.install.--frozen.lockfile",
+        "tool.install.--o",
+        "tool.install.--offline",
+    ]
+    assert chunk_anchors("Options", content) == ["--frozen.lockfile"]  # a page with no command
 
 
 def test_a_headings_one_word_id_is_stored_as_an_anchor_of_one_word() -> None:

@@ -130,6 +130,14 @@ def unheaded_title(title: str | None, chunks: Iterable[Chunk]) -> str | None:
     return title
 
 
+def command_of(title: str | None) -> str:
+    """The command a page's title names (``pnpm add <pkg>``: ``pnpm add``): its words before any
+    placeholder, when there are one to four and each is written as a command is (lower case); ""."""
+    words = re.split(r"[<\[{(]", title or "", maxsplit=1)[0].split()
+    ok = 1 <= len(words) <= 4 and all(re.fullmatch(r"[a-z][a-z0-9-]*", w) for w in words)
+    return " ".join(words) if ok else ""
+
+
 def _title_key(text: str) -> str:
     """A title compared without case, markup and punctuation (``The `uv` CLI``: ``theuvcli``)."""
     return _NON_WORD_RE.sub("", text.lower())
@@ -184,5 +192,5 @@ def derived_search_columns(chunk: Chunk, title: str | None = None) -> tuple[str,
         expand_identifiers(text) + ("\n" + ids.replace(".", " ") if ids else ""),
         path_words(chunk.filepath, chunk.breadcrumb, title),
         hashlib.blake2b(f"{text}\n{ids}".encode(), digest_size=8).hexdigest(),
-        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content),
+        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content, command_of(title)),
     )

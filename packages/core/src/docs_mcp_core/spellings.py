@@ -31,6 +31,11 @@ and ``[pip] torch-backend`` finds ``pip_torch-backend`` rather than the top-leve
 A key of one word has an id of one word (``### package {: #package }``): a chunk stores its heading's
 one-word id too, and only a query that writes such a key with its table (``tool.uv.package``,
 ``[tool.uv] package``) asks for one, so the word in prose (``build a package``) never does.
+A command's page titled in its front matter (``title: pnpm add <pkg>``) that defines its options by
+headings (``### --save-peer``) stores them with the command (``pnpm.add.--save.peer``), as an id would.
+
+The module is over the project's 500 lines on purpose: what a chunk stores and what a query asks
+for are two halves of one format, and a change to either must be made to both at once.
 """
 
 from __future__ import annotations
@@ -219,7 +224,7 @@ def _names_a_setting(name: str) -> bool:
     return is_constant_name(name) or (bool(_key_heading(name)) and re.search(r"[.-]", name) is not None)
 
 
-def chunk_spellings(heading: str, breadcrumb: str, content: str) -> str:
+def chunk_spellings(heading: str, breadcrumb: str, content: str, command: str = "") -> str:
     """The stored spellings of one chunk: space-separated, sorted, each once; a spelling that one of
     the chunk's headings (its own, an ancestor in the breadcrumb or one inside its text) or a
     definition in its text (:func:`defined_names`) consists of is written again with
@@ -229,7 +234,7 @@ def chunk_spellings(heading: str, breadcrumb: str, content: str) -> str:
     in_code = {form for name in set(_names(code_text(content))) for form in spelling_forms(name)}
     spellings = sorted(in_code | in_headings)
     spellings.extend(HEADING_MARK + form for form in sorted(in_headings))
-    spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content))
+    spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content, command))
     # a one-word id names the chunk's section, as a heading that consists of a name does
     spellings.extend(HEADING_MARK + ANCHOR_MARK + word for word in one_word_ids(heading))
     page = anchor_slug(breadcrumb.split(" > ")[0].rsplit("/", 1)[-1].rsplit(".", 1)[0])
@@ -294,7 +299,7 @@ def one_word_ids(heading: str) -> list[str]:
     return sorted({w[0] for w in map(_slug_words, ids) if len(w) == 1 and not w[0].startswith("-")})
 
 
-def chunk_anchors(heading: str, content: str) -> list[str]:
+def chunk_anchors(heading: str, content: str, command: str = "") -> list[str]:
     """The anchor spellings of a chunk: its :func:`element_ids`, each with its trailing runs of two
     words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``),
     and its :func:`one_word_ids`; sorted, each once."""
@@ -302,10 +307,19 @@ def chunk_anchors(heading: str, content: str) -> list[str]:
     names = defined_names(content)
     inner = {slug for slug in (anchor_slug(_key_heading(name)) for name in names) if slug}
     inner.update(table_keys(heading, names))
+    if command:  # the options a command's page defines by headings, named with the command
+        flags = (flag for name in [heading, *names] for flag in _heading_flags(name))
+        inner.update(slug for slug in (anchor_slug(f"{command} {flag}") for flag in flags) if slug)
     for slug in inner.union(element_ids(heading, content)):
         words = slug.split(".")
         found.update(".".join(words[start:]) for start in range(len(words) - 1))
     return sorted(found)
+
+
+def _heading_flags(heading: str) -> list[str]:
+    """The options a heading names: ``--frozen-lockfile``, ``--recursive, -r`` (each of a list)."""
+    parts = [part.strip().strip("`") for part in _ATTR_LIST_RE.sub("", heading).split(",")]
+    return [_as_option(part) for part in parts] if all(_FLAG_RE.match(part) for part in parts) else []
 
 
 def table_keys(heading: str, names: list[str]) -> list[str]:
