@@ -13,25 +13,27 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from docs_mcp_core.anchors import (
+    PAGE_MARK,
+    chunk_anchors,
+    defined_names,
+    element_ids,
+    query_anchors,
+    query_constants,
+    query_option_names,
+    table_keys,
+)
 from docs_mcp_core.build import BuildOptions, build_index
 from docs_mcp_core.ranking import command_of
 from docs_mcp_core.search import SearchEngine, SearchOptions
 from docs_mcp_core.search.spelling_leg import HEADING_BONUS, SpellingIndex
 from docs_mcp_core.spellings import (
     MAX_FORM_SEGMENTS,
-    PAGE_MARK,
-    chunk_anchors,
     chunk_spellings,
     code_text,
-    defined_names,
-    element_ids,
     is_compound,
-    query_anchors,
-    query_constants,
-    query_option_names,
     query_spellings,
     spelling_forms,
-    table_keys,
 )
 from tests.support.tiny_corpus import build_pages
 

@@ -27,7 +27,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from docs_mcp_core.spellings import chunk_spellings, element_ids
+from docs_mcp_core.anchors import element_ids
+from docs_mcp_core.spellings import chunk_spellings
 
 if TYPE_CHECKING:
     from docs_mcp_core.chunking import Chunk  # (the chunker imports the markdown parser)

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from docs_mcp_core.anchors import is_constant_name
 from docs_mcp_core.search.intent import is_action_word
 from docs_mcp_core.search.row_catalog import members
 from docs_mcp_core.search.rows import RowReader
-from docs_mcp_core.spellings import is_constant_name
 
 __all__ = [
     "COVERAGE_DEPTH",

@@ -47,18 +47,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from docs_mcp_core.errors import SearchError
-from docs_mcp_core.ranking import expand_identifiers, identifier_parts
-from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, WORD, analyze, analyze_positions, analyze_words
-from docs_mcp_core.spellings import (
+from docs_mcp_core.anchors import (
     ANCHOR_MARK,
     PAGE_MARK,
     query_constants,
     query_key_in_bare_file,
     query_option_names,
-    query_spellings,
     query_writes_a_key_shape,
 )
+from docs_mcp_core.errors import SearchError
+from docs_mcp_core.ranking import expand_identifiers, identifier_parts
+from docs_mcp_core.search.analyzer import LANCEDB_STOP_WORDS, WORD, analyze, analyze_positions, analyze_words
+from docs_mcp_core.spellings import query_spellings
 
 __all__ = [
     "COVERAGE_ENDINGS",
@@ -269,13 +269,13 @@ class Query:
     @cached_property
     def option_names(self) -> list[str]:
         """The options the query names with their command (``uv sync --frozen``): the option leg's
-        lookups (:func:`~docs_mcp_core.spellings.query_option_names`)."""
+        lookups (:func:`~docs_mcp_core.anchors.query_option_names`)."""
         return query_option_names(self.lexical)
 
     @cached_property
     def names_a_definition(self) -> bool:
         """Whether the query writes a flag- or key-shaped name (``--frozen``, ``[cache] dir``,
-        ``project.requires-python``): the anchor cue's lookups (:func:`~docs_mcp_core.spellings.query_anchors`)."""
+        ``project.requires-python``): the anchor cue's lookups (:func:`~docs_mcp_core.anchors.query_anchors`)."""
         return bool(self.anchor_spellings)
 
     @cached_property
@@ -288,18 +288,18 @@ class Query:
     def key_in_bare_file(self) -> tuple[list[str], list[str]] | None:
         """A key of one word in a file named by its stem (``managed in pyproject``): the key's
         anchor lookups and the file names the stem may stand for
-        (:func:`~docs_mcp_core.spellings.query_key_in_bare_file`)."""
+        (:func:`~docs_mcp_core.anchors.query_key_in_bare_file`)."""
         return query_key_in_bare_file(self.lexical)
 
     @cached_property
     def constants(self) -> list[str]:
         """The names the query writes as an environment variable or a constant is (``UV_CACHE_DIR``:
-        :func:`~docs_mcp_core.spellings.query_constants`)."""
+        :func:`~docs_mcp_core.anchors.query_constants`)."""
         return query_constants(self.lexical)
 
     @cached_property
     def writes_a_key_shape(self) -> bool:
-        """Whether a name of the query has a shape prose never takes (:func:`~docs_mcp_core.spellings.query_writes_a_key_shape`):
+        """Whether a name of the query has a shape prose never takes (:func:`~docs_mcp_core.anchors.query_writes_a_key_shape`):
         a flag, a bracketed table, a dotted name, not only a hyphenated word."""
         return query_writes_a_key_shape(self.lexical)
 

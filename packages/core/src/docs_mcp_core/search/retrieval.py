@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from docs_mcp_core.anchors import ANCHOR_MARK
 from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
@@ -49,7 +50,6 @@ from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.search.scoring import Scoring
 from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg
-from docs_mcp_core.spellings import ANCHOR_MARK
 
 LOOKUP_WORDS = 4  # a variable's name and at most this many words ("what does X do") look it up
 _UNCUT = frozenset({"option"})  # legs whose rows do not depend on the depth asked for

@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from docs_mcp_core.anchors import ANCHOR_MARK
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
 from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.analyzer import pc
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
 from docs_mcp_core.search.row_catalog import RowCatalog
-from docs_mcp_core.spellings import ANCHOR_MARK, HEADING_MARK
+from docs_mcp_core.spellings import HEADING_MARK
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -174,7 +175,7 @@ class SpellingIndex:
 
     def option_leg(self, names: Sequence[str], mask: np.ndarray | None) -> Leg:
         """The rows whose ids hold the most specific of ``names`` (an option with what it belongs
-        to, :func:`~docs_mcp_core.spellings.query_option_names`) that any row the filters admit
+        to, :func:`~docs_mcp_core.anchors.query_option_names`) that any row the filters admit
         holds: the block that defines that option; empty when none does."""
         for name in names:
             rows = self._postings.get(ANCHOR_MARK + name)
@@ -186,7 +187,7 @@ class SpellingIndex:
 
     def defining_leg(self, names: Sequence[str], mask: np.ndarray | None) -> Leg:
         """The rows that define one of ``names`` (a heading, or a list item of settings, consists
-        of it: :func:`~docs_mcp_core.spellings.defined_names`) that ``mask`` admits."""
+        of it: :func:`~docs_mcp_core.anchors.defined_names`) that ``mask`` admits."""
         found = [rows for rows in map(self._headings.get, names) if rows is not None]
         if not found:
             return EMPTY_LEG
