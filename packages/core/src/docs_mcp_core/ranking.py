@@ -119,15 +119,13 @@ def unheaded_title(title: str | None, chunks: Iterable[Chunk]) -> str | None:
     chunk's heading, in a breadcrumb, or as a heading line inside a chunk, such as the first
     heading of a page chunked below it). Documentation sites that render the title from the front
     matter start the page with its first section. None otherwise, and for a page without a title."""
-    key = _title_key(title or "")
-    if not key:
+    if not title or not (key := _title_key(title)):
         return None
     for chunk in chunks:
         named = [chunk.heading, *chunk.breadcrumb.split(" > ")[1:]]
         named.extend(m.group(1) or m.group(2) for m in _HEADING_LINE_RE.finditer(chunk.content))
         if any(_title_key(name) == key for name in named):
             return None
-    assert title is not None
     return title
 
 
