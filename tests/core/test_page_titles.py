@@ -51,3 +51,35 @@ def test_the_file_name_still_names_the_page(engine: SearchEngine) -> None:
 def test_a_title_with_a_small_word_names_its_page_without_it(engine: SearchEngine) -> None:
     # the query's small words are dropped (text to speech: text, speech), so is the title's
     assert engine.search("text to speech", limit=3).hits[0].chunk_id == "guides/audio.md#_preamble"
+
+
+# A manifest whose taxonomy values are everyday words: ``api`` is also a word of a page's title.
+KINDS_MANIFEST = (
+    '{"version": "1", "taxonomy": {"kind": {"description": "Kind of page"}}, "overrides": ['
+    '{"pattern": "**", "metadata": {"kind": "guide"}}, {"pattern": "guide/api-*.md", "metadata": {"kind": "api"}}]}'
+)
+KIND_PAGES = {
+    ".docs-mcp.json": KINDS_MANIFEST,
+    "guide/api-reload.md": (
+        "# Reload API\n\nThe tool exposes its manual reload API on a special object of every module.\n\n"
+        "## reload.accept(cb)\n\nAccept the module's own updates; the reload API calls `cb` with the new "
+        "module.\n\n## reload.dispose(cb)\n\nClean up side effects before the reload API swaps the module.\n\n"
+        "## reload.data\n\nData kept across reload API swaps of the same module.\n"
+    ),
+    "guide/features.md": (
+        "# Features\n\nWhat the tool does out of the box.\n\n## Reloading\n\nEdits reach the browser at once "
+        "through the reload API.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def kinds_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    with opened(build_pages(tmp_path_factory, "kinds", KIND_PAGES)) as engine:
+        yield engine
+
+
+def test_a_title_whose_word_is_a_taxonomy_value_still_names_its_page(kinds_engine: SearchEngine) -> None:
+    # ``api`` is read as the kind the reader wants, and the title without it (``reload``) names no
+    # page; the whole title does
+    assert kinds_engine.search("Reload API", limit=3).hits[0].chunk_id == "guide/api-reload.md#_preamble"

@@ -384,6 +384,20 @@ class Ranker:
         query names no page: a qualifier (``tools docs``) or the product's name (``tools in uv``)."""
         return word in TOPIC_QUALIFIERS or self._names_corpus(word)
 
+    def _topic(
+        self, intent: IntentIndex, terms: Sequence[str], cues: Mapping[str, str], filters: Mapping[str, str]
+    ) -> np.ndarray:
+        """The introductions of the page a topic query names, by the first of its readings that
+        names one: without the taxonomy values it says or filters on; then also without the product's
+        name or a qualifier; then with the values it says (``HMR API`` under a kind ``api``)."""
+        named = [*cues.values(), *filters.values()]
+        topic = intent.topic_rows(topic_key(terms, named))
+        if not len(topic):
+            topic = intent.topic_rows(topic_key(terms, named, self._leaves_topic))
+        if not len(topic) and cues:
+            topic = intent.topic_rows(topic_key(terms, [*filters.values()]))
+        return topic
+
     def _original(self, legs: Mapping[str, Leg]) -> Ranked:
         """Weighted reciprocal-rank fusion (k = 60), ties by chunk id: the original recipe."""
         rows, score = summed(*original_contributions(legs, self._original_weights))
@@ -447,10 +461,7 @@ class Ranker:
         if heading is not None and intent is not None and describes(terms, query.names_identifier):
             self._openings.boost(rows, score, heading, intent.model, weights.opening)
         if intent is not None and weights.topic and not query.writes_a_key_shape:  # a definition, no topic
-            named = [*cues.values(), *filters.values()]
-            topic = intent.topic_rows(topic_key(query.terms, named))
-            if not len(topic):  # no page so named: without the product's name or a qualifier?
-                topic = intent.topic_rows(topic_key(query.terms, named, self._leaves_topic))
+            topic = self._topic(intent, query.terms, cues, filters)
             topic = neutral_introductions(topic, catalog.taxonomy, {*filters, *cues})
             topic_boost(rows, score, catalog.prior, topic, weights.topic)
         return order(rows, score, catalog.sort_rank, depth=catalog.depth)
