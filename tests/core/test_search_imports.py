@@ -14,8 +14,9 @@ import pytest
 
 from docs_mcp_core.search.row_catalog import members, sorted_unique
 
-# heavy modules a search answered from memory has no use for
-NOT_NEEDED = ("numpy.ma", "markdown_it", "pyarrow", "lancedb")
+# modules a search answered from memory has no use for: heavy ones, PyYAML (prompt templates are
+# parsed at build time) and tiktoken (token budgets only)
+NOT_NEEDED = ("numpy.ma", "markdown_it", "pyarrow", "lancedb", "yaml", "tiktoken")
 
 
 @pytest.mark.integration  # starts a process

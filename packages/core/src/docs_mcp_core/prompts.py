@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel
 
 from docs_mcp_core import mustache
@@ -30,7 +29,9 @@ from docs_mcp_core.errors import (
 )
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.utf8 import LoneSurrogate, first_lone_surrogate
-from docs_mcp_core.yaml_load import load_yaml
+
+if TYPE_CHECKING:  # PyYAML is imported by the functions reading templates: a server reading
+    import yaml  # metadata.json's prompts before its handshake has no use for it
 
 MARKDOWN_SUFFIX = ".template.md"
 YAML_SUFFIX = ".template.yaml"
@@ -323,6 +324,8 @@ def _node_line(node: yaml.Node | None, path: tuple[str | int, ...]) -> int | Non
 
     ``None`` when not even the first path element exists (a line would point nowhere useful).
     """
+    import yaml
+
     line: int | None = None
     for part in path:
         child: yaml.Node | None = None
@@ -337,6 +340,10 @@ def _node_line(node: yaml.Node | None, path: tuple[str | int, ...]) -> int | Non
 
 
 def _load_yaml(text: str, source: str, first_line: int) -> tuple[Any, yaml.Node | None]:
+    import yaml
+
+    from docs_mcp_core.yaml_load import load_yaml
+
     try:  # load_yaml: aliases expanding a few lines to millions of values were walked by the
         # checks (a 9-line template took a minute and gigabytes to report its error)
         data, node = load_yaml(text), yaml.compose(text, Loader=yaml.SafeLoader)

@@ -12,7 +12,8 @@ verified against the SHA-256 that tiktoken pins for them, so counting never touc
   (:mod:`docs_mcp_core.search.budget`).
 
 See ``data/NOTICE`` for where each file comes from. An encoding is loaded lazily, once per process,
-on its first use (cl100k_base about 0.2 s, o200k_base about 0.4 s).
+on its first use (cl100k_base about 0.2 s, o200k_base about 0.4 s), and tiktoken is imported then:
+a search without a token budget, a starting server's first one among them, never needs it.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import lzma
 import threading
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import tiktoken
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING_NAME = "cl100k_base"  # the embedding models' tokenizer
 ENCODING_FILE = "cl100k_base.tiktoken"
@@ -127,6 +129,8 @@ def get_encoding(name: str = ENCODING_NAME) -> tiktoken.Encoding:
     spec = ENCODINGS.get(name)
     if spec is None:
         raise ValueError(f"unknown token encoding '{name}'. Valid encodings: {', '.join(ENCODINGS)}")
+    import tiktoken
+
     with _lock:
         encoding = _encodings.get(name)
         if encoding is None:
