@@ -110,15 +110,57 @@ def test_a_request_whose_id_is_in_flight_is_refused_and_the_id_is_free_again_onc
             ping(7)
             assert (await messages.receive()).message.id == 7  # the SDK has it: in flight
             ping(7)
-            ping("7")  # another id: a string is not the integer
-            assert (await messages.receive()).message.id == "7"
-            refusal = _line(stdout_read)
-            assert refusal["id"] == 7 and refusal["error"]["code"] == -32600
-            assert "already used by a request in flight" in refusal["error"]["message"]
+            ping("7")  # the SDK's dispatcher takes "7" for 7 (it keys requests by int("7")), as HTTP does
+            ping("seven")  # a string that is no integer is an id of its own
+            assert (await messages.receive()).message.id == "seven"
+            for refused in (7, "7"):
+                refusal = _line(stdout_read)
+                assert refusal["id"] == refused and refusal["error"]["code"] == -32600
+                assert "already used by a request in flight" in refusal["error"]["message"]
             wire.send(json.dumps({"jsonrpc": "2.0", "id": 7, "result": {}}))
             assert _line(stdout_read) == {"jsonrpc": "2.0", "id": 7, "result": {}}
             ping(7)  # answered: the id may be used again
             assert (await messages.receive()).message.id == 7
+
+    try:
+        anyio.run(session)
+    finally:
+        os.close(stdin_write)
+        wire.restore()
+        for fd in (stdin_read, stdout_read, stdout_write):
+            os.close(fd)
+
+
+def test_a_request_cancelled_by_its_id_written_as_a_string_is_no_longer_in_flight() -> None:
+    """The SDK finds the request a ``notifications/cancelled`` names by ``int(requestId)``, so
+    ``"7"`` cancels request ``7`` and it is never answered: it must leave the requests in flight
+    (it stayed for good: its id was refused ever after, and end of input waited for it)."""
+    import anyio
+
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    wire = StdioWire(stdin_fd=stdin_read, stdout_fd=stdout_write)
+    wire.start()
+    messages = WireMessages(wire)
+
+    def write(message: dict[str, Any]) -> None:
+        os.write(stdin_write, (json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+
+    async def session() -> None:
+        with anyio.fail_after(PIPE_BOUND):
+            for request_id, cancelled_as in ((7, "7"), ("8", 8), (9, " 9")):
+                write({"id": request_id, "method": "ping"})
+                assert (await messages.receive()).message.id == request_id  # the SDK has it: in flight
+                write({"method": "notifications/cancelled", "params": {"requestId": cancelled_as}})
+                assert (await messages.receive()).message.method == "notifications/cancelled"
+                write({"id": request_id, "method": "ping"})  # the SDK gives no answer: the id is free
+                write({"id": f"after-{request_id}", "method": "ping"})
+                assert (await messages.receive()).message.id == request_id, _line(stdout_read)
+                assert (await messages.receive()).message.id == f"after-{request_id}"
+            for request_id in (7, "8", 9, "after-7", "after-8", "after-9"):
+                wire.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {}}))
+                assert _line(stdout_read)["id"] == request_id
+            assert wire.wait_idle(0)  # every request in flight was answered or cancelled
 
     try:
         anyio.run(session)

@@ -21,6 +21,14 @@ _RESPONSE_PREFIX = re.compile(r'^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]++|\\.
 
 
 def id_key(value: Any) -> tuple[str, Any]:
+    """A request id as the MCP SDK tells requests apart: a string that ``int()`` reads (``"7"``) is
+    that integer, as the SDK's dispatcher keys its requests in flight and finds the one a
+    ``notifications/cancelled`` names (``mcp.shared.dispatcher.coerce_request_id``, the same call).
+    Keyed by type alone, a request ``7`` cancelled as ``"7"`` was cancelled by the SDK and never
+    answered, yet stayed in flight here for good: its id was refused ever after."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):  # not an integer, or one of over 4,300 digits
+            value = int(value)
     return (type(value).__name__, value)
 
 
