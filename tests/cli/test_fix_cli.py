@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from docs_mcp_cli.fix_cmd import fix
+from tests.support.programs import docs_mcp_command, run_in_private_mount
 
 runner = CliRunner()
 WIDE = {"COLUMNS": "400"}  # keep typer's error box from wrapping long tmp paths
@@ -207,3 +209,55 @@ def test_a_manifest_is_created_where_the_file_system_has_no_hard_links(
     result = runner.invoke(make_app(), ["fix", "--docs-dir", str(tmp_path)], env=WIDE)
     assert result.exit_code == 1 and (tmp_path / ".docs-mcp.json").read_text(encoding="utf-8") == mine
     assert not list(tmp_path.rglob(".docs-mcp.*.tmp")) and os.path.exists(tmp_path / ".docs-mcp.json")
+
+
+_FIX_ON_A_FULL_DISK = r"""
+set -u
+mount -t tmpfs -o size=256k tmpfs "$1" || exit 77
+cp -R "$3" "$1/docs"
+before=$(cat "$1/docs/docs/.docs-mcp.json")
+dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null
+"$2" fix --docs-dir "$1/docs" >/dev/null 2>"$1/../stderr"
+echo "rc=$?"
+[ "$before" = "$(cat "$1/docs/docs/.docs-mcp.json")" ] && echo "manifest unchanged"
+ls -A "$1/docs" "$1/docs/docs"
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1) for a private tmpfs")
+@pytest.mark.skipif(len(docs_mcp_command()) != 1, reason="needs the installed docs-mcp script")
+def test_a_full_disk_names_the_manifest_fix_could_not_write_and_leaves_every_file_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """A real full disk (a tmpfs in a private mount namespace): writing the new text fails with an
+    error that names no file, and fix said ``cannot write None``."""
+    source = tmp_path / "source"
+    write(source, "docs/g.md", DRIFTING)  # fix rewrites this manifest ...
+    write(
+        source,
+        "docs/.docs-mcp.json",
+        '{"version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 5000}}\n',
+    )
+    write(source, "a.md", "no headings at all\n")  # ... and creates the root one
+    (tmp_path / "disk").mkdir()
+    done = run_in_private_mount(
+        [_FIX_ON_A_FULL_DISK, "sh", str(tmp_path / "disk"), docs_mcp_command()[0], str(source)]
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "rc=1",
+        "manifest unchanged",
+        f"{tmp_path / 'disk' / 'docs'}:",
+        "a.md",
+        "docs",
+        "",
+        f"{tmp_path / 'disk' / 'docs' / 'docs'}:",
+        ".docs-mcp.json",
+        "g.md",
+    ]  # no root manifest, no temporary file left
+    stderr = (tmp_path / "stderr").read_text(encoding="utf-8")
+    assert stderr.splitlines()[-1] == (
+        f"error: cannot write {tmp_path / 'disk' / 'docs' / '.docs-mcp.json'}: No space left on device "
+        "(the manifest is left as it was)"
+    ), stderr

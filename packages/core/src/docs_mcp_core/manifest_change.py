@@ -80,6 +80,13 @@ class ManifestChange:
         except FileExistsError:
             Path(tmp).unlink(missing_ok=True)
             raise ManifestLeftAloneError(self._changed()) from None
+        except OSError as exc:  # a full disk, a quota, the file-size limit: errors that name no file
+            Path(tmp).unlink(missing_ok=True)
+            if exc.filename is not None:
+                raise
+            raise OSError(
+                exc.errno, f"{exc.strerror} (the manifest is left as it was)", str(target)
+            ) from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
