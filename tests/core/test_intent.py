@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from docs_mcp_core.search.intent import (
-    TOPIC_QUALIFIERS,
-    VERB_GROUPS,
-    IntentIndex,
-    describes,
-    heading_verbs,
-    page_names,
-    query_verbs,
-    topic_key,
-)
+from docs_mcp_core.search.intent import VERB_GROUPS, IntentIndex, describes, heading_verbs, query_verbs
 from docs_mcp_core.search.introductions import first_sections, lead_text
+from docs_mcp_core.search.topics import TOPIC_QUALIFIERS, page_names, topic_key
 
 
 def bit(word: str) -> int:

@@ -14,7 +14,7 @@ shape every API reference and guide shares, none against a particular corpus:
   page (a resource with one operation) introduces that section; a key of :data:`TOPIC_PREFIX_MIN_CHARS`
   letters that names no page names the one page whose name starts with it; and when the request leaves a
   taxonomy key open, the introductions that carry no value for it are preferred
-  (:func:`neutral_introductions`: the guide, not one language's page).
+  (:func:`~.topics.neutral_introductions`: the guide, not one language's page).
 * **Action → operation.** Generated references name an operation's section by the operation (``create``,
   ``createBulk``, ``delete_by_transaction_id``), verb first. When the query says an action in any of the
   common words for it (:data:`VERB_GROUPS`: remove ↔ delete, fetch ↔ get ↔ retrieve, many ↔ bulk ↔
@@ -40,9 +40,8 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
-import re
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,12 +56,12 @@ from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.row_catalog import RowCatalog, members
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.shared_sections import shared_sections
+from docs_mcp_core.search.topics import TOPIC_QUALIFIERS, page_names
 
 __all__ = [
     "DESCRIPTION_MIN_TERMS",
     "INTENT_VERSION",
     "SINGLE",
-    "TOPIC_MAX_WORDS",
     "TOPIC_PREFIX_MIN_CHARS",
     "UNDOING_GROUPS",
     "UNDO_GROUP",
@@ -74,11 +73,7 @@ __all__ = [
     "lists_things",
     "load_intent",
     "model_factors",
-    "neutral_introductions",
-    "page_names",
     "query_verbs",
-    "topic_boost",
-    "topic_key",
     "undoes",
     "verb_factors",
 ]
@@ -176,11 +171,8 @@ _NOT_UNDOING = frozenset(
     ]
 )
 _VERBS = frozenset().union(*VERB_GROUPS)
-TOPIC_MAX_WORDS = 3  # a topic query names a page in at most this many words
 TOPIC_PREFIX_MIN_CHARS = 8  # letters of a topic key that may name a page by the start of its name
 DESCRIPTION_MIN_TERMS = 3  # content words (coverage terms) that make a query a description
-_WORD_RE = re.compile(r"[A-Za-z0-9]+")
-_INDEX_STEMS = frozenset({"readme", "index", "_index"})
 
 
 def query_verbs(terms: Sequence[str]) -> int:
@@ -258,49 +250,6 @@ def _operation_parts(heading: str) -> list[str]:
 def undoes(word: str) -> bool:
     """Whether an operation name's first word says it undoes another verb (``unsnooze``)."""
     return len(word) >= 5 and word.startswith("un") and word.isalpha() and word not in _NOT_UNDOING
-
-
-def page_names(filepath: str, breadcrumb: str) -> set[str]:
-    """The names of a chunk's page: file stem (the folder for ``README``/``index``), title, and the
-    title's last dotted part, each as one lower-case word without a plural ``s``."""
-    parts = filepath.split("/")
-    stem = parts[-1].rsplit(".", 1)[0]
-    names = {parts[-2] if stem.lower() in _INDEX_STEMS and len(parts) > 1 else stem}
-    crumbs = breadcrumb.split(" > ")
-    if len(crumbs) > 1 and crumbs[1].strip():  # the first crumb is the file's path
-        title = crumbs[1]
-        words = [w for w in _WORD_RE.findall(title) if w.lower() not in STOP_WORDS]
-        names.update((title, re.split(r"[.:/]", title)[-1], "".join(words)))  # "Text to Speech": textspeech
-    return {name for name in map(page_name, names) if name}
-
-
-# Words that say what kind of answer is wanted, not which page: "folders docs", "the tools page",
-# "about hooks", "subscribers overview", "how does caching work", "workspaces explained", "in the
-# Python SDK" (which SDK, as a filter says)
-TOPIC_QUALIFIERS = frozenset(
-    "sdk sdks docs doc documentation overview about page pages intro introduction work works explain "  # noqa: SIM905
-    "explained explanation guide tutorial info information".split()
-)
-
-
-def topic_key(
-    terms: Sequence[str], named_values: Sequence[str], leave_out: Callable[[str], bool] | None = None
-) -> str | None:
-    """The page name a topic query asks for: its words (no stop words, none of the taxonomy
-    ``named_values``, the query's cues and its filters' values, nor a language's alias of one:
-    ``Node: webhooks`` under ``language=typescript``; nor those ``leave_out`` says, unless no
-    other word is left) joined, without a plural ``s``; None when the query is not that short."""
-    skip = {v.lower() for v in named_values}
-    words = [
-        t
-        for t in terms
-        if t not in STOP_WORDS and t not in skip and skip.isdisjoint(LANGUAGE_ALIASES.get(t, ()))
-    ]
-    if leave_out is not None:
-        words = [t for t in words if not leave_out(t)] or words
-    if not 1 <= len(words) <= TOPIC_MAX_WORDS:
-        return None
-    return page_name("".join(words)) or None
 
 
 @dataclass(frozen=True)
@@ -470,30 +419,3 @@ def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:
 def model_factors(model: np.ndarray, weight: float) -> np.ndarray:
     """``1 - weight`` for sections of data-model pages, else 1 (for queries that name an action)."""
     return np.where(model, 1.0 - weight, 1.0)
-
-
-def neutral_introductions(
-    topic: np.ndarray, taxonomy: Mapping[str, tuple[np.ndarray, list[str]]], named: Collection[str]
-) -> np.ndarray:
-    """The introductions (catalog positions ``topic``) a topic query wants, given the taxonomy keys
-    its request filters on or names a value of (``named``): for every other key, when some of the
-    introductions carry a value for it and some carry none, those that carry none. A reader who
-    names a topic without a language wants the page about it that is not one language's (a guide),
-    not the reference of whichever language ranks first."""
-    for key, (codes, _) in taxonomy.items():
-        if len(topic) < 2 or key in named:
-            continue
-        valued = codes[topic] >= 0
-        if valued.any() and not valued.all():
-            topic = topic[~valued]
-    return topic
-
-
-def topic_boost(
-    rows: np.ndarray, score: np.ndarray, prior: np.ndarray, topic: np.ndarray, weight: float
-) -> None:
-    """Multiply, in place, the introductions (catalog positions ``topic``) among ``rows`` by
-    ``1 + weight``, their static ``prior`` undone."""
-    at = np.flatnonzero(members(rows, topic))
-    if len(at):
-        score[at] = score[at] / prior[rows[at]] * (1.0 + weight)

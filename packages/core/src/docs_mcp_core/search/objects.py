@@ -14,7 +14,7 @@ up to the first that ends a noun phrase (a preposition other than ``of``, a conj
 a relative word), a clause mark (``,;:()``) or another verb; determiners and quantifiers are
 skipped. A gerund right after the verb (``stop logging``) is an action, and gives no object. A run of
 one to three adjacent words of the phrase, joined and stemmed, names a page when a stemmed name of
-the page (:func:`~docs_mcp_core.search.intent.page_names`: its file or folder name, its title, the
+the page (:func:`~docs_mcp_core.search.topics.page_names`: its file or folder name, its title, the
 title's last dotted part) is that stem or, for a stem of four letters or more, starts with it (a
 compound page name: ``translationsmaster`` for ``translations``); when no page is so named, a
 compound page name that ends with it names it too (``timeshift`` for ``shift``, both parts of four
@@ -36,10 +36,11 @@ import numpy as np
 
 from docs_mcp_core.search.analyzer import analyze_words
 from docs_mcp_core.search.coverage import COVERAGE_DEPTH, best_rows
-from docs_mcp_core.search.intent import PHRASAL_VERBS, VERB_GROUPS, page_names
+from docs_mcp_core.search.intent import PHRASAL_VERBS, VERB_GROUPS
 from docs_mcp_core.search.query import STOP_WORDS
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.subsections import is_operation_heading
+from docs_mcp_core.search.topics import page_names
 
 __all__ = ["OBJECT_MAX_WORDS", "PREFIX_MIN_CHARS", "object_factors", "object_names", "weigh_objects"]
 
@@ -111,7 +112,7 @@ def _stems(runs: set[str]) -> list[str]:
 
 @functools.lru_cache(maxsize=1 << 14)
 def _page_stems(filepath: str, breadcrumb: str) -> tuple[str, ...]:
-    """The stems of a page's names (:func:`~docs_mcp_core.search.intent.page_names`)."""
+    """The stems of a page's names (:func:`~docs_mcp_core.search.topics.page_names`)."""
     return tuple(analyze_words(sorted(page_names(filepath, breadcrumb))))
 
 

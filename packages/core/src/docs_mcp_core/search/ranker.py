@@ -51,17 +51,13 @@ from docs_mcp_core.search.cues import cue_factors, query_cues
 from docs_mcp_core.search.every import asks_for_every, weigh_every
 from docs_mcp_core.search.filters import admitted_by_rule
 from docs_mcp_core.search.intent import (
-    TOPIC_QUALIFIERS,
     UNDO_GROUP,
     IntentIndex,
     describes,
     lists_things,
     load_intent,
     model_factors,
-    neutral_introductions,
     query_verbs,
-    topic_boost,
-    topic_key,
     verb_factors,
 )
 from docs_mcp_core.search.legs import Leg
@@ -75,6 +71,7 @@ from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.siblings import sibling_boost
 from docs_mcp_core.search.small_words import weigh_small_words
 from docs_mcp_core.search.subsections import damp_subsections
+from docs_mcp_core.search.topics import TOPIC_QUALIFIERS, neutral_introductions, topic_boost, topic_key
 from docs_mcp_core.search.type_definitions import weigh_type_definitions
 
 if TYPE_CHECKING:
