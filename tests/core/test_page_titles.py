@@ -83,3 +83,31 @@ def test_a_title_whose_word_is_a_taxonomy_value_still_names_its_page(kinds_engin
     # ``api`` is read as the kind the reader wants, and the title without it (``reload``) names no
     # page; the whole title does
     assert kinds_engine.search("Reload API", limit=3).hits[0].chunk_id == "guide/api-reload.md#_preamble"
+
+
+CONFIG_PAGES = {
+    "config/index.md": (
+        "# Configuring Widgets\n\nWhen it starts, the tool reads a file named `tool.config.js` from "
+        "the project root, whose default export holds its options. Options given on the command line "
+        "win over the file's, and the file's over the defaults.\n\n"
+        "## Config intellisense\n\nEditors complete the options when configuring widgets.\n\n"
+        "## Conditional config\n\nExport a function when configuring widgets per command.\n\n"
+        "## Async config\n\nExport a promise when configuring widgets needs a lookup.\n"
+    ),
+    "guide/features.md": (
+        "# Features\n\nWhat the tool does out of the box.\n\n## Reloading\n\nEdits reach the browser at once.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def config_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    with opened(build_pages(tmp_path_factory, "config", CONFIG_PAGES)) as engine:
+        yield engine
+
+
+def test_a_page_named_by_its_title_opens_above_its_sections(config_engine: SearchEngine) -> None:
+    # every section says the title's words, in its breadcrumb and its text; the opening in its heading only
+    assert (
+        config_engine.search("configuring widgets", limit=3).hits[0].chunk_id == "config/index.md#_preamble"
+    )

@@ -460,7 +460,7 @@ class Ranker:
         if intent is not None and weights.topic and not query.writes_a_key_shape:  # a definition, no topic
             topic = self._topic(intent, query.terms, cues, filters)
             topic = neutral_introductions(topic, catalog.taxonomy, {*filters, *cues})
-            topic_boost(rows, score, catalog.prior, topic, weights.topic)
+            topic_boost(rows, score, catalog.prior, topic, weights.topic, catalog.file_codes)
         return order(rows, score, catalog.sort_rank, depth=catalog.depth)
 
     async def _coverage(

@@ -95,10 +95,24 @@ def neutral_introductions(
 
 
 def topic_boost(
-    rows: np.ndarray, score: np.ndarray, prior: np.ndarray, topic: np.ndarray, weight: float
+    rows: np.ndarray,
+    score: np.ndarray,
+    prior: np.ndarray,
+    topic: np.ndarray,
+    weight: float,
+    file_codes: np.ndarray | None = None,
 ) -> None:
     """Multiply, in place, the introductions (catalog positions ``topic``) among ``rows`` by
-    ``1 + weight``, their static ``prior`` undone."""
+    ``1 + weight``, their static ``prior`` undone, each first raised to the best score among its page's
+    ``rows`` (``file_codes``, by catalog position): the reader named the page, whose sections all say
+    its name in their breadcrumbs and so outscore its opening, which says it once."""
     at = np.flatnonzero(members(rows, topic))
-    if len(at):
-        score[at] = score[at] / prior[rows[at]] * (1.0 + weight)
+    if not len(at):
+        return
+    base = score[at] / prior[rows[at]]
+    if file_codes is not None:
+        pages, page_of = np.unique(file_codes[rows], return_inverse=True)
+        best = np.full(len(pages), -np.inf)
+        np.maximum.at(best, page_of, score)
+        base = np.maximum(base, best[page_of[at]])
+    score[at] = base * (1.0 + weight)
