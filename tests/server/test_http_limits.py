@@ -237,6 +237,46 @@ def test_a_body_over_the_limit_is_answered_413_and_its_connection_ends_before_th
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:80]
 
 
+def _chunked(body: bytes, size: int) -> bytes:
+    pieces = (body[i : i + size] for i in range(0, len(body), size))
+    return b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n"
+
+
+_CHUNKED_HEAD = (
+    b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+)
+
+
+def test_a_body_sent_a_byte_per_chunk_is_refused_once_past_its_free_chunks(
+    fast_deadlines: tuple[ServerProcess, int],
+) -> None:
+    """h11 parses a chunk for about 5 µs however small it is: 4 MiB a byte per chunk held the
+    server for 24 s of CPU, a quarter of a second per read, and every other client waited."""
+    _, port = fast_deadlines
+    short = json.dumps(INITIALIZE).encode()  # fewer chunks than the free ones: served
+    with connect(port) as sock:
+        sock.sendall(_CHUNKED_HEAD + _chunked(short, 1))
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 200 OK\r\n")
+    padded = dict(
+        INITIALIZE, params=dict(INITIALIZE["params"], clientInfo={"name": "x" * 300_000, "version": "1"})
+    )
+    started = time.monotonic()
+    with connect(port) as sock:
+        with contextlib.suppress(OSError):  # the server stops reading once it has answered
+            sock.sendall(_CHUNKED_HEAD + _chunked(json.dumps(padded).encode(), 1))
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer[:200]  # was 408, a second later
+    assert answer.endswith(
+        b"The request body arrives in chunks of fewer than 256 bytes on average; send it with "
+        b"Content-Length, or in larger chunks.\n"
+    ), answer
+    assert time.monotonic() - started < READ_BOUND
+    with connect(port) as sock:  # the same body in chunks of 64 KiB is served
+        sock.sendall(_CHUNKED_HEAD + _chunked(json.dumps(padded).encode(), 0x10000))
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 200 OK\r\n")
+
+
 def test_a_session_beyond_the_limit_ends_the_longest_idle_one(few_slots: int) -> None:
     # (a newcomer is refused only while every session has a request in flight: test_http_fairness)
     sessions = []
