@@ -164,6 +164,39 @@ async def test_get_doc_is_served_by_the_old_index_until_the_server_looks_again(
     assert not (out / SNAPSHOT_DIRNAME).exists()  # a server that stops removes its snapshots
 
 
+@pytest.mark.anyio
+async def test_an_index_folder_removed_while_served_is_not_made_again_and_can_be_rebuilt(
+    tmp_path: Path, first_build: tuple[Path, Path]
+) -> None:
+    """Opening the table (here for a resource) gave LanceDB a folder that no longer existed, which it
+    made again: ``idx/.docs-mcp-serving/<host>-<pid>-<n>/.lancedb``, so ``docs-mcp build --out idx``
+    refused a folder that holds other files than an index while the server ran."""
+    from mcp import MCPError
+
+    docs, out = _own_copy(first_build, tmp_path)
+    params = StdioServerParameters(
+        command=SERVER_COMMAND,
+        args=["--index-dir", str(out), "--log-level", "warning"],
+        env=server_env(DOCS_MCP_RELOAD_CHECK_SECONDS="0"),
+    )
+    async with Client(params) as client:
+        assert not (await client.call_tool("search_docs", {"query": "retry configuration"})).is_error
+        shutil.rmtree(out)
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource("docs:///guides/webhooks.md")
+        assert str(refused.value).endswith(
+            "was removed after the index was opened (its folder was deleted or replaced); build the index "
+            "again with docs-mcp build"
+        )
+        assert not out.exists()
+        (docs / "guides" / "quokkas.md").write_text(NEW_GUIDE, encoding="utf-8")
+        await anyio.to_thread.run_sync(build_with_cli, docs, out)
+        after = await client.call_tool("search_docs", {"query": "zephyrquokka rations"})
+        assert after.structured_content["hits"], text(after.content[0])
+        resource = await client.read_resource("docs:///guides/webhooks.md")
+        assert "signature" in text(resource.contents[0]).lower()
+
+
 @pytest.mark.integration
 @pytest.mark.anyio
 async def test_healthz_and_resources_report_the_generation_served_after_a_reload(

@@ -113,6 +113,11 @@ def open_index(
         )
 
     def connect() -> Any:
+        if not (db_path / f"{table_name}.lance").is_dir():  # LanceDB would make its folder again
+            raise IndexNotFoundError(
+                f"the index's table '{db_path}' was removed after the index was opened (its folder was "
+                "deleted or replaced); build the index again with docs-mcp build"
+            )
         lancedb = import_lancedb()
         try:
             return lancedb.connect(str(db_path), read_consistency_interval=None).open_table(table_name)
