@@ -730,8 +730,20 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
         "cli/add.md#options", "cli/add.md", "Options", 2, "### --save-dev, -D", "", "cli/add.md > Options", 0
     )
     derived.append(derived_search_columns(options, "tool add <pkg>"))
+    heading = '<a name="format"></a> Format the output (-f, --filter)'
+    examples = Chunk(
+        "commandline/container_ls.md#ps/examples/x",
+        "commandline/container_ls.md",
+        heading,
+        3,
+        f"### {heading}\n\nUse `docker ps --format json`.",
+        "",
+        f"commandline/container_ls.md > ps > Examples > {heading}",
+        0,
+    )
+    derived.append(derived_search_columns(examples))
     digest = hashlib.sha256(json.dumps(derived, ensure_ascii=False).encode("utf-8")).hexdigest()
-    assert (DERIVATION_VERSION, digest) == ("9", PINNED_DERIVATION_DIGEST)
+    assert (DERIVATION_VERSION, digest) == ("10", PINNED_DERIVATION_DIGEST)
 
 
-PINNED_DERIVATION_DIGEST = "de50ba74843185367b39887768f09c532f6301e4193dec6aa708b8ef8c127a62"
+PINNED_DERIVATION_DIGEST = "0d106f2018ec81d9f8eda3875a1191e48478d8485bc17bdbb2ebcc99ac554f8b"

@@ -143,7 +143,7 @@ def test_the_options_a_command_page_defines_by_headings_are_named_with_its_comma
     content = (
         "## Options\n\n### --frozen-lockfile\n\nFail.\n\n### --offline, -o\n\nStore only.\n\n### Notes\n"
     )
-    assert chunk_anchors("Options", content, "tool install") == [
+    assert chunk_anchors("Options", content, ["tool install"]) == [
         "--frozen.lockfile",
         "install.--frozen.lockfile",
         "install.--o",

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "ANCHOR_MARK",
@@ -104,6 +105,8 @@ _FILE_SUFFIXES = frozenset(
 )
 _SHORT_FLAG_RE = re.compile(r"-[A-Za-z0-9]")  # -q, -F: one dash, one letter
 _FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]*$")  # a query word that is an option: --frozen, -v
+_TAG_RE = re.compile(r"<[^<>]{0,200}>")  # an HTML element in a heading: <a name="filter"></a>
+_TRAILING_LIST_RE = re.compile(r"\(([^()]{1,200})\)$")  # the list in parentheses a heading ends with
 
 
 @functools.lru_cache(maxsize=1)  # a build reads a chunk's code and its definitions from the same lines
@@ -214,7 +217,7 @@ def one_word_ids(heading: str) -> list[str]:
     return sorted({w[0] for w in map(_slug_words, ids) if len(w) == 1 and not w[0].startswith("-")})
 
 
-def chunk_anchors(heading: str, content: str, command: str = "") -> list[str]:
+def chunk_anchors(heading: str, content: str, commands: Sequence[str] = ()) -> list[str]:
     """The anchor spellings of a chunk: its :func:`element_ids`, each with its trailing runs of two
     words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``),
     the options its headings name slugged with the page's ``command`` when it has one (``pnpm add``:
@@ -223,8 +226,10 @@ def chunk_anchors(heading: str, content: str, command: str = "") -> list[str]:
     names = defined_names(content)
     inner = {slug for slug in (anchor_slug(_key_heading(name)) for name in names) if slug}
     inner.update(table_keys(heading, names))
-    if command:  # the options a command's page defines by headings, named with the command
-        flags = (flag for name in [heading, *names] for flag in _heading_flags(name))
+    flags = [flag for name in [heading, *names] for flag in _heading_flags(name)] if commands else []
+    if commands:  # a heading's anchor named as an option its section writes: <a name="mount"> and --mount
+        flags.extend(f"--{i}" for i in _ID_ATTR_RE.findall(heading) if _writes_option(content, i))
+    for command in commands:  # the options a command's page defines by headings, named with the command
         inner.update(slug for slug in (anchor_slug(f"{command} {flag}") for flag in flags) if slug)
     for slug in inner.union(element_ids(heading, content)):
         words = slug.split(".")
@@ -232,10 +237,30 @@ def chunk_anchors(heading: str, content: str, command: str = "") -> list[str]:
     return sorted(found)
 
 
+def _writes_option(content: str, name: str) -> bool:
+    """Whether ``content`` writes the option ``--name`` (not inside a longer word or option)."""
+    at = content.find(f"--{name}")
+    while at >= 0:
+        end = at + len(name) + 2
+        if (at == 0 or not (content[at - 1].isalnum() or content[at - 1] in "-_")) and (
+            end == len(content) or not (content[end].isalnum() or content[end] in "-_")
+        ):
+            return True
+        at = content.find(f"--{name}", at + 1)
+    return False
+
+
 def _heading_flags(heading: str) -> list[str]:
-    """The options a heading names: ``--frozen-lockfile``, ``--recursive, -r`` (each of a list)."""
-    parts = [part.strip().strip("`") for part in _ATTR_LIST_RE.sub("", heading).split(",")]
-    return [_as_option(part) for part in parts] if all(_FLAG_RE.match(part) for part in parts) else []
+    """The options a heading names: ``--frozen-lockfile``, ``--recursive, -r`` (each of a list), or
+    lists in parentheses at its end after the words that say what they do (``Filtering (--filter)``,
+    ``Show all containers (-a, --all)``)."""
+    text = _TAG_RE.sub("", _ATTR_LIST_RE.sub("", heading)).strip()
+    tail = _TRAILING_LIST_RE.search(text)
+    for names in (text, tail.group(1) if tail else ""):
+        parts = [part.strip().strip("`") for part in names.split(",")]
+        if all(_FLAG_RE.match(part) for part in parts):
+            return [_as_option(part) for part in parts]
+    return []
 
 
 def table_keys(heading: str, names: list[str]) -> list[str]:

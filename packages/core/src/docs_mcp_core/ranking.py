@@ -137,6 +137,17 @@ def command_of(title: str | None) -> str:
     return " ".join(words) if ok else ""
 
 
+def page_commands(chunk: Chunk, title: str | None = None) -> list[str]:
+    """The commands a chunk's page may document (:func:`command_of`), each once: the one its
+    front-matter ``title`` names, the one its first heading names (``# run``) and its file name's
+    words (``container_run.md``: ``container run``). Only options its headings name are slugged
+    with them, so a page that documents no command gains nothing."""
+    crumbs = chunk.breadcrumb.split(" > ")
+    stem = chunk.filepath.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    names = (title, crumbs[1] if len(crumbs) > 1 else None, re.sub(r"[_-]+", " ", stem))
+    return list(dict.fromkeys(c for c in map(command_of, names) if c))
+
+
 def _title_key(text: str) -> str:
     """A title compared without case, markup and punctuation (``The `uv` CLI``: ``theuvcli``)."""
     return _NON_WORD_RE.sub("", text.lower())
@@ -191,5 +202,5 @@ def derived_search_columns(chunk: Chunk, title: str | None = None) -> tuple[str,
         expand_identifiers(text) + ("\n" + ids.replace(".", " ") if ids else ""),
         path_words(chunk.filepath, chunk.breadcrumb, title),
         hashlib.blake2b(f"{text}\n{ids}".encode(), digest_size=8).hexdigest(),
-        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content, command_of(title)),
+        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content, page_commands(chunk, title)),
     )

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from docs_mcp_core.anchors import (
     ANCHOR_MARK,
@@ -115,7 +116,7 @@ def _heading_forms(heading: str) -> tuple[str, ...]:
     return spelling_forms(name)
 
 
-def chunk_spellings(heading: str, breadcrumb: str, content: str, command: str = "") -> str:
+def chunk_spellings(heading: str, breadcrumb: str, content: str, commands: Sequence[str] = ()) -> str:
     """The stored spellings of one chunk: space-separated, sorted, each once; a spelling that one of
     the chunk's headings (its own, an ancestor in the breadcrumb or one inside its text) or a
     definition in its text (:func:`defined_names`) consists of is written again with
@@ -125,7 +126,7 @@ def chunk_spellings(heading: str, breadcrumb: str, content: str, command: str = 
     in_code = {form for name in set(_names(code_text(content))) for form in spelling_forms(name)}
     spellings = sorted(in_code | in_headings)
     spellings.extend(HEADING_MARK + form for form in sorted(in_headings))
-    spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content, command))
+    spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content, commands))
     # a one-word id names the chunk's section, as a heading that consists of a name does
     spellings.extend(HEADING_MARK + ANCHOR_MARK + word for word in one_word_ids(heading))
     page = anchor_slug(breadcrumb.split(" > ")[0].rsplit("/", 1)[-1].rsplit(".", 1)[0])
