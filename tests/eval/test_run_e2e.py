@@ -511,3 +511,41 @@ def test_console_script_defaults_to_run_and_never_prints_tracebacks(tmp_path: Pa
     assert completed.stderr.startswith("error: the MCP server failed to start")
     assert "boom 42" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_an_out_the_result_cannot_be_written_to_keeps_the_file_that_was_there(tmp_path: Path) -> None:
+    """A real write error (the file-size limit, as a full disk): ``--out`` was written in place, so
+    the earlier result kept there as a baseline was cut and half the new one left in its stead."""
+    import resource
+
+    out = tmp_path / "baseline.json"
+    kept = '{"summary": {"mrrAt5": 0.5}}\n'
+    out.write_text(kept, encoding="utf-8")
+    script = Path(sys.executable).with_name("docs-mcp-eval")
+
+    def small_files() -> None:  # Python ignores SIGXFSZ: a write past the limit fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    completed = subprocess.run(
+        [
+            str(script),
+            "run",
+            "--cases",
+            str(FAKE_CASES),
+            "--server-command",
+            fake_server_command(),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=small_files,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert out.read_text(encoding="utf-8") == kept
+    assert completed.stderr.splitlines()[-1] == (
+        f"error: cannot write {out}: File too large (a file there is left as it was)"
+    ), completed.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]  # no partial file left

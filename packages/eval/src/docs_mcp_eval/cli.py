@@ -36,6 +36,7 @@ from docs_mcp_eval.errors import EvalError
 from docs_mcp_eval.option_values import one_of
 from docs_mcp_eval.progress import Progress
 from docs_mcp_eval.report import render_run_markdown
+from docs_mcp_eval.results import write_json_file
 from docs_mcp_eval.runner import (
     DEFAULT_WARMUP_QUERIES,
     CommandSpec,
@@ -135,10 +136,11 @@ def _check_out(out: Path | None, cases: Path) -> None:
 
 def _write_json(path: Path, data: Any) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json_file(path, data)
     except OSError as exc:
-        raise EvalError(f"cannot write {path}: {exc}") from None
+        raise EvalError(
+            f"cannot write {path}: {exc.strerror or exc} (a file there is left as it was)"
+        ) from None
 
 
 CasesOpt = Annotated[

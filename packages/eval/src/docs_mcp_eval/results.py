@@ -10,9 +10,14 @@ by the original: ``summary.filterLeakRate``, ``stats.returnedHits``/``stats.leak
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 TOP_K = 5
@@ -303,3 +308,30 @@ class EvalResult:
         if self.delta_markdown is not None:
             data["deltaMarkdown"] = self.delta_markdown
         return data
+
+
+def write_json_file(path: Path, data: Any) -> None:
+    """Write ``data`` as indented JSON to ``path``, whole or not at all: into a new file beside it
+    (created as any new file is, 0666 less the umask), flushed to disk, then renamed over it. A
+    file already there (a result kept as a baseline) stays as it was when the write fails: written
+    in place, a full disk left half of the new result over it. Raises ``OSError``."""
+    target = Path(os.path.realpath(path))  # a link is written through, as before
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    partial = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    with os.fdopen(os.open(partial, flags, 0o666), "w", encoding="utf-8") as handle:
+        try:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        except BaseException:
+            with contextlib.suppress(OSError):
+                partial.unlink()
+            raise
+    try:
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise

@@ -10,7 +10,6 @@ rate (read it from the report or the JSON).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -37,6 +36,7 @@ from docs_mcp_eval.agent.scenarios import Scenario, Suite, adhoc_suite, load_sui
 from docs_mcp_eval.benchmark import default_command
 from docs_mcp_eval.errors import EvalError
 from docs_mcp_eval.option_values import one_of
+from docs_mcp_eval.results import write_json_file
 from docs_mcp_eval.runner import CommandSpec
 
 DEFAULT_CACHE_DIR = Path(".cache")
@@ -442,7 +442,8 @@ def _debug_printer(scenario: Scenario) -> AgentEventCallback:
 
 def _write_json(path: Path, data: Any) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json_file(path, data)
     except OSError as exc:
-        raise EvalError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise EvalError(
+            f"cannot write {path}: {exc.strerror or exc} (a file there is left as it was)"
+        ) from None
