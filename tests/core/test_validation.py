@@ -738,6 +738,35 @@ def test_a_manifest_whose_files_all_fail_is_not_said_to_govern_nothing(tmp_path:
     ]
 
 
+def test_front_matter_values_json_cannot_show_are_named_with_their_key_and_line(tmp_path: Path) -> None:
+    """YAML reads dates, times, sets and binary strings that JSON has no form for: quoting one in
+    the message failed the file with 'cannot chunk this file: TypeError: Object of type date is not
+    JSON serializable', naming neither its line nor its key."""
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1"}))
+    pages = {
+        "a.md": "metadata: {updated: 2026-01-01}",
+        "b.md": "mcp_metadata: {seen: 2001-12-14t21:59:43.10-05:00}",
+        "c.md": "mcp_strategy: {chunk_by: h2, max_chunk_size: !!set {1}}",
+        "d.md": "mcp_strategy: {chunk_by: !!binary aGVsbG8=}",
+        "e.md": "metadata: {tags: {2026-01-01: release}}",
+        "f.md": "title: {2026-01-01: release}",
+        "g.md": "mcp_chunking_hint: {2026-01-01: h2}",
+    }
+    for name, line in pages.items():
+        write(tmp_path, name, f"---\n{line}\n---\n# Page\n")
+    report = validate_corpus(tmp_path)
+    assert [f.render() for f in report.findings] == [
+        'a.md:2: error: front matter metadata.updated must be a string (got "2026-01-01")',
+        'b.md:2: error: front matter mcp_metadata.seen must be a string (got "2001-12-14 21:59:43.100000-05:00")',
+        'c.md:2: error: front matter mcp_strategy.max_chunk_size must be a positive integer (got "{1}")',
+        "d.md:2: error: front matter mcp_strategy.chunk_by must be one of: h1, h2, h3, file (got \"b'hello'\")",
+        'e.md:2: error: front matter metadata.tags must be a string (got {"2026-01-01": "release"})',
+        'f.md:2: warning: front matter title must be a non-empty string (got {"2026-01-01": "release"}); it is '
+        "ignored and the file's first heading is its title",
+        'g.md:2: error: front matter mcp_chunking_hint must be one of: h1, h2, h3, file (got {"2026-01-01": "h2"})',
+    ]
+
+
 def test_a_file_name_that_is_not_utf8_is_an_error_not_a_crash(tmp_path: Path) -> None:
     """Its chunk ids could not be written to chunks.json or the table: the build failed unexpectedly."""
     write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1"}))

@@ -13,6 +13,7 @@ caller sent.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -177,6 +178,32 @@ def shown(value: object) -> str:
     if len(text) <= SHOWN_CHARS:
         return text
     return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+
+
+def quoted(value: object) -> str:
+    """``value`` as JSON, as a message about a manifest or front matter quotes it; what JSON has no
+    form for (a YAML date, time, set or binary string, as a value or as a key) as its text. Quoted
+    with ``json.dumps`` alone, a front-matter ``metadata: {updated: 2026-01-01}`` failed its file
+    with ``TypeError: Object of type date is not JSON serializable`` and no line or key."""
+    try:
+        return json.dumps(value, default=str)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return json.dumps(_keys_as_text(value), default=str)
+    except (TypeError, ValueError, RecursionError):
+        return shown(repr(value))
+
+
+def _keys_as_text(value: object) -> object:
+    if isinstance(value, dict):
+        return {
+            key if key is None or isinstance(key, (str, int, float, bool)) else str(key): _keys_as_text(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_keys_as_text(item) for item in value]
+    return value
 
 
 def format_path(path: tuple[str | int, ...]) -> str:

@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, MAX_HEADING_LENGTH, MAX_SLUG_LENGTH, Chunk
 from docs_mcp_core.corpus import BOM_WARNING, PreparedFile
-from docs_mcp_core.errors import json_limit
+from docs_mcp_core.errors import json_limit, quoted
 from docs_mcp_core.findings import Finding
 from docs_mcp_core.manifest import hint_comments, lone_surrogate
 from docs_mcp_core.ordering import sort_key
@@ -105,7 +105,7 @@ def _front_matter_findings(prepared: PreparedFile) -> list[Finding]:
                 prepared.relpath,
                 prepared.parsed.front_matter_key_line("title"),
                 "warning",
-                f"front matter title must be a non-empty string (got {json.dumps(title, default=str)}); it is "
+                f"front matter title must be a non-empty string (got {quoted(title)}); it is "
                 "ignored and the file's first heading is its title"
                 + (
                     ""

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy, heading_name
-from docs_mcp_core.errors import ManifestError, format_path, json_limit, shown
+from docs_mcp_core.errors import ManifestError, format_path, json_limit, quoted, shown
 from docs_mcp_core.globs import PatternIndex
 from docs_mcp_core.utf8 import LoneSurrogate, first_lone_surrogate, is_utf8
 
@@ -172,17 +172,17 @@ def _describe(err: Mapping[str, Any]) -> str:
     typ = err["type"]
     value = err.get("input")
     if loc and loc[-1] == "chunk_by":
-        return f"{where} must be one of: {', '.join(CHUNK_BY_VALUES)} (got {json.dumps(value)})"
+        return f"{where} must be one of: {', '.join(CHUNK_BY_VALUES)} (got {quoted(value)})"
     if loc == ("version",):
-        return f"version must be '1' (got {json.dumps(value)})"
+        return f"version must be '1' (got {quoted(value)})"
     if typ == "extra_forbidden":
         return f"{where}: unknown key (remove it or check its spelling)"
     if typ in ("greater_than", "int_type", "int_parsing", "int_from_float"):
-        return f"{where} must be a positive integer (got {json.dumps(value)})"
+        return f"{where} must be a positive integer (got {quoted(value)})"
     if typ == "bool_type":
-        return f"{where} must be true or false (got {json.dumps(value)})"
+        return f"{where} must be true or false (got {quoted(value)})"
     if typ == "string_type":
-        return f"{where} must be a string (got {json.dumps(value)})"
+        return f"{where} must be a string (got {quoted(value)})"
     if typ == "missing":
         return f"{where} is required"
     return f"{where}: {err['msg']}"
@@ -344,7 +344,7 @@ def _check_metadata(meta: Mapping[str, Any], where: str, source: str) -> None:
                 + f"; rename it, e.g. '{key.strip().replace('.', '_') if '.' in key else key.strip() + '_kind'}'"
             )
         if not isinstance(value, str):
-            raise ManifestError(f"{source}: {where}.{key} must be a string (got {json.dumps(value)})")
+            raise ManifestError(f"{source}: {where}.{key} must be a string (got {quoted(value)})")
         if not value.strip():
             raise ManifestError(f"{source}: {where}.{key} cannot be empty")
         if "\0" in value:  # the filter's SQL literal drops it: the value offered would match nothing
@@ -429,7 +429,7 @@ def front_matter_config(
         if hint not in CHUNK_BY_VALUES:
             raise ManifestError(
                 f"{source}: front matter mcp_chunking_hint must be one of: {', '.join(CHUNK_BY_VALUES)}"
-                f" (got {json.dumps(hint, default=str)})",
+                f" (got {quoted(hint)})",
                 front_matter_key="mcp_chunking_hint",
             )
         strategy = Strategy(str(hint))
