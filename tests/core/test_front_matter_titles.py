@@ -100,3 +100,30 @@ def test_an_option_named_with_the_command_a_page_is_titled_with_finds_that_page(
     headings (``### --frozen``); the option named with the command is that page's, not a guide's
     that writes the whole command line."""
     assert commands.search(query, limit=3).hits[0].chunk_id == expected
+
+
+SETTINGS_PAGES = {
+    ".docs-mcp.json": '{"version": "1", "strategy": {"chunk_by": "h3"}}',
+    "settings/build.md": (
+        "---\ntitle: Build Settings\n---\n\n### ignoreScripts\n\nDo not run any script of the project "
+        "or its dependencies.\n\n### childConcurrency\n\nThe most child processes to run at once.\n\n"
+        "### allowBuilds\n\nThe dependencies whose build scripts may run during a build; settings of "
+        "other builds are kept.\n\n### strictDepBuilds\n\nFail when a dependency's build has scripts "
+        "that were not reviewed; build settings are read from the workspace.\n"
+    ),
+    "settings/store.md": (
+        "---\ntitle: Store Settings\n---\n\n### storeDir\n\nWhere the store lives.\n\n### verifyStore\n\n"
+        "Check the store's files before linking them.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    with opened(build_pages(tmp_path_factory, "front-matter-settings", SETTINGS_PAGES)) as engine:
+        yield engine
+
+
+def test_a_page_named_by_its_front_matter_title_opens_with_its_first_section(settings: SearchEngine) -> None:
+    # the reader names the page; its first key opens it, not the keys whose text says the title's words
+    assert settings.search("Build Settings", limit=3).hits[0].chunk_id == "settings/build.md#ignorescripts"

@@ -454,7 +454,7 @@ def _intent_of(
         atable=async_table(table), catalog=catalog, columns=columns, taxonomy_keys=list(metadata.taxonomy)
     )
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, load_intent(catalog, reader)).result()
+        return pool.submit(asyncio.run, load_intent(catalog, reader, metadata.files)).result()
 
 
 def write_derived_files(

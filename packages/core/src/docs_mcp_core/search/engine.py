@@ -10,9 +10,8 @@ Usage::
 The engine opens the index read-only and never writes to it. ``search`` and ``get_doc`` are
 synchronous and thread-safe; code on an asyncio loop awaits ``search_async`` / ``get_doc_async``
 instead, with no thread hop. Every row's ranking attributes (and, within a memory budget, its
-display text) are read once at open into a :class:`~docs_mcp_core.search.row_catalog.RowCatalog`
-(and, within their budget, every chunk's markdown into a
-:class:`~docs_mcp_core.search.content_store.ContentStore`, which ``get_doc`` answers from),
+display text) are read once at open into a :class:`~docs_mcp_core.search.row_catalog.RowCatalog` (and,
+within their budget, every chunk's markdown into a :class:`~.content_store.ContentStore`, for ``get_doc``),
 so the legs return row positions and scores, and fusion and the page of hits are array operations.
 Failures a caller can cause raise :class:`~docs_mcp_core.errors.SearchError`, whose message is the
 text MCP clients receive.
@@ -196,6 +195,7 @@ class SearchEngine:
             dedup=DEDUP_COLUMN in self._columns,
             intent=intent,
             auto_include=self.metadata.auto_include,
+            files=self.metadata.files,
             text_share=functools.partial(lexical.row_share, "search_text") if lexical is not None else None,
         )
 

@@ -41,7 +41,7 @@ import bisect
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,10 +124,10 @@ def _group_bit(word: str) -> int:
 # an introduction linking to one section introduces it; 4: a page's title from its sections' breadcrumbs;
 # 5: a command's page named without its tool's name, a man page's description as its introduction;
 # 6: sections a folder's pages share counted as a data model's; 7: more verbs of creating; 8:
-# replace updates).
-INTENT_VERSION = 8
+# replace updates; 9: a page named by its title in metadata.json, which may be its front matter's).
+INTENT_VERSION = 9
 # versions read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
-_STILL_READ = (3, 4, 5)
+_STILL_READ = (3, 4, 5, 8)
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
 # "a single link": the operation on one thing, not its batch form ("in one call": the batch form)
@@ -271,10 +271,12 @@ class IntentIndex:
         file_codes: np.ndarray,
         lead: np.ndarray,
         shared: np.ndarray | None = None,
+        files: Mapping[str, Mapping[str, str]] | None = None,
     ) -> IntentIndex:
         """From every row's heading, breadcrumb, path and file code; ``lead`` marks introductions,
         ``shared`` the sections a folder's pages share (:mod:`.shared_sections`), counted as a data
-        model's."""
+        model's; ``files``: each file's entry of ``metadata.json``, whose title names its page as well (a
+        title only the front matter states is in no breadcrumb)."""
         size = len(headings)
         verbs = np.fromiter((heading_verbs(h) for h in headings), np.int32, size)
         generic = generic_headings(headings)
@@ -292,10 +294,16 @@ class IntentIndex:
         if shared is not None:
             model = model | shared
         # a page's title is in its sections' breadcrumbs (file > Title > Section), not a preamble's
+        # and in its metadata title, which a title only its front matter states is in alone
         titles: dict[int, set[str]] = {}
+        crumbed: set[int] = set()
         for code, path, crumb in zip(file_codes.tolist(), filepaths, breadcrumbs, strict=True):
-            if code not in titles and " > " in crumb:
-                titles[code] = page_names(path, crumb)
+            if code not in titles:
+                title = (files or {}).get(path, {}).get("title")
+                titles[code] = page_names(path, f"{path} > {title}") if title else set()
+            if code not in crumbed and " > " in crumb:
+                crumbed.add(code)
+                titles[code] |= page_names(path, crumb)
         by_name: dict[str, list[int]] = {}
         prefixes = tool_prefixes(filepaths)
         for position in np.flatnonzero(lead & ~model).tolist():  # a type's fields introduce no topic
@@ -395,15 +403,18 @@ _NONE = np.empty(0, dtype=np.int64)
 _NAME_COLUMNS = ("heading", "breadcrumb", "filepath")
 
 
-async def load_intent(catalog: RowCatalog, reader: RowReader) -> IntentIndex | None:
-    """The :class:`IntentIndex` of an open index (None when the catalog does not know the files)."""
+async def load_intent(
+    catalog: RowCatalog, reader: RowReader, files: Mapping[str, Mapping[str, str]] | None = None
+) -> IntentIndex | None:
+    """The :class:`IntentIndex` of an open index (None when the catalog does not know the files);
+    ``files``: the entries of ``metadata.json``'s ``files`` (the pages' titles)."""
     if catalog.file_codes is None or catalog.chunk_index is None:
         return None
     everything = np.arange(len(catalog.row_ids), dtype=np.int64)
     heads, crumbs, paths = await reader.values(everything, _NAME_COLUMNS)
     lead = await introductions(catalog.file_codes, catalog.chunk_index, heads, crumbs, reader)
     shared = await shared_sections(catalog.file_codes, paths, heads, lead, reader)
-    return IntentIndex.build(heads, crumbs, paths, catalog.file_codes, lead, shared)
+    return IntentIndex.build(heads, crumbs, paths, catalog.file_codes, lead, shared, files)
 
 
 def verb_factors(verbs: np.ndarray, wanted: int, weight: float) -> np.ndarray:

@@ -305,11 +305,12 @@ class Ranker:
         intent: IntentIndex | None = None,
         auto_include: AutoInclude | None = None,
         text_share: Callable[[str], float] | None = None,
+        files: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         """``intent``: the intent signals' attributes, when the derived files hold them (else they
-        are derived on first use); ``auto_include``: the index's auto-include rule of its filters;
-        ``text_share``: the share of rows whose text holds a word (for the words that name the whole
-        corpus, which name no topic)."""
+        are derived on first use, with the pages' titles in ``files``, as metadata.json lists them); ``auto_include``:
+        the index's auto-include rule of its filters; ``text_share``: the share of rows whose text
+        holds a word (for the words that name the whole corpus, which name no topic)."""
         self._catalog = catalog
         self._reader = reader
         self._taxonomy = {k: list(v) for k, v in taxonomy.items()}
@@ -319,6 +320,7 @@ class Ranker:
         self._original_weights = dict(original_weights)
         self._dedup = dedup
         self._intent: IntentIndex | None = intent
+        self._files = files
         self._intent_loaded = intent is not None
         self._openings = Openings(catalog.chunk_ids, catalog.openings)
         self._auto_include = auto_include
@@ -481,6 +483,6 @@ class Ranker:
     async def _intent_index(self) -> IntentIndex | None:
         """The intent signals' per-row attributes, derived on first use (:func:`.intent.load_intent`)."""
         if not self._intent_loaded:
-            self._intent = await load_intent(self._catalog, self._reader)
+            self._intent = await load_intent(self._catalog, self._reader, self._files)
             self._intent_loaded = True
         return self._intent
