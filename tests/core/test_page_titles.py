@@ -111,3 +111,38 @@ def test_a_page_named_by_its_title_opens_above_its_sections(config_engine: Searc
     assert (
         config_engine.search("configuring widgets", limit=3).hits[0].chunk_id == "config/index.md#_preamble"
     )
+
+
+LONG_TITLE_PAGES = {
+    "guides/github.md": (
+        "# Using widgets in GitHub Actions\n\nA workflow installs the tool once and reuses its cache "
+        "between jobs.\n\n## Installation\n\nInstall widgets in GitHub Actions with the setup step.\n\n"
+        "## Caching\n\nCache widgets between GitHub Actions runs.\n\n## Publishing\n\nPublish widgets "
+        "from GitHub Actions with a token.\n"
+    ),
+    "pip/compatibility.md": (
+        "# Compatibility with pip and pip-tools\n\nThe interface accepts most arguments the older tools "
+        "take; the differences follow.\n\n## Configuration files\n\npip and pip-tools read their own "
+        "files; the tool reads none of them.\n\n## Pre-releases\n\npip and pip-tools accept a "
+        "pre-release where the tool asks for a flag.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def long_titles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    with opened(build_pages(tmp_path_factory, "long-titles", LONG_TITLE_PAGES)) as engine:
+        yield engine
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # four words of its own: longer than a topic, but the page's whole name
+        ("Using widgets in GitHub Actions", "guides/github.md#_preamble"),
+        # a query says each word once (pip), the title twice (pip and pip-tools)
+        ("Compatibility with pip and pip-tools", "pip/compatibility.md#_preamble"),
+    ],
+)
+def test_a_title_asked_whole_opens_its_page(long_titles: SearchEngine, query: str, expected: str) -> None:
+    assert long_titles.search(query, limit=3).hits[0].chunk_id == expected

@@ -124,10 +124,11 @@ def _group_bit(word: str) -> int:
 # an introduction linking to one section introduces it; 4: a page's title from its sections' breadcrumbs;
 # 5: a command's page named without its tool's name, a man page's description as its introduction;
 # 6: sections a folder's pages share counted as a data model's; 7: more verbs of creating; 8:
-# replace updates; 9: a page named by its title in metadata.json, which may be its front matter's).
-INTENT_VERSION = 9
+# replace updates; 9: a page named by its title in metadata.json, which may be its front matter's;
+# 10: a title's words each once).
+INTENT_VERSION = 10
 # versions read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
-_STILL_READ = (3, 4, 5, 8)
+_STILL_READ = (3, 4, 5, 8, 9)
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
 # "a single link": the operation on one thing, not its batch form ("in one call": the batch form)

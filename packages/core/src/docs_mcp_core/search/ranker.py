@@ -71,7 +71,13 @@ from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.siblings import sibling_boost
 from docs_mcp_core.search.small_words import weigh_small_words
 from docs_mcp_core.search.subsections import damp_subsections
-from docs_mcp_core.search.topics import TOPIC_QUALIFIERS, neutral_introductions, topic_boost, topic_key
+from docs_mcp_core.search.topics import (
+    TITLE_MAX_WORDS,
+    TOPIC_QUALIFIERS,
+    neutral_introductions,
+    topic_boost,
+    topic_key,
+)
 from docs_mcp_core.search.type_definitions import weigh_type_definitions
 
 if TYPE_CHECKING:
@@ -388,13 +394,17 @@ class Ranker:
     ) -> np.ndarray:
         """The introductions of the page a topic query names, by the first of its readings that
         names one: without the taxonomy values it says or filters on; then also without the product's
-        name or a qualifier; then with the values it says (``HMR API`` under a kind ``api``)."""
+        name or a qualifier; then with the values it says (``HMR API`` under a kind ``api``); then, for
+        a longer query, when its words are a page's whole name."""
         named = [*cues.values(), *filters.values()]
         topic = intent.topic_rows(topic_key(terms, named))
         if not len(topic):
             topic = intent.topic_rows(topic_key(terms, named, self._leaves_topic))
         if not len(topic) and cues:
             topic = intent.topic_rows(topic_key(terms, [*filters.values()]))
+        if not len(topic):  # a longer title asked whole, by its exact name only: Using uv in GitHub Actions
+            key = topic_key(terms, named, max_words=TITLE_MAX_WORDS)
+            topic = intent.topics.get(key, topic) if key else topic
         return topic
 
     def _original(self, legs: Mapping[str, Leg]) -> Ranked:

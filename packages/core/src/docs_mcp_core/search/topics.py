@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 TOPIC_MAX_WORDS = 3  # a topic query names a page in at most this many words
+TITLE_MAX_WORDS = 8  # ... or in more, up to this many, when they are a page's whole name
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
 _INDEX_STEMS = frozenset({"readme", "index", "_index"})
 
@@ -43,8 +44,9 @@ def page_names(filepath: str, breadcrumb: str) -> set[str]:
     crumbs = breadcrumb.split(" > ")
     if len(crumbs) > 1 and crumbs[1].strip():  # the first crumb is the file's path
         title = crumbs[1]
-        words = [w for w in _WORD_RE.findall(title) if w.lower() not in STOP_WORDS]
+        words = [w.lower() for w in _WORD_RE.findall(title) if w.lower() not in STOP_WORDS]
         names.update((title, re.split(r"[.:/]", title)[-1], "".join(words)))  # "Text to Speech": textspeech
+        names.add("".join(dict.fromkeys(words)))  # each word once, as a query's: "pip and pip-tools"
     return {name for name in map(page_name, names) if name}
 
 
@@ -58,12 +60,16 @@ TOPIC_QUALIFIERS = frozenset(
 
 
 def topic_key(
-    terms: Sequence[str], named_values: Sequence[str], leave_out: Callable[[str], bool] | None = None
+    terms: Sequence[str],
+    named_values: Sequence[str],
+    leave_out: Callable[[str], bool] | None = None,
+    max_words: int = TOPIC_MAX_WORDS,
 ) -> str | None:
     """The page name a topic query asks for: its words (no stop words, none of the taxonomy
     ``named_values``, the query's cues and its filters' values, nor a language's alias of one:
     ``Node: webhooks`` under ``language=typescript``; nor those ``leave_out`` says, unless no
-    other word is left) joined, without a plural ``s``; None when the query is not that short."""
+    other word is left) joined, without a plural ``s``; None when the query has more than
+    ``max_words`` of them."""
     skip = {v.lower() for v in named_values}
     words = [
         t
@@ -72,7 +78,7 @@ def topic_key(
     ]
     if leave_out is not None:
         words = [t for t in words if not leave_out(t)] or words
-    if not 1 <= len(words) <= TOPIC_MAX_WORDS:
+    if not 1 <= len(words) <= max_words:
         return None
     return page_name("".join(words)) or None
 
