@@ -127,3 +127,25 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]
 def test_a_page_named_by_its_front_matter_title_opens_with_its_first_section(settings: SearchEngine) -> None:
     # the reader names the page; its first key opens it, not the keys whose text says the title's words
     assert settings.search("Build Settings", limit=3).hits[0].chunk_id == "settings/build.md#ignorescripts"
+
+
+SECTIONS_PAGES = {
+    "global-packages.md": (
+        "---\ntitle: Global Packages\n---\n\nGlobal packages are command-line tools installed for the "
+        "whole system.\n\n## Installing global packages\n\nRun `tool add -g <pkg>`.\n\n## Listing global "
+        "packages\n\nRun `tool list -g`.\n\n## Removing global packages\n\nRun `tool remove -g <pkg>`.\n"
+    ),
+    "faq.md": "# FAQ\n\n## Where do global packages go?\n\nInto the global folder.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def sections(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    with opened(build_pages(tmp_path_factory, "front-matter-sections", SECTIONS_PAGES)) as engine:
+        yield engine
+
+
+def test_the_first_section_of_a_page_without_a_top_heading_is_not_its_title(sections: SearchEngine) -> None:
+    # the breadcrumbs of such a page start with each section's own heading; the first is no title
+    hits = sections.search("Installing global packages", limit=3).hits
+    assert hits[0].chunk_id == "global-packages.md#installing-global-packages"

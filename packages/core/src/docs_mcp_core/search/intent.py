@@ -125,10 +125,10 @@ def _group_bit(word: str) -> int:
 # 5: a command's page named without its tool's name, a man page's description as its introduction;
 # 6: sections a folder's pages share counted as a data model's; 7: more verbs of creating; 8:
 # replace updates; 9: a page named by its title in metadata.json, which may be its front matter's;
-# 10: a title's words each once).
-INTENT_VERSION = 10
+# 10: a title's words each once; 11: not a first section's heading as the title of a page without an H1).
+INTENT_VERSION = 11
 # versions read as they are: deriving again costs a start 0.7 s (7 s at ten copies of sdk-docs)
-_STILL_READ = (3, 4, 5, 8, 9)
+_STILL_READ = (3, 4, 5, 8, 9, 10)
 _BATCH = 5  # the batch group's words may stand anywhere in an operation name (createMany, bulkUpdate)
 _COUNT = 10
 # "a single link": the operation on one thing, not its batch form ("in one call": the batch form)
@@ -298,13 +298,18 @@ class IntentIndex:
         # and in its metadata title, which a title only its front matter states is in alone
         titles: dict[int, set[str]] = {}
         crumbed: set[int] = set()
+        tops = _top_headings(file_codes, breadcrumbs)
         for code, path, crumb in zip(file_codes.tolist(), filepaths, breadcrumbs, strict=True):
+            title = (files or {}).get(path, {}).get("title")
             if code not in titles:
-                title = (files or {}).get(path, {}).get("title")
                 titles[code] = page_names(path, f"{path} > {title}") if title else set()
             if code not in crumbed and " > " in crumb:
                 crumbed.add(code)
-                titles[code] |= page_names(path, crumb)
+                # the first heading of the breadcrumbs is a title over the page's sections, not the
+                # first of its sections (a page without an H1: "Installing global packages")
+                top = crumb.split(" > ")[1]
+                if not files or tops[code] == 1 or (title and page_name(top) == page_name(title)):
+                    titles[code] |= page_names(path, crumb)
         by_name: dict[str, list[int]] = {}
         prefixes = tool_prefixes(filepaths)
         for position in np.flatnonzero(lead & ~model).tolist():  # a type's fields introduce no topic
@@ -399,6 +404,18 @@ class IntentIndex:
 
 
 _NONE = np.empty(0, dtype=np.int64)
+
+
+def _top_headings(file_codes: np.ndarray, breadcrumbs: Sequence[str]) -> Counter[int]:
+    """How many different first headings the breadcrumbs of each file's sections have: one when a
+    title stands over them all, as many as its sections when the page has none (0 for a file without
+    sections)."""
+    tops = {
+        (code, crumb.split(" > ")[1])
+        for code, crumb in zip(file_codes.tolist(), breadcrumbs, strict=True)
+        if " > " in crumb
+    }
+    return Counter(code for code, _ in tops)
 
 
 _NAME_COLUMNS = ("heading", "breadcrumb", "filepath")
