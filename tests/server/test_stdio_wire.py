@@ -7,6 +7,9 @@ import json
 import os
 import select
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, cast
 
 from docs_mcp_server.handshake import EarlyHandshake
@@ -17,30 +20,45 @@ from tests.support.protocol import INITIALIZE
 PIPE_BOUND = 30.0
 
 
-def test_a_message_larger_than_the_pipe_arrives_whole_while_the_client_reads_slowly() -> None:
+@dataclass
+class _Pipes:
+    wire: StdioWire
+    stdin_write: int  # what the client writes
+    stdout_read: int  # what the client reads
+
+
+@contextmanager
+def _piped_wire(**options: Any) -> Iterator[_Pipes]:
+    """A started wire between two real pipes (``options`` as :class:`StdioWire` takes them); at the
+    end, end of input (its reader stops), the wire restored and the pipes closed."""
     stdin_read, stdin_write = os.pipe()
     stdout_read, stdout_write = os.pipe()
-    wire = StdioWire(stdin_fd=stdin_read, stdout_fd=stdout_write)
+    wire = StdioWire(stdin_fd=stdin_read, stdout_fd=stdout_write, **options)
     wire.start()
-    message = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": "ünïcödé " * 200_000}})
-    writer = threading.Thread(target=wire.send, args=(message,))
     try:
+        yield _Pipes(wire, stdin_write, stdout_read)
+    finally:
+        os.close(stdin_write)
+        wire.restore()
+        for fd in (stdin_read, stdout_read, stdout_write):
+            os.close(fd)
+
+
+def test_a_message_larger_than_the_pipe_arrives_whole_while_the_client_reads_slowly() -> None:
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": "ünïcödé " * 200_000}})
+    with _piped_wire() as pipes:
+        writer = threading.Thread(target=pipes.wire.send, args=(message,))
         writer.start()
         received = bytearray()
         while not received.endswith(b"\n"):
-            ready, _, _ = select.select([stdout_read], [], [], PIPE_BOUND)
+            ready, _, _ = select.select([pipes.stdout_read], [], [], PIPE_BOUND)
             assert ready, f"the message stopped after {len(received)} bytes"
-            chunk = os.read(stdout_read, 4096)  # a client that reads a little at a time
+            chunk = os.read(pipes.stdout_read, 4096)  # a client that reads a little at a time
             assert chunk, "the wire closed its output"
             received += chunk
         writer.join(PIPE_BOUND)
         assert not writer.is_alive()
         assert bytes(received) == message.encode("utf-8") + b"\n"
-    finally:
-        os.close(stdin_write)  # end of input: the wire's reader stops
-        wire.restore()
-        for fd in (stdin_read, stdout_read, stdout_write):
-            os.close(fd)
 
 
 class _HeldSearch:
@@ -59,27 +77,21 @@ class _HeldSearch:
 
 
 def test_the_sdk_waits_for_a_search_being_answered_early() -> None:
-    stdin_read, stdin_write = os.pipe()
-    stdout_read, stdout_write = os.pipe()
     held = _HeldSearch()
     early = EarlyHandshake("docs-mcp", "1.0")
-    wire = StdioWire(early, stdin_fd=stdin_read, stdout_fd=stdout_write, early_tools=cast(Any, held))
-    wire.start()
-    try:
-        assert wire.wait_early_calls(0)  # nothing being answered yet
-        os.write(stdin_write, (json.dumps(INITIALIZE) + "\n").encode())
-        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_docs"}}
-        os.write(stdin_write, (json.dumps(call) + "\n").encode())
-        assert held.started.wait(PIPE_BOUND)
-        assert not wire.wait_early_calls(0.01)  # the SDK would import now, beside the search
-        held.release.set()
-        assert wire.wait_early_calls(PIPE_BOUND)
-    finally:
-        held.release.set()
-        os.close(stdin_write)
-        wire.restore()
-        for fd in (stdin_read, stdout_read, stdout_write):
-            os.close(fd)
+    with _piped_wire(early=early, early_tools=cast(Any, held)) as pipes:
+        try:
+            wire = pipes.wire
+            assert wire.wait_early_calls(0)  # nothing being answered yet
+            os.write(pipes.stdin_write, (json.dumps(INITIALIZE) + "\n").encode())
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_docs"}}
+            os.write(pipes.stdin_write, (json.dumps(call) + "\n").encode())
+            assert held.started.wait(PIPE_BOUND)
+            assert not wire.wait_early_calls(0.01)  # the SDK would import now, beside the search
+            held.release.set()
+            assert wire.wait_early_calls(PIPE_BOUND)
+        finally:
+            held.release.set()
 
 
 def _line(stdout_read: int) -> dict[str, Any]:
@@ -94,15 +106,10 @@ def _line(stdout_read: int) -> dict[str, Any]:
 def test_a_request_whose_id_is_in_flight_is_refused_and_the_id_is_free_again_once_answered() -> None:
     import anyio
 
-    stdin_read, stdin_write = os.pipe()
-    stdout_read, stdout_write = os.pipe()
-    wire = StdioWire(stdin_fd=stdin_read, stdout_fd=stdout_write)
-    wire.start()
-    messages = WireMessages(wire)
-
     def ping(request_id: Any) -> None:
         os.write(
-            stdin_write, (json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}) + "\n").encode()
+            pipes.stdin_write,
+            (json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}) + "\n").encode(),
         )
 
     async def session() -> None:
@@ -122,13 +129,9 @@ def test_a_request_whose_id_is_in_flight_is_refused_and_the_id_is_free_again_onc
             ping(7)  # answered: the id may be used again
             assert (await messages.receive()).message.id == 7
 
-    try:
+    with _piped_wire() as pipes:
+        wire, stdout_read, messages = pipes.wire, pipes.stdout_read, WireMessages(pipes.wire)
         anyio.run(session)
-    finally:
-        os.close(stdin_write)
-        wire.restore()
-        for fd in (stdin_read, stdout_read, stdout_write):
-            os.close(fd)
 
 
 def test_a_request_cancelled_by_its_id_written_as_a_string_is_no_longer_in_flight() -> None:
@@ -137,14 +140,8 @@ def test_a_request_cancelled_by_its_id_written_as_a_string_is_no_longer_in_fligh
     (it stayed for good: its id was refused ever after, and end of input waited for it)."""
     import anyio
 
-    stdin_read, stdin_write = os.pipe()
-    stdout_read, stdout_write = os.pipe()
-    wire = StdioWire(stdin_fd=stdin_read, stdout_fd=stdout_write)
-    wire.start()
-    messages = WireMessages(wire)
-
     def write(message: dict[str, Any]) -> None:
-        os.write(stdin_write, (json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        os.write(pipes.stdin_write, (json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
 
     async def session() -> None:
         with anyio.fail_after(PIPE_BOUND):
@@ -162,13 +159,9 @@ def test_a_request_cancelled_by_its_id_written_as_a_string_is_no_longer_in_fligh
                 assert _line(stdout_read)["id"] == request_id
             assert wire.wait_idle(0)  # every request in flight was answered or cancelled
 
-    try:
+    with _piped_wire() as pipes:
+        wire, stdout_read, messages = pipes.wire, pipes.stdout_read, WireMessages(pipes.wire)
         anyio.run(session)
-    finally:
-        os.close(stdin_write)
-        wire.restore()
-        for fd in (stdin_read, stdout_read, stdout_write):
-            os.close(fd)
 
 
 def test_an_answer_with_a_huge_id_is_read_in_memory_of_its_size() -> None:
