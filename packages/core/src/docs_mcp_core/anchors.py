@@ -220,8 +220,9 @@ def one_word_ids(heading: str) -> list[str]:
 def chunk_anchors(heading: str, content: str, commands: Sequence[str] = ()) -> list[str]:
     """The anchor spellings of a chunk: its :func:`element_ids`, each with its trailing runs of two
     words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``),
-    the options its headings name slugged with the page's ``command`` when it has one (``pnpm add``:
-    ``pnpm.add.--save.peer``), and its :func:`one_word_ids`; sorted, each once."""
+    the options its headings name (and those its heading's anchor is named after, when the chunk
+    writes them: ``<a name="mount">`` and ``--mount``) slugged with each of the page's ``commands``
+    (``pnpm add``: ``pnpm.add.--save.peer``), and its :func:`one_word_ids`; sorted, each once."""
     found: set[str] = set(one_word_ids(heading))
     names = defined_names(content)
     inner = {slug for slug in (anchor_slug(_key_heading(name)) for name in names) if slug}

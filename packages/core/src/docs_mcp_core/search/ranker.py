@@ -314,9 +314,9 @@ class Ranker:
         files: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         """``intent``: the intent signals' attributes, when the derived files hold them (else they
-        are derived on first use, with the pages' titles in ``files``, as metadata.json lists them); ``auto_include``:
-        the index's auto-include rule of its filters; ``text_share``: the share of rows whose text
-        holds a word (for the words that name the whole corpus, which name no topic)."""
+        are derived on first use, with the pages' titles that ``files``, metadata.json's map, lists);
+        ``auto_include``: the index's auto-include rule of its filters; ``text_share``: the share of
+        rows whose text holds a word (for the words that name the whole corpus, which name no topic)."""
         self._catalog = catalog
         self._reader = reader
         self._taxonomy = {k: list(v) for k, v in taxonomy.items()}
