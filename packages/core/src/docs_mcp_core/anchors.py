@@ -105,7 +105,8 @@ _FILE_SUFFIXES = frozenset(
 )
 _SHORT_FLAG_RE = re.compile(r"-[A-Za-z0-9]")  # -q, -F: one dash, one letter
 _FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]*$")  # a query word that is an option: --frozen, -v
-_TAG_RE = re.compile(r"<[^<>]{0,200}>")  # an HTML element in a heading: <a name="filter"></a>
+# an HTML element in a heading: <a name="filter"></a> (markdown_text has the build's; it imports the parser)
+_TAG_RE = re.compile(r"<[^<>]{0,200}>")
 _TRAILING_LIST_RE = re.compile(r"\(([^()]{1,200})\)$")  # the list in parentheses a heading ends with
 
 
@@ -240,15 +241,9 @@ def chunk_anchors(heading: str, content: str, commands: Sequence[str] = ()) -> l
 
 def _writes_option(content: str, name: str) -> bool:
     """Whether ``content`` writes the option ``--name`` (not inside a longer word or option)."""
-    at = content.find(f"--{name}")
-    while at >= 0:
-        end = at + len(name) + 2
-        if (at == 0 or not (content[at - 1].isalnum() or content[at - 1] in "-_")) and (
-            end == len(content) or not (content[end].isalnum() or content[end] in "-_")
-        ):
-            return True
-        at = content.find(f"--{name}", at + 1)
-    return False
+    return (
+        f"--{name}" in content and re.search(rf"(?<![\w-])--{re.escape(name)}(?![\w-])", content) is not None
+    )
 
 
 def _heading_flags(heading: str) -> list[str]:
