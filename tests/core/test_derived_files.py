@@ -29,6 +29,7 @@ from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.metadata import read_metadata
 from docs_mcp_core.search import SearchEngine
 from docs_mcp_core.search.derived import Budgets, build_wanted, derive_from_table
+from docs_mcp_core.search.row_catalog import RowCatalog, rank_in_order
 from docs_mcp_core.search.scoring import LANCEDB_SCORING
 from tests.support.hostile_json import TOO_DEEP
 
@@ -421,3 +422,20 @@ def test_the_parts_a_build_writes_one_by_one_are_those_the_engine_derives_from_t
             assert np.array_equal(stored[key], np.ascontiguousarray(array).reshape(stored[key].shape)), (
                 f"{name}.{key}"
             )
+
+
+def test_tie_ranks_stored_in_an_earlier_string_order_are_made_again(built_index: Path) -> None:
+    """A build before the order was the original's stored each chunk id's place in code-point
+    order; the catalog read from it ranks chunk ids in today's order, not the stored one."""
+    derived, why = read_derived(built_index / ".lancedb", "chunks")
+    assert derived is not None, why
+    stored = derived.parts["catalog"]
+    chunk_ids = stored_strings(stored.arrays, "chunk_ids")
+    today = rank_in_order(chunk_ids)
+    assert np.array_equal(RowCatalog.from_part(stored).sort_rank, today)
+
+    earlier = np.argsort(np.argsort(np.array(list(chunk_ids), dtype=object), kind="stable")).astype(np.int32)
+    assert not np.array_equal(earlier, today)  # the example corpus has ids the two orders disagree on
+    meta = {k: v for k, v in stored.meta.items() if k != "order"}  # as an earlier build wrote it
+    old = Part({**stored.arrays, "sort_rank": earlier}, meta)
+    assert np.array_equal(RowCatalog.from_part(old).sort_rank, today)

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
+from docs_mcp_core.ordering import sort_key
+
 __all__ = [
     "EmbedProgress",
     "EmbeddingProvider",
@@ -33,10 +35,10 @@ def sha256hex(text: str) -> str:
 def compute_config_fingerprint(fields: Mapping[str, str | int]) -> str:
     """SHA-256 over the ``key=value`` pairs sorted by key, joined with NUL.
 
-    Keys sort case-insensitively, then by code point (for the keys used here this is the order the
-    original's ``localeCompare`` gives, so fingerprints, and therefore caches, are interchangeable).
+    Keys sort in the order the original's ``localeCompare`` gives (:func:`sort_key`), so
+    fingerprints, and therefore caches, are interchangeable.
     """
-    keys = sorted(fields, key=lambda k: (k.casefold(), k))
+    keys = sorted(fields, key=sort_key)
     return sha256hex("\0".join(f"{k}={fields[k]}" for k in keys))
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from docs_mcp_core.chunk_ids import is_opening
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, stored_strings, strings_from_arrays
 from docs_mcp_core.memory import budget_from_env
-from docs_mcp_core.ordering import sort_key
+from docs_mcp_core.ordering import ORDER_VERSION, sort_key
 from docs_mcp_core.search.display_columns import DisplayColumns
 
 if TYPE_CHECKING:
@@ -58,6 +58,15 @@ def opening_mask(chunk_ids: Sequence[str]) -> np.ndarray:
     """Per chunk id: whether it opens its page (:func:`~docs_mcp_core.chunk_ids.is_opening`); a
     build stores this with the catalog, for :mod:`.openings`."""
     return np.fromiter((is_opening(c) for c in chunk_ids), dtype=bool, count=len(chunk_ids))
+
+
+def rank_in_order(chunk_ids: Sequence[str]) -> np.ndarray:
+    """Each chunk id's position in the project's string order (:mod:`docs_mcp_core.ordering`)."""
+    n = len(chunk_ids)
+    by_key = sorted(range(n), key=lambda i: sort_key(chunk_ids[i]))
+    ranks = np.empty(n, dtype=np.int32)
+    ranks[np.asarray(by_key, dtype=np.int64)] = np.arange(n, dtype=np.int32)
+    return ranks
 
 
 @dataclass
@@ -116,7 +125,11 @@ class RowCatalog:
         subsets = list(self._collapse_groups)
         for number, subset in enumerate(subsets):
             arrays[f"collapse.{number}"] = self._collapse_groups[subset]
-        meta = {"taxonomy": list(self.taxonomy), "collapse": [list(s) for s in subsets]}
+        meta = {
+            "taxonomy": list(self.taxonomy),
+            "collapse": [list(s) for s in subsets],
+            "order": ORDER_VERSION,
+        }
         return Part(arrays, meta)
 
     @classmethod
@@ -127,15 +140,18 @@ class RowCatalog:
             key: (a[f"taxonomy.{n}.codes"], strings_from_arrays(a, f"taxonomy.{n}.values"))
             for n, key in enumerate(part.meta["taxonomy"])
         }
+        chunk_ids = stored_strings(a, "chunk_ids")
+        # tie-break ranks stored in another string order (by an earlier build) are made again
+        same_order = part.meta.get("order", 1) == ORDER_VERSION
         catalog = cls(
             a["row_ids"],
             a["prior"],
             a["depth"],
-            a["sort_rank"],
+            a["sort_rank"] if same_order else rank_in_order(chunk_ids),
             a.get("dedup_group"),
             taxonomy,
             display,
-            stored_strings(a, "chunk_ids"),
+            chunk_ids,
             a.get("chunk_index"),
             a.get("file_codes"),
             stored_strings(a, "filepaths"),
@@ -183,9 +199,7 @@ class RowCatalog:
         filepaths = data.column("filepath").to_pylist()
         depth = np.fromiter((p.count("/") for p in filepaths), dtype=np.int32, count=n)
         chunk_ids = data.column("chunk_id").to_pylist()
-        by_key = sorted(range(n), key=lambda i: sort_key(chunk_ids[i]))
-        sort_rank = np.empty(n, dtype=np.int32)
-        sort_rank[np.asarray(by_key, dtype=np.int64)] = np.arange(n, dtype=np.int32)
+        sort_rank = rank_in_order(chunk_ids)
 
         dedup_group = _dedup_groups(data.column(dedup_column).to_pylist()) if dedup_column in names else None
         taxonomy: dict[str, tuple[np.ndarray, list[str]]] = {}
