@@ -767,6 +767,30 @@ def test_front_matter_values_json_cannot_show_are_named_with_their_key_and_line(
     ]
 
 
+def test_front_matter_metadata_keys_yaml_reads_as_other_than_text_are_named(tmp_path: Path) -> None:
+    """An unquoted key true, null, 1 or 2026-01-01 is a boolean, null, number or date to YAML:
+    turned into text by Python, true and null became the filters 'True' and 'None' of every
+    search_docs schema, which no one wrote."""
+    write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1"}))
+    pages = {
+        "a.md": "metadata: {true: yes}",
+        "b.md": "metadata: {null: x}",
+        "c.md": "mcp_metadata:\n  language: go\n  1: x",
+        "d.md": "metadata: {2026-01-01: release}",
+        "e.md": 'metadata: {"true": fine}',
+    }
+    for name, lines in pages.items():
+        write(tmp_path, name, f"---\n{lines}\n---\n# Page\n")
+    report = validate_corpus(tmp_path)
+    hint = "is not text (YAML reads an unquoted true, null, number or date as one, not as a name); quote it:"
+    assert [f.render() for f in report.findings] == [
+        f'a.md:2: error: front matter metadata key true {hint} "true": ...',
+        f'b.md:2: error: front matter metadata key null {hint} "null": ...',
+        f'c.md:2: error: front matter mcp_metadata key 1 {hint} "1": ...',
+        f'd.md:2: error: front matter metadata key 2026-01-01 {hint} "2026-01-01": ...',
+    ]
+
+
 def test_a_file_name_that_is_not_utf8_is_an_error_not_a_crash(tmp_path: Path) -> None:
     """Its chunk ids could not be written to chunks.json or the table: the build failed unexpectedly."""
     write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1"}))

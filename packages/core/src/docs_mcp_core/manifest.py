@@ -440,6 +440,14 @@ def front_matter_config(
             continue
         if not isinstance(block, dict):
             raise ManifestError(f"{source}: front matter {key} must be an object", front_matter_key=key)
+        if (odd := next((k for k in block if not isinstance(k, str)), ...)) is not ...:
+            # str() made the keys true and null the filters 'True' and 'None'
+            written = quoted(odd).strip('"')
+            raise ManifestError(
+                f"{source}: front matter {key} key {written} is not text (YAML reads an unquoted true, "
+                f'null, number or date as one, not as a name); quote it: "{written}": ...',
+                front_matter_key=key,
+            )
         try:
             _check_metadata({str(k): v for k, v in block.items()}, f"front matter {key}", source)
         except ManifestError as exc:
