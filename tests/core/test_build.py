@@ -742,8 +742,9 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
         0,
     )
     derived.append(derived_search_columns(examples))
+    derived.append(derived_search_columns(examples, None, ("docker container list", "docker ps", "ls")))
     digest = hashlib.sha256(json.dumps(derived, ensure_ascii=False).encode("utf-8")).hexdigest()
-    assert (DERIVATION_VERSION, digest) == ("10", PINNED_DERIVATION_DIGEST)
+    assert (DERIVATION_VERSION, digest) == ("11", PINNED_DERIVATION_DIGEST)
 
 
-PINNED_DERIVATION_DIGEST = "0d106f2018ec81d9f8eda3875a1191e48478d8485bc17bdbb2ebcc99ac554f8b"
+PINNED_DERIVATION_DIGEST = "c37d4a6889d872c0c4fcf0f55215413ea3869789d9728dffa089c5c306f7facf"

@@ -24,7 +24,7 @@ import functools
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from docs_mcp_core.anchors import element_ids
@@ -33,6 +33,11 @@ from docs_mcp_core.spellings import chunk_spellings
 if TYPE_CHECKING:
     from docs_mcp_core.chunking import Chunk  # (the chunker imports the markdown parser)
 
+_CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+_ALIAS_LINE_RE = re.compile(
+    r"^[ \t]*(?:\*\*|__)?Aliases(?:\*\*|__)?:(?:\*\*|__)?(.*)$", re.MULTILINE | re.IGNORECASE
+)
+_ALIAS_RE = re.compile(r"[a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*){0,3}")  # one to four command words
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:/][A-Za-z_][A-Za-z0-9_]*)*")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SPLIT_RE = re.compile(r"[._:/]+")
@@ -137,15 +142,45 @@ def command_of(title: str | None) -> str:
     return " ".join(words) if ok else ""
 
 
-def page_commands(chunk: Chunk, title: str | None = None) -> list[str]:
+def page_commands(chunk: Chunk, title: str | None = None, aliases: Sequence[str] = ()) -> list[str]:
     """The commands a chunk's page may document (:func:`command_of`), each once: the one its
-    front-matter ``title`` names, the one its first heading names (``# run``) and its file name's
-    words (``container_run.md``: ``container run``). Only options its headings name are slugged
-    with them, so a page that documents no command gains nothing."""
+    front-matter ``title`` names, the one its first heading names (``# run``), its file name's
+    words (``container_run.md``: ``container run``) and the page's ``aliases``
+    (:func:`page_aliases`): a whole command as written (``docker run``), or a word that stands for
+    the command's last one (``i`` on the page of ``pnpm install``: ``pnpm i``). Only options its
+    headings name are slugged with them, so a page that documents no command gains nothing."""
     crumbs = chunk.breadcrumb.split(" > ")
     stem = chunk.filepath.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     names = (title, crumbs[1] if len(crumbs) > 1 else None, re.sub(r"[_-]+", " ", stem))
-    return list(dict.fromkeys(c for c in map(command_of, names) if c))
+    commands = [c for c in map(command_of, names) if c]
+    for alias in aliases:
+        if " " in alias:
+            commands.append(command_of(alias))
+        else:  # a short name: the command's last word replaced (one named by its title, else any)
+            commands.extend(f"{c.rsplit(' ', 1)[0]} {alias}" for c in commands[:1] if " " in c)
+    return list(dict.fromkeys(c for c in commands if c))
+
+
+def page_aliases(chunks: Iterable[Chunk]) -> dict[str, tuple[str, ...]]:
+    """The other names of the command each page documents, by file: the commands in code under an
+    ``Aliases`` heading (``### Aliases`` then `` `docker container run`, `docker run` ``) or on a
+    line that starts with ``Aliases:`` (``Aliases: `i` ``). Command-line references list them so a
+    reader who knows a command by another name lands on its page."""
+    found: dict[str, dict[str, None]] = {}
+    for chunk in chunks:
+        if chunk.heading.strip().lower() == "aliases":
+            text = (
+                chunk.content.split("\n", 1)[-1] if chunk.content.lstrip().startswith("#") else chunk.content
+            )
+            spans = _CODE_SPAN_RE.findall(text)
+        else:
+            spans = [
+                span for line in _ALIAS_LINE_RE.findall(chunk.content) for span in _CODE_SPAN_RE.findall(line)
+            ]
+        names = [" ".join(span.split()) for span in spans if _ALIAS_RE.fullmatch(span.strip())]
+        if names:
+            found.setdefault(chunk.filepath, {}).update(dict.fromkeys(names))
+    return {path: tuple(names) for path, names in found.items()}
 
 
 def _title_key(text: str) -> str:
@@ -187,7 +222,22 @@ def static_prior(filepath: str, heading: str, content: str, generic: set[str]) -
     return prior
 
 
-def derived_search_columns(chunk: Chunk, title: str | None = None) -> tuple[str, ...]:
+def derived_rows(
+    chunks: Sequence[Chunk], known: Mapping[str, tuple[str, ...]], titles: Mapping[str, str]
+) -> list[tuple[str, ...]]:
+    """:func:`derived_search_columns` of every chunk, or its ``known`` columns (by chunk id, read
+    from the previous table for an unchanged chunk), with its page's front-matter title and aliases."""
+    aliases = page_aliases(chunks)
+    return [
+        known.get(c.chunk_id)
+        or derived_search_columns(c, titles.get(c.filepath), aliases.get(c.filepath, ()))
+        for c in chunks
+    ]
+
+
+def derived_search_columns(
+    chunk: Chunk, title: str | None = None, aliases: Sequence[str] = ()
+) -> tuple[str, ...]:
     """The table's search columns derived from one chunk (and the front-matter ``title`` of its page,
     when no heading says it: :func:`unheaded_title`), in the order of
     :data:`docs_mcp_core.index.table.DERIVED_COLUMNS`: expanded heading, expanded text (the words of
@@ -202,5 +252,5 @@ def derived_search_columns(chunk: Chunk, title: str | None = None) -> tuple[str,
         expand_identifiers(text) + ("\n" + ids.replace(".", " ") if ids else ""),
         path_words(chunk.filepath, chunk.breadcrumb, title),
         hashlib.blake2b(f"{text}\n{ids}".encode(), digest_size=8).hexdigest(),
-        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content, page_commands(chunk, title)),
+        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content, page_commands(chunk, title, aliases)),
     )

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from docs_mcp_core.index.lancedb_async import async_table, lancedb_loop
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.index.live_files import TABLE_NAME
-from docs_mcp_core.ranking import derived_search_columns, static_prior
+from docs_mcp_core.ranking import derived_rows, static_prior
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -61,7 +61,7 @@ PLAIN_TEXT_COLUMN = "search_plain"
 # table for unchanged files written with the same derivation: bump DERIVATION_VERSION whenever
 # expand_identifiers, path_words or the digest change (tests/core/test_build.py pins them).
 DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN, SPELLING_COLUMN)
-DERIVATION_VERSION = "10"  # 6: defined names; 7: table keys; 8, 9: front-matter titles; 10: option sections
+DERIVATION_VERSION = "11"  # 7: table keys; 8, 9: front-matter titles; 10: option sections; 11: aliases
 DERIVATION_KEY = b"docs_mcp:derivation"
 # How a file's source becomes its chunks (their ids, headings, content and content_text). A rebuild
 # reuses an unchanged file's chunks only from a table written by the same chunking: bump it whenever
@@ -179,8 +179,7 @@ def chunks_to_arrow(
         cols[key] = [c.metadata.get(key, "") for c in chunks]
     cols["file_fingerprint"] = [fingerprints.get(c.filepath, "") for c in chunks]
     generic = generic_headings or set()
-    known, titled = derived or {}, titles or {}
-    rows = [known.get(c.chunk_id) or derived_search_columns(c, titled.get(c.filepath)) for c in chunks]
+    rows = derived_rows(chunks, derived or {}, titles or {})
     for i, column in enumerate(DERIVED_COLUMNS):
         cols[column] = [row[i] for row in rows]
     from docs_mcp_core.chunking import plain_text_of  # the build's: a server never writes a table
