@@ -743,8 +743,9 @@ def test_the_derivation_of_the_search_columns_is_pinned() -> None:
     )
     derived.append(derived_search_columns(examples))
     derived.append(derived_search_columns(examples, None, ("docker container list", "docker ps", "ls")))
+    derived.append(derived_search_columns(examples, None, (), {"format": ["--format", "--f"]}))
     digest = hashlib.sha256(json.dumps(derived, ensure_ascii=False).encode("utf-8")).hexdigest()
-    assert (DERIVATION_VERSION, digest) == ("11", PINNED_DERIVATION_DIGEST)
+    assert (DERIVATION_VERSION, digest) == ("12", PINNED_DERIVATION_DIGEST)
 
 
-PINNED_DERIVATION_DIGEST = "c37d4a6889d872c0c4fcf0f55215413ea3869789d9728dffa089c5c306f7facf"
+PINNED_DERIVATION_DIGEST = "92d2ea6eadf9b35ce5851d2d15ec9b2f047f570387bb6e7c4e53395dda7231e8"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from docs_mcp_core.anchors import chunk_anchors
+from docs_mcp_core.anchors import chunk_anchors, option_links
 from docs_mcp_core.search import SearchEngine
 from tests.support.tiny_corpus import build_pages, opened
 
@@ -36,6 +36,15 @@ PAGES = {
     "commandline/container_ls.md": _page("ps", "container"),
     "commandline/node_ps.md": _page("node ps", "task"),
     "commandline/image_ls.md": _page("images", "image"),
+    "commandline/container_run.md": (
+        "# run\n\nCreate and run a new container\n\n### Options\n\n| Name | Description |\n|---|---|\n"
+        "| [`-p`](#publish), [`--publish`](#publish) | Publish a container's port(s) to the host |\n"
+        "| [`-P`](#publish-all), [`--publish-all`](#publish-all) | Publish all exposed ports |\n\n## Examples\n\n"
+        '### <a name="publish"></a> Publish or expose port (-p, --expose)\n\n`docker run -p 127.0.0.1:80:8080 '
+        "nginx` binds port 8080 of the container to port 80 of the host.\n\n"
+        '### <a name="publish-all"></a> Publish all exposed ports (-P, --publish-all)\n\nEvery exposed port '
+        "is published to a random port of the host.\n"
+    ),
     "guide/filtering.md": (
         "# Filtering output\n\nMost list commands take `--filter` and `--format`: `docker ps --filter "
         "status=exited`, `docker images --filter dangling=true`, `docker node ps --format json`.\n"
@@ -56,6 +65,10 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
         ("docker node ps --filter", "commandline/node_ps.md#node-ps/examples/a-namefiltera-filtering-filter"),
         ("docker images --filter", "commandline/image_ls.md#images/examples/a-namefiltera-filtering-filter"),
         (
+            "docker run --publish",
+            "commandline/container_run.md#run/examples/a-namepublisha-publish-or-expose-port-p-expose",
+        ),
+        (
             "docker node ps --format",
             "commandline/node_ps.md#node-ps/examples/a-nameformata-format-the-output",
         ),
@@ -65,6 +78,18 @@ def test_the_command_and_the_option_find_that_commands_section(
     engine: SearchEngine, query: str, expected: str
 ) -> None:
     assert engine.search(query, limit=5).hits[0].chunk_id == expected
+
+
+def test_a_section_the_options_table_links_an_option_to_is_that_options() -> None:
+    """``Publish or expose port (-p, --expose)`` never writes ``--publish``; the page's options table
+    links ``--publish`` to its anchor, which says the section documents it."""
+    heading = '<a name="publish"></a> Publish or expose port (-p, --expose)'
+    content = f"### {heading}\n\nUse `-p 8080:80` to publish a port."
+    linked = option_links("| [`--publish`](#publish), [`-p`](#publish) | list | Publish a port |")
+    assert linked == {"publish": ["--publish", "--p"]}
+    assert "run.--publish" in chunk_anchors(heading, content, ["run"], linked)
+    assert "run.--publish" not in chunk_anchors(heading, content, ["run"])
+    assert "run.--publish" not in chunk_anchors("Examples", content, ["run"], linked)  # not its anchor
 
 
 def test_an_anchor_is_an_option_only_where_its_section_writes_it() -> None:

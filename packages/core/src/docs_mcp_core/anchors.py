@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "ANCHOR_MARK",
@@ -40,6 +40,7 @@ __all__ = [
     "is_dotted_key",
     "key_tails",
     "one_word_ids",
+    "option_links",
     "query_anchors",
     "query_constants",
     "query_key_in_bare_file",
@@ -62,6 +63,7 @@ ANCHOR_MARK = "~"  # prefixed to an anchor spelling (an element id's words, join
 PAGE_MARK = "="  # prefixed to a page name: the words of a file's name (``uv-tool-install.md``)
 MAX_ANCHOR_WORDS = 8
 # ids that name a definition: HTML id/name attributes, attribute lists ({: #id } / {#id})
+_OPTION_LINK_RE = re.compile(r"\[`?(--?[A-Za-z0-9][\w-]*)`?\]\(#([\w-]{1,100})\)")
 _ID_ATTR_RE = re.compile(r"""<[A-Za-z][^<>]*?\s(?:id|name)\s*=\s*["']([^"'<>]{1,200})["']""")
 _ATTR_LIST_RE = re.compile(r"\{:?\s*#([A-Za-z0-9_:.-]{1,200})[^{}\n]*\}")
 _SLUG_WORD_RE = re.compile(r"-{2,}[a-z0-9]+|[a-z0-9]+")  # "--frozen" keeps its dashes
@@ -218,25 +220,46 @@ def one_word_ids(heading: str) -> list[str]:
     return sorted({w[0] for w in map(_slug_words, ids) if len(w) == 1 and not w[0].startswith("-")})
 
 
-def chunk_anchors(heading: str, content: str, commands: Sequence[str] = ()) -> list[str]:
+def chunk_anchors(
+    heading: str,
+    content: str,
+    commands: Sequence[str] = (),
+    linked: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
     """The anchor spellings of a chunk: its :func:`element_ids`, each with its trailing runs of two
     words or more (an id may prefix the name with words of its own: ``option-cargo-build---release``),
     the options its headings name (and those its heading's anchor is named after, when the chunk
-    writes them: ``<a name="mount">`` and ``--mount``) slugged with each of the page's ``commands``
-    (``pnpm add``: ``pnpm.add.--save.peer``), and its :func:`one_word_ids`; sorted, each once."""
+    writes them: ``<a name="mount">`` and ``--mount``, or when the page links them to that anchor:
+    ``linked``, :func:`option_links`) slugged with each of the page's ``commands`` (``pnpm add``:
+    ``pnpm.add.--save.peer``), and its :func:`one_word_ids`; sorted, each once."""
     found: set[str] = set(one_word_ids(heading))
     names = defined_names(content)
     inner = {slug for slug in (anchor_slug(_key_heading(name)) for name in names) if slug}
     inner.update(table_keys(heading, names))
     flags = [flag for name in [heading, *names] for flag in _heading_flags(name)] if commands else []
     if commands:  # a heading's anchor named as an option its section writes: <a name="mount"> and --mount
-        flags.extend(f"--{i}" for i in _ID_ATTR_RE.findall(heading) if _writes_option(content, i))
+        ids = _ID_ATTR_RE.findall(heading)
+        flags.extend(f"--{i}" for i in ids if _writes_option(content, i))
+        flags.extend(flag for i in ids for flag in (linked or {}).get(i, ()))
     for command in commands:  # the options a command's page defines by headings, named with the command
         inner.update(slug for slug in (anchor_slug(f"{command} {flag}") for flag in flags) if slug)
     for slug in inner.union(element_ids(heading, content)):
         words = slug.split(".")
         found.update(".".join(words[start:]) for start in range(len(words) - 1))
     return sorted(found)
+
+
+def option_links(content: str) -> dict[str, list[str]]:
+    """The options a page's text links to a section of the same page, by the section's anchor: an
+    options table's ``[`--publish`](#publish), [`-p`](#publish)`` says the section anchored
+    ``publish`` documents ``--publish`` and ``-p`` (as ``--p``: :func:`_as_option`), whatever its
+    heading calls them (``Publish or expose port (-p, --expose)``)."""
+    found: dict[str, list[str]] = {}
+    for flag, target in _OPTION_LINK_RE.findall(content):
+        found.setdefault(target, [])
+        if (option := _as_option(flag)) not in found[target]:
+            found[target].append(option)
+    return found
 
 
 def _writes_option(content: str, name: str) -> bool:

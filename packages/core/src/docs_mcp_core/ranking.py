@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from docs_mcp_core.anchors import element_ids
+from docs_mcp_core.anchors import element_ids, option_links
 from docs_mcp_core.spellings import chunk_spellings
 
 if TYPE_CHECKING:
@@ -226,17 +226,34 @@ def derived_rows(
     chunks: Sequence[Chunk], known: Mapping[str, tuple[str, ...]], titles: Mapping[str, str]
 ) -> list[tuple[str, ...]]:
     """:func:`derived_search_columns` of every chunk, or its ``known`` columns (by chunk id, read
-    from the previous table for an unchanged chunk), with its page's front-matter title and aliases."""
-    aliases = page_aliases(chunks)
+    from the previous table for an unchanged chunk), with its page's front-matter title, aliases and
+    the options it links to its own sections."""
+    aliases, links = page_aliases(chunks), page_option_links(chunks)
     return [
         known.get(c.chunk_id)
-        or derived_search_columns(c, titles.get(c.filepath), aliases.get(c.filepath, ()))
+        or derived_search_columns(
+            c, titles.get(c.filepath), aliases.get(c.filepath, ()), links.get(c.filepath)
+        )
         for c in chunks
     ]
 
 
+def page_option_links(chunks: Iterable[Chunk]) -> dict[str, dict[str, list[str]]]:
+    """The options each page links to one of its own sections (:func:`~docs_mcp_core.anchors.option_links`:
+    an options table's ``[`--publish`](#publish)``), by file, then by the section's anchor."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for chunk in chunks:
+        for target, flags in option_links(chunk.content).items():
+            known = found.setdefault(chunk.filepath, {}).setdefault(target, [])
+            known.extend(flag for flag in flags if flag not in known)
+    return found
+
+
 def derived_search_columns(
-    chunk: Chunk, title: str | None = None, aliases: Sequence[str] = ()
+    chunk: Chunk,
+    title: str | None = None,
+    aliases: Sequence[str] = (),
+    linked: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[str, ...]:
     """The table's search columns derived from one chunk (and the front-matter ``title`` of its page,
     when no heading says it: :func:`unheaded_title`), in the order of
@@ -252,5 +269,7 @@ def derived_search_columns(
         expand_identifiers(text) + ("\n" + ids.replace(".", " ") if ids else ""),
         path_words(chunk.filepath, chunk.breadcrumb, title),
         hashlib.blake2b(f"{text}\n{ids}".encode(), digest_size=8).hexdigest(),
-        chunk_spellings(chunk.heading, chunk.breadcrumb, chunk.content, page_commands(chunk, title, aliases)),
+        chunk_spellings(
+            chunk.heading, chunk.breadcrumb, chunk.content, page_commands(chunk, title, aliases), linked
+        ),
     )

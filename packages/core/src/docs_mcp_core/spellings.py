@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from docs_mcp_core.anchors import (
     ANCHOR_MARK,
@@ -116,17 +116,24 @@ def _heading_forms(heading: str) -> tuple[str, ...]:
     return spelling_forms(name)
 
 
-def chunk_spellings(heading: str, breadcrumb: str, content: str, commands: Sequence[str] = ()) -> str:
+def chunk_spellings(
+    heading: str,
+    breadcrumb: str,
+    content: str,
+    commands: Sequence[str] = (),
+    linked: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """The stored spellings of one chunk: space-separated, sorted, each once; a spelling that one of
     the chunk's headings (its own, an ancestor in the breadcrumb or one inside its text) or a
     definition in its text (:func:`defined_names`) consists of is written again with
-    :data:`HEADING_MARK` before it; then its anchor spellings (:func:`chunk_anchors`)."""
+    :data:`HEADING_MARK` before it; then its anchor spellings (:func:`chunk_anchors`, with the
+    page's ``commands`` and the options its page ``linked`` to its anchors)."""
     titles = [*breadcrumb.split(" > ")[1:], heading, *defined_names(content)]
     in_headings = {form for title in titles for form in _heading_forms(title)}
     in_code = {form for name in set(_names(code_text(content))) for form in spelling_forms(name)}
     spellings = sorted(in_code | in_headings)
     spellings.extend(HEADING_MARK + form for form in sorted(in_headings))
-    spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content, commands))
+    spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content, commands, linked))
     # a one-word id names the chunk's section, as a heading that consists of a name does
     spellings.extend(HEADING_MARK + ANCHOR_MARK + word for word in one_word_ids(heading))
     page = anchor_slug(breadcrumb.split(" > ")[0].rsplit("/", 1)[-1].rsplit(".", 1)[0])
