@@ -15,8 +15,24 @@ import pytest
 from docs_mcp_core.search.row_catalog import members, sorted_unique
 
 # modules a search answered from memory has no use for: heavy ones, PyYAML (prompt templates are
-# parsed at build time) and tiktoken (token budgets only)
-NOT_NEEDED = ("numpy.ma", "markdown_it", "pyarrow", "lancedb", "yaml", "tiktoken")
+# parsed at build time) and tiktoken (token budgets only); and the project's own that only a build,
+# get_doc, a token budget, a highlight, an index with embeddings or one of over 20,000 pages uses
+NOT_NEEDED = (
+    "numpy.ma",
+    "markdown_it",
+    "pyarrow",
+    "lancedb",
+    "yaml",
+    "tiktoken",
+    "docs_mcp_core.search.postings_builder",
+    "docs_mcp_core.search.documents",
+    "docs_mcp_core.search.budget",
+    "docs_mcp_core.search.sections",
+    "docs_mcp_core.search.highlight",
+    "docs_mcp_core.embedding.factory",
+    "docs_mcp_core.embedding.openai",
+    "docs_mcp_core.search.heading_clusters",
+)
 
 
 @pytest.mark.integration  # starts a process

@@ -17,30 +17,14 @@ Every provider satisfies :class:`EmbeddingProvider` (:mod:`.provider`), whose
 cache (:mod:`.cache`) is keyed by it. A build runs :func:`check_embedding_provider`
 (:mod:`.factory`) before writing anything, so a bad key, an unknown model or a dimension mismatch
 fails fast with a clear message.
+
+Names are imported on first use, each from its own module, so that a server answering searches
+imports only the provider its index uses (a lexical index: none of them).
 """
 
-from docs_mcp_core.embedding.factory import (
-    PREFLIGHT_INPUT,
-    PROVIDER_NAMES,
-    check_embedding_provider,
-    create_embedding_provider,
-)
-from docs_mcp_core.embedding.hash import HashEmbeddingProvider, NoneEmbeddingProvider, hash_to_unit_vector
-from docs_mcp_core.embedding.local import LocalEmbeddingProvider
-from docs_mcp_core.embedding.openai import (
-    DEFAULT_OPENAI_BASE_URL,
-    OpenAIEmbeddingProvider,
-    parse_retry_after,
-)
-from docs_mcp_core.embedding.provider import (
-    EmbeddingProvider,
-    EmbedProgress,
-    compute_config_fingerprint,
-    format_duration,
-    sha256hex,
-    to_embedding_input,
-)
-from docs_mcp_core.errors import OpenAIRequestError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -62,3 +46,60 @@ __all__ = [
     "sha256hex",
     "to_embedding_input",
 ]
+
+_LAZY = {
+    "DEFAULT_OPENAI_BASE_URL": "openai",
+    "PREFLIGHT_INPUT": "factory",
+    "PROVIDER_NAMES": "factory",
+    "EmbedProgress": "provider",
+    "EmbeddingProvider": "provider",
+    "HashEmbeddingProvider": "hash",
+    "LocalEmbeddingProvider": "local",
+    "NoneEmbeddingProvider": "hash",
+    "OpenAIEmbeddingProvider": "openai",
+    "check_embedding_provider": "factory",
+    "compute_config_fingerprint": "provider",
+    "create_embedding_provider": "factory",
+    "format_duration": "provider",
+    "hash_to_unit_vector": "hash",
+    "parse_retry_after": "openai",
+    "sha256hex": "provider",
+    "to_embedding_input": "provider",
+}
+
+if TYPE_CHECKING:
+    from docs_mcp_core.embedding.factory import (
+        PREFLIGHT_INPUT,
+        PROVIDER_NAMES,
+        check_embedding_provider,
+        create_embedding_provider,
+    )
+    from docs_mcp_core.embedding.hash import HashEmbeddingProvider, NoneEmbeddingProvider, hash_to_unit_vector
+    from docs_mcp_core.embedding.local import LocalEmbeddingProvider
+    from docs_mcp_core.embedding.openai import (
+        DEFAULT_OPENAI_BASE_URL,
+        OpenAIEmbeddingProvider,
+        parse_retry_after,
+    )
+    from docs_mcp_core.embedding.provider import (
+        EmbeddingProvider,
+        EmbedProgress,
+        compute_config_fingerprint,
+        format_duration,
+        sha256hex,
+        to_embedding_input,
+    )
+    from docs_mcp_core.errors import OpenAIRequestError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OpenAIRequestError":
+        from docs_mcp_core.errors import OpenAIRequestError
+
+        return OpenAIRequestError
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'docs_mcp_core.embedding' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"docs_mcp_core.embedding.{module}"), name)

@@ -22,9 +22,9 @@ The parts, in the order a search uses them:
 computes from the text are in :mod:`docs_mcp_core.ranking`.
 """
 
-from docs_mcp_core.search.documents import is_chunk_id_format
+from typing import TYPE_CHECKING, Any
+
 from docs_mcp_core.search.engine import SearchEngine
-from docs_mcp_core.search.highlight import match_spans
 from docs_mcp_core.search.hits import SearchHit, SearchResult
 from docs_mcp_core.search.options import (
     DEFAULT_POOL,
@@ -36,6 +36,13 @@ from docs_mcp_core.search.options import (
 )
 from docs_mcp_core.search.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, check_query
 from docs_mcp_core.search.ranker import RRF_K
+
+if TYPE_CHECKING:
+    from docs_mcp_core.search.documents import is_chunk_id_format
+    from docs_mcp_core.search.highlight import match_spans
+
+# imported on first use: answering a search needs neither module
+_LAZY = {"is_chunk_id_format": "documents", "match_spans": "highlight"}
 
 __all__ = [
     "DEFAULT_POOL",
@@ -55,3 +62,12 @@ __all__ = [
     "is_chunk_id_format",
     "match_spans",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'docs_mcp_core.search' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"docs_mcp_core.search.{module}"), name)

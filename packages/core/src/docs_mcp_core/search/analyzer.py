@@ -50,6 +50,7 @@ class _Compute:
 pc: Any = _Compute()  # typed Any: the stubs lack most compute functions
 
 MAX_TOKEN_BYTES = 40  # tokens of this many UTF-8 bytes or more are dropped
+MAX_PHRASE_SPAN = 4096  # words a phrase may span (keys of neighbouring rows never meet below it)
 
 # Any run of characters that are neither letters nor digits separates tokens. Columns are split by
 # pyarrow (RE2 syntax); a single query by Python's ``re``, where ``[^\W_]`` is exactly the letters
@@ -331,6 +332,7 @@ def _fold(stem: str) -> str:
 __all__ = [
     "LANCEDB_0_26_STOP_WORDS",
     "LANCEDB_STOP_WORDS",
+    "MAX_PHRASE_SPAN",
     "MAX_TOKEN_BYTES",
     "ORIGINAL_TEXT_COLUMNS",
     "ORIGINAL_TEXT_STOP_WORDS",

@@ -32,6 +32,7 @@ from typing import Any
 
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.search.hits import SearchResult
+from docs_mcp_core.search.options import MAX_MAX_TOKENS, MIN_MAX_TOKENS, check_max_tokens
 from docs_mcp_core.tokens import ENCODINGS, get_encoding
 
 __all__ = [
@@ -50,8 +51,6 @@ __all__ = [
     "markdown_pieces",
 ]
 
-MIN_MAX_TOKENS = 200  # room for a delimiter, a block and the notice, or one hit and a cursor
-MAX_MAX_TOKENS = 1_000_000
 DELIMITER = "delimiter"  # the kind of a piece that only introduces a chunk or a section
 SNIPPET_CAPS = (160, 100, 60, 0)  # characters a snippet is shortened to, tried in this order
 MIN_SNIPPET = 60  # a page drops hits before it shortens their snippets below this
@@ -69,15 +68,6 @@ _KIND_NAMES = {
     "hr": "rule",
     "definition": "definition",
 }
-
-
-def check_max_tokens(max_tokens: int | None) -> int | None:
-    """``max_tokens`` when it is ``None`` or within the allowed range, else a :class:`SearchError`."""
-    if max_tokens is None:
-        return None
-    if type(max_tokens) is not int or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
-        raise SearchError(f"max_tokens must be between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
-    return max_tokens
 
 
 class TokenBudget:

@@ -17,7 +17,7 @@ import concurrent.futures
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,7 +38,6 @@ from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
 from docs_mcp_core.search.content_store import ContentStore, write_content
 from docs_mcp_core.search.display_columns import held_display, stored_display
-from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
 from docs_mcp_core.search.intent import _NAME_COLUMNS as INTENT_COLUMNS
 from docs_mcp_core.search.intent import IntentIndex, load_intent
 from docs_mcp_core.search.lexical_index import LexicalIndex
@@ -50,6 +49,9 @@ from docs_mcp_core.search.scan_batches import SCAN_BATCH_ROWS, CatalogScan, comb
 from docs_mcp_core.search.scoring import LANCEDB_SCORING, Scoring
 from docs_mcp_core.search.spelling_leg import SpellingIndex, load_spelling_index
 from docs_mcp_core.search.vector_matrix import VectorMatrix
+
+if TYPE_CHECKING:  # an index without heading vectors never imports the leg
+    from docs_mcp_core.search.heading_leg import HeadingVectors, HeadingVocabulary
 
 __all__ = [
     "Budgets",
@@ -200,6 +202,8 @@ def from_files(
     headings = None
     stored, wanted_model = parts.get("headings"), metadata.heading_vectors
     if wanted.default and stored is not None and wanted_model is not None:
+        from docs_mcp_core.search.heading_leg import HeadingVectors
+
         headings = HeadingVectors.from_part(stored, wanted_model.model)
     return EngineParts(
         columns, catalog, content, lexical, spelling, vectors, ann_index, "derived files", intent, headings
@@ -293,6 +297,8 @@ def heading_vectors_of(table: Any, catalog: RowCatalog, vocabulary: HeadingVocab
     breadcrumbs = data.column("breadcrumb").to_pylist()
     if not np.array_equal(data.column("_rowid").to_numpy().astype(np.uint64), catalog.row_ids):
         raise ValueError("the table's rows changed while its derived files were written")
+    from docs_mcp_core.search.heading_leg import HeadingVectors
+
     return HeadingVectors.assemble(vocabulary, filepaths, breadcrumbs)
 
 

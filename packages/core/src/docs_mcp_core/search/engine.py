@@ -46,34 +46,34 @@ import functools
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from docs_mcp_core.embedding import EmbeddingProvider
 from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.reader import open_index
 from docs_mcp_core.index.table import DEDUP_COLUMN, PRIOR_COLUMN, SEARCH_TEXT_COLUMNS
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import IndexMetadata, collapse_keys
-from docs_mcp_core.search.budget import TokenBudget, check_max_tokens, fit_page
 from docs_mcp_core.search.cursor import CursorPosition, decode_cursor, default_cursor_secret, encode_cursor
 from docs_mcp_core.search.derived import Wanted, assemble
-from docs_mcp_core.search.documents import Documents
 from docs_mcp_core.search.facets import facet_counts
 from docs_mcp_core.search.filters import active_filters, check_filter_values, matches_filters
-from docs_mcp_core.search.heading_leg import HeadingLeg, HeadingVectors
 from docs_mcp_core.search.hits import HINT_ROWS, HitReader, SearchResult
 from docs_mcp_core.search.intent import IntentIndex
 from docs_mcp_core.search.legs import Leg
 from docs_mcp_core.search.lexical_index import LexicalIndex
 from docs_mcp_core.search.memory_budgets import server_budgets
-from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, clamp_limit, fetch_depth
+from docs_mcp_core.search.options import MAX_FETCH, SearchOptions, check_max_tokens, clamp_limit, fetch_depth
 from docs_mcp_core.search.query import Query
 from docs_mcp_core.search.ranker import Ranker, RankingWeights
 from docs_mcp_core.search.retrieval import ORIGINAL_MATCH_BOOSTS, Retrieval
 from docs_mcp_core.search.rows import RowReader
 from docs_mcp_core.search.scoring import LANCEDB_SCORING, ORIGINAL_SCORING
-from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg, create_query_embedder
+
+if TYPE_CHECKING:  # imported where used: a lexical index needs neither
+    from docs_mcp_core.embedding import EmbeddingProvider
+    from docs_mcp_core.search.documents import Documents
+    from docs_mcp_core.search.heading_leg import HeadingLeg, HeadingVectors
 
 __all__ = ["SearchEngine"]
 
@@ -110,7 +110,6 @@ class SearchEngine:
         self._columns = set(parts.columns)
         chosen = choose(parts.columns)
         self._default, self._scoring = chosen.default, chosen.scoring
-        match_boosts = dict(chosen.match_boosts)
         self._catalog = parts.catalog
         atable = async_table(table)
         self._rows = RowReader(
@@ -118,8 +117,7 @@ class SearchEngine:
         )
         self._hits = HitReader(self._rows)
         self._ranker = self._open_ranker(parts.intent, parts.lexical)
-        self._documents = Documents(table=table, catalog=self._catalog, columns=self._columns, secret=secret)
-        self._documents.configure(token_encoding=options.token_encoding, contents=parts.content)
+        self._content = parts.content  # chunks' markdown held in memory (None: read from the table)
         vector = None
         if query_embedder is not None and "vector" in self._columns:
             vector = VectorLeg(
@@ -132,8 +130,18 @@ class SearchEngine:
                 on_warning=on_warning,
             )
         heading = self._open_heading_leg(parts.headings, query_embedder, on_warning)
-        self._retrieval = self._open_retrieval(
-            table, match_boosts, parts.lexical, parts.spelling, vector, heading
+        self._retrieval = Retrieval(
+            table=table,
+            catalog=self._catalog,
+            taxonomy_keys=self._taxonomy_keys,
+            match_boosts=dict(chosen.match_boosts),
+            phrase_slop=options.phrase_slop,
+            lexical=parts.lexical,
+            vector=vector,
+            spelling=parts.spelling,
+            vocabulary=parts.lexical if self._default else None,
+            auto_include=metadata.auto_include,
+            heading=heading,
         )
 
     def _open_heading_leg(
@@ -147,6 +155,7 @@ class SearchEngine:
         if vectors is None or not self._default:
             return None
         from docs_mcp_core.embedding.local import LocalEmbeddingProvider
+        from docs_mcp_core.search.heading_leg import HeadingLeg
 
         embedder = query_embedder
         if not (isinstance(embedder, LocalEmbeddingProvider) and embedder.model == vectors.model):
@@ -154,29 +163,6 @@ class SearchEngine:
         leg = HeadingLeg(vectors, embedder, on_warning)
         leg.preload()
         return leg
-
-    def _open_retrieval(
-        self,
-        table: Any,
-        match_boosts: dict[str, float],
-        lexical: LexicalIndex | None,
-        spelling: SpellingIndex | None,
-        vector: VectorLeg | None,
-        heading: HeadingLeg | None,
-    ) -> Retrieval:
-        return Retrieval(
-            table=table,
-            catalog=self._catalog,
-            taxonomy_keys=self._taxonomy_keys,
-            match_boosts=match_boosts,
-            phrase_slop=self.options.phrase_slop,
-            lexical=lexical,
-            vector=vector,
-            spelling=spelling,
-            vocabulary=lexical if self._default else None,
-            auto_include=self.metadata.auto_include,
-            heading=heading,
-        )
 
     def _open_ranker(self, intent: IntentIndex | None, lexical: LexicalIndex | None) -> Ranker:
         options = self.options
@@ -386,6 +372,8 @@ class SearchEngine:
         result = SearchResult(hits, cursor_after(len(page)), hint, facets=counts)
         if max_tokens is None:
             return result
+        from docs_mcp_core.search.budget import TokenBudget, fit_page  # (and tokenizers: only now)
+
         return fit_page(result, TokenBudget(max_tokens, self.options.token_encoding), cursor_after)
 
     def vector_neighbours(
@@ -424,7 +412,7 @@ class SearchEngine:
         :mod:`~docs_mcp_core.search.documents`). With ``max_tokens`` the text fits that many tokens
         and a cut answer ends with the ``cursor`` of the rest."""
         call = self.get_doc_async(chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor)
-        if scope == "chunk" and self._documents.in_memory:
+        if scope == "chunk" and self.documents.in_memory:
             return _completed(call)  # chunks held in memory: nothing to wait for, no thread hop
         return self._loop.run(call)
 
@@ -438,28 +426,33 @@ class SearchEngine:
         cursor: str | None = None,
     ) -> str:
         """:meth:`get_doc` from a running asyncio loop."""
-        return await self._documents.get_doc(
+        return await self.documents.get_doc(
             chunk_id, context, scope=scope, max_tokens=max_tokens, cursor=cursor
         )
 
-    @property
+    @functools.cached_property
     def documents(self) -> Documents:
-        """Chunks and files by id, position and path (see :mod:`docs_mcp_core.search.documents`)."""
-        return self._documents
+        """Chunks and files by id, position and path (see :mod:`docs_mcp_core.search.documents`),
+        made on first use: answering searches needs none of that module."""
+        from docs_mcp_core.search.documents import Documents
+
+        made = Documents(table=self._table, catalog=self._catalog, columns=self._columns, secret=self._secret)
+        made.configure(token_encoding=self.options.token_encoding, contents=self._content)
+        return made
 
     def file_content(self, filepath: str) -> str:
         """Every chunk of one file, in order, joined by blank lines (the whole document)."""
-        if self._documents.in_memory:
-            return _completed(self._documents.file_content(filepath))
-        return self._loop.run(self._documents.file_content(filepath))
+        if self.documents.in_memory:
+            return _completed(self.documents.file_content(filepath))
+        return self._loop.run(self.documents.file_content(filepath))
 
     async def file_content_async(self, filepath: str) -> str:
         """:meth:`file_content` from a running asyncio loop."""
-        return await self._documents.file_content(filepath)
+        return await self.documents.file_content(filepath)
 
     def list_filepaths(self, filters: Mapping[str, str]) -> list[str]:
         """Files that have a chunk matching every ``key = value`` in ``filters`` (no auto-include)."""
-        return self._documents.filepaths(filters)
+        return self.documents.filepaths(filters)
 
 
 def _cut(legs: Mapping[str, Leg], fetch: int) -> bool:

@@ -5,8 +5,9 @@ product over the path matrix, which stops fitting in the processor's caches as t
 ``sdk-docs`` 4,087 paths, 6 MB, 0.25 ms; at ten copies 40,870 paths, 63 MB, 7 ms, bound by memory
 bandwidth). Bounds that would let an exact search skip paths (each cluster's cone around its
 centroid) prune nothing in 384 dimensions: measured at ten copies, 94 % of the paths would still
-be scored. So above :data:`IVF_MIN_PATHS` paths the build clusters the path vectors (spherical
-k-means) and a search scores only the rows a near answer can come from:
+be scored. So above :data:`~docs_mcp_core.search.heading_leg.IVF_MIN_PATHS` paths the build
+clusters the path vectors (spherical k-means) and a search scores only the rows a near answer
+can come from:
 
 * the rows of the paths in the ``probes`` clusters whose centroids are nearest the query (a row
   whose page's name means what the query says), and
@@ -23,8 +24,8 @@ scored on a slice of the path matrix, in place, and the other wanted paths are g
 filter both budgets grow by the inverse of the share of rows it keeps, and the search gathers only
 the kept rows of the probed clusters and chains (:class:`FilterRows`, made on a filter's first
 search); a filter that keeps at most :data:`EXACT_ROWS` rows, or leaves fewer than the leg's depth
-among the candidates, has every row it keeps scored, exactly. Below :data:`IVF_MIN_PATHS` paths
-(and in indexes built without the clusters) the leg is exact.
+among the candidates, has every row it keeps scored, exactly. Below that many paths (and in
+indexes built without the clusters) the leg is exact, and a search never imports this module.
 """
 
 from __future__ import annotations
@@ -36,11 +37,11 @@ import numpy as np
 
 from docs_mcp_core.search.filters import MaskMemo
 from docs_mcp_core.search.row_catalog import sorted_unique
+from docs_mcp_core.search.vector_matrix import row_dots
 
 __all__ = [
     "CHAIN_ROWS",
     "EXACT_ROWS",
-    "IVF_MIN_PATHS",
     "MIN_PROBES",
     "WHOLE_SHARE",
     "Candidates",
@@ -48,7 +49,6 @@ __all__ = [
     "row_dots",
 ]
 
-IVF_MIN_PATHS = 20_000  # under this the exact scan costs less than a millisecond or so
 CHAIN_ROWS = 2_048  # rows taken from the nearest heading chains (whole chains, best first)
 MIN_PROBES = 16  # clusters probed without a filter, at least
 EXACT_ROWS = 16_384  # a filter keeping at most this many rows gets them all scored (exact)
@@ -60,15 +60,6 @@ _TRAIN_SAMPLE = 65_536  # k-means runs on at most this many paths; all are assig
 _ITERATIONS = 8
 _BLOCK = 8_192  # paths assigned per matrix product (bounds the build's memory)
 _SEED = 20261204
-
-
-def row_dots(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """``matrix @ vector``, one row at a time on this thread: each row's product is the same
-    bits whichever rows are computed with it (BLAS's is not: its kernels sum a row differently
-    at a block's edge), so scoring a subset of the rows gives the exact leg's values; and a loaded
-    2-core machine spent 3-10 ms waking BLAS's second thread for a product of 4,000 x 384 that
-    takes 0.4 ms on one."""
-    return np.einsum("ij,j->i", matrix, vector)
 
 
 @dataclass

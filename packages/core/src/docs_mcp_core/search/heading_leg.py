@@ -29,18 +29,22 @@ import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from docs_mcp_core.index.derived_files import Part
 from docs_mcp_core.ranking import identifier_parts
-from docs_mcp_core.search.heading_clusters import IVF_MIN_PATHS, PathClusters, row_dots
 from docs_mcp_core.search.legs import EMPTY_LEG, Leg
 from docs_mcp_core.search.row_catalog import members, smallest_first
+from docs_mcp_core.search.vector_matrix import row_dots
+
+if TYPE_CHECKING:  # the clusters are imported when an index has them (over IVF_MIN_PATHS paths)
+    from docs_mcp_core.search.heading_clusters import PathClusters
 
 __all__ = [
     "HEADING_TEXT_VERSION",
+    "IVF_MIN_PATHS",
     "HeadingLeg",
     "HeadingTexts",
     "HeadingVectors",
@@ -52,6 +56,7 @@ __all__ = [
 ]
 
 HEADING_TEXT_VERSION = 1  # bump when path_text or chain_text change: stored vectors are then stale
+IVF_MIN_PATHS = 20_000  # under this the exact scan costs less than a millisecond or so (clustered above)
 _WORD_RE = re.compile(r"[A-Za-z0-9_.:]+")
 _PATH_SPLIT_RE = re.compile(r"[/_\-. ]+")
 _PATH_NOISE = frozenset({"md", "mdx", "readme", "index", "docs"})
@@ -184,6 +189,8 @@ class HeadingVectors:
         paths = vocabulary.path_vectors
         clusters = None
         if len(paths) >= IVF_MIN_PATHS:  # the paths are then stored cluster by cluster
+            from docs_mcp_core.search.heading_clusters import PathClusters
+
             clusters, paths, row_path = PathClusters.build(paths, row_path, row_chain, len(chains))
         return cls(paths, chains, row_path, row_chain, row_scale, vocabulary.model, clusters)
 
@@ -205,7 +212,11 @@ class HeadingVectors:
         if meta.get("model") != model or meta.get("text_version") != HEADING_TEXT_VERSION:
             return None
         a = part.arrays
-        clusters = PathClusters.from_arrays(a)
+        clusters = None
+        if any(name.startswith("ivf.") for name in a):  # (a smaller index has none: not imported)
+            from docs_mcp_core.search.heading_clusters import PathClusters
+
+            clusters = PathClusters.from_arrays(a)
         if clusters is None and "ivf.offsets" in a:  # an earlier layout: its paths' order is not kept
             return None
         return cls(a["paths"], a["chains"], a["row_path"], a["row_chain"], a["row_scale"], model, clusters)

@@ -38,15 +38,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from docs_mcp_core.index.derived_files import Part, arrays_from_strings, strings_from_arrays
-from docs_mcp_core.search.analyzer import ORIGINAL_TEXT_COLUMNS, analyze, analyze_positions
+from docs_mcp_core.search.analyzer import MAX_PHRASE_SPAN, ORIGINAL_TEXT_COLUMNS, analyze, analyze_positions
 from docs_mcp_core.search.copy_groups import CopyGroups, grouped_best
 from docs_mcp_core.search.match_pruning import Column, Posting, Scratch, add_at, every_best, meet, pruned_best
-from docs_mcp_core.search.postings_builder import K1, MAX_PHRASE_SPAN, B, Postings, PostingsBuilder
 from docs_mcp_core.search.row_catalog import smallest_first, sorted_unique
 from docs_mcp_core.search.scoring import LANCEDB_SCORING, Scoring
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    # the build's (an index opened from its derived files never imports it)
+    from docs_mcp_core.search.postings_builder import Postings, PostingsBuilder
 
 BUILD_BATCH_ROWS = 2048
 PHRASE_TEXT = ORIGINAL_TEXT_COLUMNS[0]  # content_text, whose analysis the derived part records
@@ -84,6 +86,8 @@ class FieldIndex:
         rows at a time (:class:`~docs_mcp_core.search.postings_builder.PostingsBuilder`), so the
         memory it takes beyond the result is a few bytes per word.
         """
+        from docs_mcp_core.search.postings_builder import PostingsBuilder
+
         stop_words = scoring.stop_words if stop_words is None else stop_words
         builder = PostingsBuilder(positions=positions, stop_words=stop_words, analyzed=analyzed)
         for start in range(0, len(texts), BUILD_BATCH_ROWS):
@@ -283,6 +287,8 @@ class LexicalIndex:
         """:meth:`build` of the columns ``names`` read a batch of rows at a time (each batch holds
         every name's next rows), so the columns' texts are never held whole: the same index, in
         the memory of the postings being made and a batch or two."""
+        from docs_mcp_core.search.postings_builder import PostingsBuilder
+
         analyzed: dict[frozenset[str], dict[str, str]] = {}  # a word cache per list of stop words
         builders = {
             name: PostingsBuilder(
@@ -488,4 +494,4 @@ def _add_rows(builders: list[PostingsBuilder], batch: pa.RecordBatch) -> None:
 _EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 
 
-__all__ = ["K1", "B", "FieldIndex", "LexicalIndex"]
+__all__ = ["FieldIndex", "LexicalIndex"]

@@ -1,7 +1,8 @@
 """The engine's knobs (:class:`SearchOptions`) and the limits of a request.
 
 Server flags map onto :class:`SearchOptions`; :func:`clamp_limit` and :func:`fetch_depth` say how
-many hits a page holds and how many rows each retriever returns for it.
+many hits a page holds and how many rows each retriever returns for it, :func:`check_max_tokens`
+which token budgets a request may ask for.
 """
 
 from __future__ import annotations
@@ -9,13 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from docs_mcp_core.errors import SearchOptionsError
+from docs_mcp_core.errors import SearchError, SearchOptionsError
 from docs_mcp_core.tokens import BUDGET_ENCODING, ENCODINGS, TokenEncoding
 
 __all__ = [
     "DEFAULT_POOL",
     "MATCH_RETRIEVERS",
     "MAX_FETCH",
+    "MAX_MAX_TOKENS",
+    "MIN_MAX_TOKENS",
     "QUERY_EMBEDDING_MAX_RETRIES",
     "QUERY_EMBEDDING_TIMEOUT_SECONDS",
     "RANKINGS",
@@ -23,6 +26,7 @@ __all__ = [
     "MatchRetriever",
     "Ranking",
     "SearchOptions",
+    "check_max_tokens",
     "clamp_limit",
     "fetch_depth",
 ]
@@ -38,6 +42,8 @@ DEFAULT_POOL = 200  # rows per retriever of the default ranking's first pool (do
 VECTOR_COOLDOWN_SECONDS = 60.0
 QUERY_EMBEDDING_TIMEOUT_SECONDS = 5.0  # per request; a query never waits on a slow embedding API for long
 QUERY_EMBEDDING_MAX_RETRIES = 1
+MIN_MAX_TOKENS = 200  # room for a delimiter, a block and the notice, or one hit and a cursor
+MAX_MAX_TOKENS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,16 @@ def clamp_limit(limit: Any) -> int:
     if not isinstance(limit, int) or isinstance(limit, bool):
         return 10
     return max(1, min(50, limit))
+
+
+def check_max_tokens(max_tokens: int | None) -> int | None:
+    """``max_tokens`` when it is ``None`` or within the allowed range, else a :class:`SearchError`
+    (the budget itself is :mod:`~docs_mcp_core.search.budget`'s, imported only when one is asked for)."""
+    if max_tokens is None:
+        return None
+    if type(max_tokens) is not int or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
+        raise SearchError(f"max_tokens must be between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
+    return max_tokens
 
 
 def fetch_depth(offset: int, page_size: int, *, rescored: bool) -> int:

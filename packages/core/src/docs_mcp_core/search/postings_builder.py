@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from docs_mcp_core.search.analyzer import analyze_words, pc, split_words
+from docs_mcp_core.search.analyzer import MAX_PHRASE_SPAN, analyze_words, pc, split_words
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -32,7 +32,6 @@ __all__ = ["K1", "MAX_PHRASE_SPAN", "B", "Postings", "PostingsBuilder"]
 
 K1 = 1.2
 B = 0.75
-MAX_PHRASE_SPAN = 4096  # words a phrase may span (keys of neighbouring rows never meet below it)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,7 +39,6 @@ from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.analyzer import ORIGINAL_TEXT_STOP_WORDS
 from docs_mcp_core.search.compounds import Compounds
 from docs_mcp_core.search.filters import filter_mask, where_clause
-from docs_mcp_core.search.heading_leg import HeadingLeg, Nearest
 from docs_mcp_core.search.inverses import inverse_joins
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
 from docs_mcp_core.search.lexical_index import LexicalIndex
@@ -50,6 +49,9 @@ from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.search.scoring import Scoring
 from docs_mcp_core.search.spelling_leg import SpellingIndex
 from docs_mcp_core.search.vector_leg import VectorLeg
+
+if TYPE_CHECKING:  # an index without heading vectors never imports the leg
+    from docs_mcp_core.search.heading_leg import HeadingLeg, Nearest
 
 LOOKUP_WORDS = 4  # a variable's name and at most this many words ("what does X do") look it up
 _UNCUT = frozenset({"option"})  # legs whose rows do not depend on the depth asked for

@@ -23,9 +23,8 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from docs_mcp_core.embedding import PROVIDER_NAMES, EmbeddingProvider, create_embedding_provider
 from docs_mcp_core.errors import EmbeddingError
 from docs_mcp_core.index.table import tune_vector_query
 from docs_mcp_core.metadata import IndexMetadata
@@ -33,6 +32,9 @@ from docs_mcp_core.search.legs import EMPTY_LEG, Leg, Prefilter, leg_from_rows
 from docs_mcp_core.search.options import QUERY_EMBEDDING_MAX_RETRIES, SearchOptions
 from docs_mcp_core.search.row_catalog import RowCatalog
 from docs_mcp_core.search.vector_matrix import VectorMatrix
+
+if TYPE_CHECKING:
+    from docs_mcp_core.embedding import EmbeddingProvider
 
 __all__ = ["VectorLeg", "create_query_embedder"]
 
@@ -154,6 +156,8 @@ def create_query_embedder(
     name = info.provider.strip().lower() if info is not None else "none"
     if info is None or name == "none":
         return None
+    from docs_mcp_core.embedding import PROVIDER_NAMES, create_embedding_provider  # (a lexical index: never)
+
     label = f"{info.provider}/{info.model} ({info.dimensions} dimensions)"
     if name not in PROVIDER_NAMES:
         warn(
