@@ -199,6 +199,35 @@ def test_a_body_framed_both_by_chunks_and_by_length_is_refused(
     assert status == 200
 
 
+@pytest.mark.parametrize("last_event_id", [b"1", b"x" * 5_000])
+def test_an_event_stream_asked_to_resume_is_opened_afresh(
+    server: tuple[str, ServerProcess, int], last_event_id: bytes
+) -> None:
+    # the server keeps no events to replay: the MCP SDK answered a GET /mcp with Last-Event-ID
+    # (what a client sends when it reconnects) with nothing at all, which uvicorn turned into a 500
+    # logged as an error
+    mode, process, port = server
+    if mode == "stateless":
+        pytest.skip("a stateless server has no event stream (405)")
+    session = _session(mode, port)
+    head = (
+        b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-06-18\r\nLast-Event-ID: %s\r\n\r\n"
+        % (session["mcp-session-id"].encode(), last_event_id)
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=READ_BOUND) as sock:
+        sock.sendall(head)
+        answer = b""
+        while b"\r\n\r\n" not in answer and (chunk := sock.recv(65536)):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    assert b"content-type: text/event-stream" in answer.lower()
+    call = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+    status, _, messages = post_mcp(port, call, session)
+    assert status == 200 and messages == [{"jsonrpc": "2.0", "id": 3, "result": {}}]
+    assert not [line for line in process.stderr_lines if "without starting response" in line]
+
+
 @pytest.mark.parametrize(
     "host",
     ["localhost", "LOCALHOST", "localhost.", "LocalHost.", "127.0.0.1", "127.0.0.2", "[::1]", "127.1.2.3"],

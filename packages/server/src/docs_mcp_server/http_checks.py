@@ -263,3 +263,13 @@ def opens_session(scope: Scope) -> bool:
 def without_session_id(headers: list[Any]) -> list[Any]:
     """``headers`` without ``mcp-session-id`` (for the answer to a refused opening)."""
     return [(key, value) for key, value in headers if key.lower() != SESSION_HEADER]
+
+
+def without_resumption(scope: Scope) -> Scope:
+    """``scope`` without its ``Last-Event-ID`` header: this server keeps no events to replay, so an
+    event stream a client asks to resume is opened afresh. The MCP SDK answered such a ``GET /mcp``
+    (without an event store) with nothing at all, which uvicorn turned into a 500."""
+    headers = scope.get("headers", [])
+    if not any(key == b"last-event-id" for key, _ in headers):
+        return scope
+    return {**scope, "headers": [(key, value) for key, value in headers if key != b"last-event-id"]}

@@ -204,7 +204,7 @@ class DocsHttpMiddleware:
                 return
             if method != "POST":
                 with self._session_request(scope, method):
-                    await self.inner(scope, receive, send)
+                    await self.inner(http_checks.without_resumption(scope), receive, send)
                 return
             if not http_checks.json_body(scope):
                 error = _jsonrpc_error(-32000, http_checks.UNSUPPORTED_MEDIA_TYPE)
