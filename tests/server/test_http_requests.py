@@ -15,7 +15,14 @@ import pytest
 from docs_mcp_server.auth import LOGIN_ATTEMPTS
 from docs_mcp_server.http_checks import is_loopback_name, rebinding_refusal
 from tests.support.protocol import INITIALIZE, INITIALIZED
-from tests.support.server_process import MCP_HEADERS, ServerProcess, post_mcp, request, start_http_server
+from tests.support.server_process import (
+    MCP_HEADERS,
+    ServerProcess,
+    post_mcp,
+    request,
+    rpc_messages,
+    start_http_server,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -143,6 +150,21 @@ def test_a_body_that_is_not_json_by_its_type_gets_415_with_a_jsonrpc_error(
     assert "mcp-session-id" not in response_headers
     assert json.loads(answer) == {"jsonrpc": "2.0", "id": None, "error": {
         "code": -32000, "message": "Unsupported Media Type: Content-Type must be application/json"}}  # fmt: skip
+
+
+@pytest.mark.parametrize("content_type", ["Application/JSON", "APPLICATION/JSON; charset=utf-8"])
+def test_a_json_content_type_in_capitals_is_json(
+    server: tuple[str, ServerProcess, int], content_type: str
+) -> None:
+    # media types are case-insensitive (RFC 9110): the screen read such a body as JSON, then the MCP
+    # SDK refused it with 415 and code -32600
+    mode, _, port = server
+    headers = {**_session(mode, port), "Content-Type": content_type, "Accept": MCP_HEADERS["Accept"]}
+    ping = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}).encode()
+    status, response_headers, answer = request(port, "POST", "/mcp", ping, headers)
+    assert status == 200, answer
+    content = response_headers.get("content-type", "")
+    assert rpc_messages(answer, content) == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
 
 
 def _raw(port: int, data: bytes) -> bytes:

@@ -126,6 +126,20 @@ def json_body(scope: Scope) -> bool:
     return False
 
 
+def json_type_lowered(scope: Scope) -> Scope:
+    """``scope`` with the media type of its ``Content-Type`` in lower case. Media types are
+    case-insensitive, and :func:`json_body` reads them so, but the MCP SDK compares them as written:
+    a body sent as ``Application/JSON`` was refused with 415 after it had been screened as JSON."""
+    headers = scope.get("headers", [])
+    lowered = []
+    for key, value in headers:
+        if key == b"content-type":
+            media, semicolon, parameters = value.partition(b";")
+            value = media.lower() + semicolon + parameters
+        lowered.append((key, value))
+    return scope if lowered == headers else {**scope, "headers": lowered}
+
+
 async def screen_body(
     scope: Scope, receive: Receive, limit: int
 ) -> tuple[Receive, Any, jsonrpc.Rejection | None]:

@@ -210,6 +210,7 @@ class DocsHttpMiddleware:
                 error = _jsonrpc_error(-32000, http_checks.UNSUPPORTED_MEDIA_TYPE)
                 await self._respond(send, *json_response_parts(415, error))
                 return
+            scope = http_checks.json_type_lowered(scope)
             self.drain.begin()
             held = opening = None
             try:
