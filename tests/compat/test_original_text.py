@@ -52,6 +52,10 @@ DOCUMENTS = {
         '<div class="x">\n<p>raw</p>\n</div>\n\nA &amp; B &copy; \\* hard  \nbreak\\\nand ~~gone~~.\n\n'
         "<!-- comment -->\n\n---\n\n![alt *text*](i.png)\n"
     ),
+    "single and double tildes": (
+        '`--docker "host=x,ca=~/ca,cert=~/cert"` or --docker "host=x,ca=~/ca,cert=~/cert,key=~/key"\n\n'
+        "~one~ ~~two~~ ~~~three~~~ x~y~z a ~ b ~ c ~~d~ e~\n\n# A ~struck~ heading\n"
+    ),
 }
 
 # Pages of ``sdk-docs`` whose text still differs: a line that opens an HTML block inside a list item

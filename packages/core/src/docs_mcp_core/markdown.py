@@ -200,7 +200,9 @@ def _block_parser() -> MarkdownIt:
 
 @lru_cache(maxsize=1)
 def _inline_parser() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": True}).enable("strikethrough")
+    return MarkdownIt("commonmark", {"html": True, "strikethrough_single_tilde": True}).enable(
+        "strikethrough"
+    )
 
 
 _BLOCK_KINDS = {

@@ -65,8 +65,9 @@ DERIVATION_VERSION = "12"  # 8, 9: front-matter titles; 10: option sections; 11:
 DERIVATION_KEY = b"docs_mcp:derivation"
 # How a file's source becomes its chunks (their ids, headings, content and content_text). A rebuild
 # reuses an unchanged file's chunks only from a table written by the same chunking: bump it whenever
-# the same source would chunk differently. 2: footnotes, long table rows, linked headings, tag lines.
-CHUNKING_VERSION = "2"
+# the same source would chunk differently. 2: footnotes, long table rows, linked headings, tag lines;
+# 3: single-tilde strikethrough.
+CHUNKING_VERSION = "3"
 CHUNKING_KEY = b"docs_mcp:chunking"
 # Vectors: exact (flat) search while it is cheap, an IVF_FLAT index above that. Measured with
 # benchmarks/ann_recall.py (its docstring has the table): flat search costs
