@@ -53,6 +53,14 @@ PAGES = {
     "cli/update.md": _pnpm_page(
         "pnpm update", "Aliases: `up`, `upgrade`", "--offline", "update from the store only"
     ),
+    "cli/remove.md": _pnpm_page(
+        "pnpm remove", "Aliases: `rm`, `uninstall`", "--global", "remove packages globally"
+    ),
+    "guide/installation.md": (
+        "# Installation\n\n## Uninstalling pnpm\n\nTo uninstall pnpm from your system, rm its home folder "
+        "(`rm -rf $PNPM_HOME`) and uninstall the global pnpm package; pnpm rm and pnpm uninstall remove "
+        "dependencies of a project, not pnpm.\n"
+    ),
     "guide/list.md": (
         "# Listing things\n\nEvery list command takes `--format`: `docker ps --format json`, "
         "`docker network list --format json`, `docker volume list --format json`.\n"
@@ -127,3 +135,16 @@ def test_a_short_alias_stands_for_the_last_word_of_the_titled_command() -> None:
     # the title's command, the file name's, the alias of the title's last word, a whole command
     commands = ["pnpm install", "install", "pnpm i", "docker run"]
     assert page_commands(chunk, "pnpm install", ("i", "docker run")) == commands
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("pnpm upgrade", "cli/update.md#_preamble"),
+        ("pnpm rm", "cli/remove.md#_preamble"),
+    ],
+)
+def test_a_command_asked_alone_by_another_name_opens_its_page(
+    engine: SearchEngine, query: str, expected: str
+) -> None:
+    assert engine.search(query, limit=5).hits[0].chunk_id == expected

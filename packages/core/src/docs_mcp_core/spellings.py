@@ -136,9 +136,10 @@ def chunk_spellings(
     spellings.extend(ANCHOR_MARK + anchor for anchor in chunk_anchors(heading, content, commands, linked))
     # a one-word id names the chunk's section, as a heading that consists of a name does
     spellings.extend(HEADING_MARK + ANCHOR_MARK + word for word in one_word_ids(heading))
-    page = anchor_slug(breadcrumb.split(" > ")[0].rsplit("/", 1)[-1].rsplit(".", 1)[0])
-    if page:
-        spellings.append(PAGE_MARK + page)
+    # the page's names: its file's, and the commands it documents (by their aliases too: pnpm i)
+    stem = breadcrumb.split(" > ")[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    pages = dict.fromkeys(slug for slug in map(anchor_slug, [stem, *commands]) if slug)
+    spellings.extend(PAGE_MARK + page for page in pages)
     return " ".join(spellings)
 
 

@@ -61,7 +61,7 @@ PLAIN_TEXT_COLUMN = "search_plain"
 # table for unchanged files written with the same derivation: bump DERIVATION_VERSION whenever
 # expand_identifiers, path_words or the digest change (tests/core/test_build.py pins them).
 DERIVED_COLUMNS = (*SEARCH_TEXT_COLUMNS, DEDUP_COLUMN, SPELLING_COLUMN)
-DERIVATION_VERSION = "12"  # 8, 9: front-matter titles; 10: option sections; 11: aliases; 12: option links
+DERIVATION_VERSION = "13"  # 10: option sections; 11: aliases; 12: option links; 13: command page names
 DERIVATION_KEY = b"docs_mcp:derivation"
 # How a file's source becomes its chunks (their ids, headings, content and content_text). A rebuild
 # reuses an unchanged file's chunks only from a table written by the same chunking: bump it whenever
