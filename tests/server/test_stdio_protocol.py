@@ -207,3 +207,22 @@ def test_a_request_before_initialize_is_told_to_initialize_and_the_session_goes_
         assert "result" in server.receive()
     finally:
         server.stop()
+
+
+def test_an_opening_request_after_a_byte_order_mark_gets_one_answer(built_index: Path) -> None:
+    """Read early (before the MCP SDK was imported) by a parser that skips a UTF-8 byte-order mark,
+    an ``initialize`` written after one was answered with a result, and then, by the SDK, which does
+    not skip it, with a parse error as well: two answers for one message. It gets the parse error
+    alone, as over HTTP."""
+    server = ServerProcess(["--index-dir", str(built_index), "--log-level", "error"])
+    try:
+        server.send_raw(b"\xef\xbb\xbf" + json.dumps(INITIALIZE).encode())
+        server.send({**INITIALIZE, "id": 9})
+        # the second is answered early, the first once the SDK runs: by id, not in order
+        answers = {answer["id"]: answer for answer in (server.receive(), server.receive())}
+        assert sorted(answers, key=str) == [9, None], answers
+        assert answers[None]["error"]["code"] == PARSE_ERROR and "BOM" in answers[None]["error"]["message"]
+        assert "result" in answers[9]
+        assert_still_serving(server)  # and nothing more for id 1 before the ping's answer
+    finally:
+        server.stop()

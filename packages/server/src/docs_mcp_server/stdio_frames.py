@@ -39,12 +39,14 @@ def early_message(raw: bytes) -> Any:
     """``raw`` parsed for an early answer, or ``None`` when the SDK must see it: a line that is not
     JSON is answered as malformed once the SDK runs, and so is one with an unpaired surrogate escape
     (``\\ud800``), which Python's parser reads but the SDK's refuses. Answered early, such a string
-    could not be written out as UTF-8, and the failed write ended the session."""
+    could not be written out as UTF-8, and the failed write ended the session. The line is read as
+    UTF-8, as the SDK reads it: :func:`json.loads` of bytes skips a byte-order mark (and reads
+    UTF-16), so an ``initialize`` after a mark was answered early and then refused by the SDK."""
     if _SURROGATE_ESCAPE.search(raw):
         return None  # a paired one (an escaped emoji) is answered by the SDK, as well
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError included
         return None
 
 
