@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from docs_mcp_core.chunking import Chunk
-from docs_mcp_core.ranking import page_aliases, page_commands
+from docs_mcp_core.ranking import MAX_ALIASES, page_aliases, page_commands
 from docs_mcp_core.search import SearchEngine
 from tests.support.tiny_corpus import build_pages, opened
 
@@ -148,3 +148,11 @@ def test_a_command_asked_alone_by_another_name_opens_its_page(
     engine: SearchEngine, query: str, expected: str
 ) -> None:
     assert engine.search(query, limit=5).hits[0].chunk_id == expected
+
+
+def test_a_page_lists_a_bounded_number_of_aliases() -> None:
+    """Each alias is slugged with every option of its page in every chunk: a list of thousands
+    (a hostile or generated page) is cut, not multiplied into every chunk's spellings."""
+    many = ", ".join(f"`tool cmd{n}`" for n in range(5000))
+    aliases = page_aliases([_chunk("a.md", "Aliases", f"### Aliases\n\n{many}")])["a.md"]
+    assert aliases == tuple(f"tool cmd{n}" for n in range(MAX_ALIASES))

@@ -33,6 +33,7 @@ from docs_mcp_core.spellings import chunk_spellings
 if TYPE_CHECKING:
     from docs_mcp_core.chunking import Chunk  # (the chunker imports the markdown parser)
 
+MAX_ALIASES = 16  # a command's other names: Docker's longest list has four
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 _ALIAS_LINE_RE = re.compile(
     r"^[ \t]*(?:\*\*|__)?Aliases(?:\*\*|__)?:(?:\*\*|__)?(.*)$", re.MULTILINE | re.IGNORECASE
@@ -165,7 +166,8 @@ def page_aliases(chunks: Iterable[Chunk]) -> dict[str, tuple[str, ...]]:
     """The other names of the command each page documents, by file: the commands in code under an
     ``Aliases`` heading (``### Aliases`` then `` `docker container run`, `docker run` ``) or on a
     line that starts with ``Aliases:`` (``Aliases: `i` ``). Command-line references list them so a
-    reader who knows a command by another name lands on its page."""
+    reader who knows a command by another name lands on its page. At most :data:`MAX_ALIASES` a
+    page: each is slugged with every option of the page, in every chunk of it."""
     found: dict[str, dict[str, None]] = {}
     for chunk in chunks:
         if chunk.heading.strip().lower() == "aliases":
@@ -180,7 +182,7 @@ def page_aliases(chunks: Iterable[Chunk]) -> dict[str, tuple[str, ...]]:
         names = [" ".join(span.split()) for span in spans if _ALIAS_RE.fullmatch(span.strip())]
         if names:
             found.setdefault(chunk.filepath, {}).update(dict.fromkeys(names))
-    return {path: tuple(names) for path, names in found.items()}
+    return {path: tuple(names)[:MAX_ALIASES] for path, names in found.items()}
 
 
 def _title_key(text: str) -> str:
