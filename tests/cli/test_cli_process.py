@@ -1,11 +1,14 @@
-"""The ``docs-mcp`` process around a command: Ctrl-C while it starts."""
+"""The ``docs-mcp`` process around a command: Ctrl-C while it starts, output that cannot be written."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from tests.support.programs import build_with_cli, cli_env, docs_mcp_command
 
 pytestmark = pytest.mark.integration  # starts processes
 
@@ -38,3 +41,27 @@ def test_the_command_reports_ctrl_c_itself_once_it_runs() -> None:
     done = _python(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device that is always full")
+@pytest.mark.parametrize("command", ["validate", "fix --dry-run", "search"])
+def test_output_to_a_full_disk_is_one_error_line(tmp_path: Path, examples_docs: Path, command: str) -> None:
+    """Standard output on a full disk (``> /dev/full``, or a file on a disk that fills up): the
+    work was done but its output lost, which is an error, said in one line. It was a traceback
+    ending in ``OSError: [Errno 28] No space left on device``."""
+    words = command.split()
+    if words[0] == "search":
+        args = ["search", "--index-dir", str(build_with_cli(examples_docs, tmp_path / "idx")), "retry"]
+    else:
+        args = [*words, "--docs-dir", str(examples_docs)]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*docs_mcp_command(), *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(),
+            timeout=180,
+        )
+    assert done.returncode == 1
+    assert done.stderr == "error: the output could not be written (No space left on device)\n"

@@ -7,6 +7,7 @@ stderr and exit status 1 (2 for usage errors, 130 when interrupted).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -113,14 +114,28 @@ def main() -> NoReturn:
     except BrokenPipeError:  # e.g. `docs-mcp get ... | head`
         code = 0
         _silence_stdout()
+    except OSError as exc:  # a command's work is reported inside it: this is its output's write
+        code = _output_lost(exc)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except BrokenPipeError:
             _silence_stdout()
-        except (OSError, ValueError):
+        except OSError as exc:
+            if stream is sys.stdout and code == 0:
+                code = _output_lost(exc)
+        except ValueError:
             pass
     os._exit(code)
+
+
+def _output_lost(exc: OSError) -> int:
+    """Say in one line that standard output could not be written (``> /dev/full``, a full disk):
+    the work was done but its output is lost. It was a traceback. The exit status, 1."""
+    _silence_stdout()
+    with contextlib.suppress(OSError, ValueError):
+        print(f"error: the output could not be written ({exc.strerror or exc})", file=sys.stderr)
+    return 1
 
 
 def _silence_stdout() -> None:
