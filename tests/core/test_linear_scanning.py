@@ -125,6 +125,10 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "link reference definitions": lambda n: "".join(f"[r{i}]: http://x/{i}\n" for i in range(n // 20)),
     "carriage returns alone": lambda n: "# a\r" + _repeat("## b\rx\r", n),
     "comment left open over lines": lambda n: "<!--\n" + _repeat("x\n", n),
+    "options linked to one section": lambda n: (
+        "# run\n\n" + "".join(f"| [`--o{i}`](#x) |\n" for i in range(n // 16)) + '\n### <a name="x"></a> X\n'
+    ),
+    "a list of aliases": lambda n: "# run\n\n### Aliases\n\n" + _repeat("`tool run`, ", n) + "\n\n### --x\n",
 }
 
 
@@ -165,6 +169,7 @@ _SIZES = {
     "headings that slug to nothing": 2_000,
     "zero-width and bidi headings": 2_000,
     "nested lists": 32_000,
+    "options linked to one section": 64_000,  # thousands of distinct options: quadratic if compared pairwise
     "unclosed runs then code spans": 16_000,
     "nested ordered lists": 32_000,
     "unclosed code spans": 16_000,

@@ -96,3 +96,15 @@ def test_an_anchor_is_an_option_only_where_its_section_writes_it() -> None:
     heading = '<a name="output"></a> Choose where it goes'
     assert "run.--output" in chunk_anchors(heading, f"### {heading}\n\nUse `--output file`.", ["run"])
     assert "run.--output" not in chunk_anchors(heading, f"### {heading}\n\nWrites to a file.", ["run"])
+
+
+def test_options_linked_to_one_section_are_bounded() -> None:
+    """A page linking thousands of options to one anchor: the first few are read."""
+    from docs_mcp_core.anchors import MAX_LINKED_OPTIONS
+    from docs_mcp_core.chunking import Chunk
+    from docs_mcp_core.ranking import page_option_links
+
+    table = "".join(f"| [`--opt-{n}`](#x) |\n" for n in range(5_000))
+    chunks = [Chunk("a.md#options", "a.md", "Options", 3, table, "", "a.md > Options", 0)] * 3
+    links = page_option_links(chunks)
+    assert links == {"a.md": {"x": [f"--opt-{n}" for n in range(MAX_LINKED_OPTIONS)]}}

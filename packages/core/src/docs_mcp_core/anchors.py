@@ -63,6 +63,7 @@ ANCHOR_MARK = "~"  # prefixed to an anchor spelling (an element id's words, join
 PAGE_MARK = "="  # prefixed to a page name: the words of a file's name (``uv-tool-install.md``)
 MAX_ANCHOR_WORDS = 8
 # ids that name a definition: HTML id/name attributes, attribute lists ({: #id } / {#id})
+MAX_LINKED_OPTIONS = 8  # options an options table may link to one section
 _OPTION_LINK_RE = re.compile(r"\[`?(--?[A-Za-z0-9][\w-]*)`?\]\(#([\w-]{1,100})\)")
 _ID_ATTR_RE = re.compile(r"""<[A-Za-z][^<>]*?\s(?:id|name)\s*=\s*["']([^"'<>]{1,200})["']""")
 _ATTR_LIST_RE = re.compile(r"\{:?\s*#([A-Za-z0-9_:.-]{1,200})[^{}\n]*\}")
@@ -253,13 +254,14 @@ def option_links(content: str) -> dict[str, list[str]]:
     """The options a page's text links to a section of the same page, by the section's anchor: an
     options table's ``[`--publish`](#publish), [`-p`](#publish)`` says the section anchored
     ``publish`` documents ``--publish`` and ``-p`` (as ``--p``: :func:`_as_option`), whatever its
-    heading calls them (``Publish or expose port (-p, --expose)``)."""
-    found: dict[str, list[str]] = {}
+    heading calls them (``Publish or expose port (-p, --expose)``). At most :data:`MAX_LINKED_OPTIONS`
+    an anchor: a section documents an option and its short form, not a table's worth."""
+    found: dict[str, dict[str, None]] = {}
     for flag, target in _OPTION_LINK_RE.findall(content):
-        found.setdefault(target, [])
-        if (option := _as_option(flag)) not in found[target]:
-            found[target].append(option)
-    return found
+        options = found.setdefault(target, {})
+        if len(options) < MAX_LINKED_OPTIONS:
+            options[_as_option(flag)] = None
+    return {target: list(options) for target, options in found.items()}
 
 
 def _writes_option(content: str, name: str) -> bool:

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from docs_mcp_core.anchors import element_ids, option_links
+from docs_mcp_core.anchors import MAX_LINKED_OPTIONS, element_ids, option_links
 from docs_mcp_core.spellings import chunk_spellings
 
 if TYPE_CHECKING:
@@ -243,12 +243,12 @@ def derived_rows(
 def page_option_links(chunks: Iterable[Chunk]) -> dict[str, dict[str, list[str]]]:
     """The options each page links to one of its own sections (:func:`~docs_mcp_core.anchors.option_links`:
     an options table's ``[`--publish`](#publish)``), by file, then by the section's anchor."""
-    found: dict[str, dict[str, list[str]]] = {}
+    found: dict[str, dict[str, dict[str, None]]] = {}
     for chunk in chunks:
         for target, flags in option_links(chunk.content).items():
-            known = found.setdefault(chunk.filepath, {}).setdefault(target, [])
-            known.extend(flag for flag in flags if flag not in known)
-    return found
+            known = found.setdefault(chunk.filepath, {}).setdefault(target, {})
+            known.update((flag, None) for flag in flags[: MAX_LINKED_OPTIONS - len(known)])
+    return {path: {target: list(flags) for target, flags in links.items()} for path, links in found.items()}
 
 
 def derived_search_columns(
