@@ -494,3 +494,30 @@ def test_walk_corpus_order_templates_manifests_hidden_and_symlink_loops(tmp_path
     assert walked.manifests == [".docs-mcp.json", "sub/.docs-mcp.json"]  # none in hidden folders
     assert [(f.path, f.severity) for f in walked.findings] == [("sub/loop", "warning")]
     assert "symbolic link loop" in walked.findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        ({"overrides": [1]}, "overrides[0] must be an object (got 1)"),
+        ({"strategy": 5}, "strategy must be an object (got 5)"),
+        (
+            {"overrides": [{"pattern": "a.md", "strategy": "h2"}]},
+            'overrides[0].strategy must be an object (got "h2")',
+        ),
+        ({"metadata": [1]}, "metadata must be an object (got [1])"),
+        ({"taxonomy": {"Language": 5}}, "taxonomy.Language must be an object (got 5)"),
+        ({"auto_include": True}, "auto_include must be false or an object (got true)"),
+        ({"auto_include": {"shared": 5}}, "auto_include.shared must be a string (got 5)"),
+        ({"auto_include": {"when": 5}}, "auto_include.when: unknown key (remove it or check its spelling)"),
+    ],
+)
+def test_a_value_of_the_wrong_kind_is_named_without_the_validators_words(
+    manifest: dict[str, Any], message: str
+) -> None:
+    """It read 'overrides[0]: Input should be a valid dictionary or instance of OverrideModel', and
+    for auto_include one error per shape it may take ('auto_include.AutoIncludeConfig.shared must be
+    a string (got 5); auto_include.literal[False]: Input should be False')."""
+    with pytest.raises(ManifestError) as raised:
+        parse_manifest(json.dumps({"version": "1", **manifest}))
+    assert str(raised.value) == f".docs-mcp.json: {message}"

@@ -167,10 +167,14 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
 
 
 def _describe(err: Mapping[str, Any]) -> str:
-    loc = tuple(p for p in err["loc"] if p not in ("function-after",))
+    if "literal[False]" in err["loc"]:
+        return ""  # auto_include's other branch: the object branch's error says what is wrong
+    loc = tuple(p for p in err["loc"] if p not in ("function-after", "AutoIncludeConfig"))
     where = _format_loc(loc)
     typ = err["type"]
     value = err.get("input")
+    if typ in ("model_type", "dict_type"):
+        return f"{where} must be {'false or ' if loc == ('auto_include',) else ''}an object (got {quoted(value)})"
     if loc and loc[-1] == "chunk_by":
         return f"{where} must be one of: {', '.join(CHUNK_BY_VALUES)} (got {quoted(value)})"
     if loc == ("version",):
@@ -267,7 +271,7 @@ def manifest_from_data(raw: Any, *, source: str = MANIFEST_FILENAME) -> tuple[Ma
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as exc:
-        messages = "; ".join(_describe(e) for e in exc.errors())
+        messages = "; ".join(filter(None, (_describe(e) for e in exc.errors())))
         raise ManifestError(f"{source}: {messages}") from None
     for where, meta in _metadata_blocks(manifest):
         _check_metadata(meta, where, source)
