@@ -226,3 +226,30 @@ def test_an_opening_request_after_a_byte_order_mark_gets_one_answer(built_index:
         assert_still_serving(server)  # and nothing more for id 1 before the ping's answer
     finally:
         server.stop()
+
+
+def test_a_custom_tool_pattern_that_backtracks_gives_up_and_the_server_goes_on(built_index: Path) -> None:
+    """Matched by Python's ``re``, an operator's ``^(a|a)*$`` against 40 ``a`` and a ``!`` takes
+    hours, and held every other request of the server meanwhile. The value is refused once
+    :data:`~docs_mcp_server.custom_tools.PATTERN_SECONDS` have passed."""
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^(a|a)*$"}}}
+    tools = [{"name": "docs_feedback", "description": "Feedback.", "inputSchema": schema}]
+    server = ServerProcess(
+        ["--index-dir", str(built_index), "--log-level", "error", "--custom-tools-json", json.dumps(tools)]
+    )
+    try:
+        server.send(INITIALIZE)
+        assert "result" in server.receive()
+        server.send(INITIALIZED)
+        call = {"name": "docs_feedback", "arguments": {"code": "a" * 40 + "!"}}
+        server.send_raw(request(7, "tools/call", params=call))
+        answer = server.receive(timeout=20)
+        assert answer["id"] == 7 and answer["result"]["isError"] is True
+        text = answer["result"]["content"][0]["text"]
+        assert text.startswith("Invalid arguments for 'docs_feedback' at 'code': a value of 41 characters")
+        assert "could not be matched against '^(a|a)*$'" in text
+        server.send_raw(request(8, "tools/call", params={**call, "arguments": {"code": "aaa"}}))
+        assert server.receive()["result"]["content"][0]["text"] == '{"code":"aaa"}'
+        assert_still_serving(server)
+    finally:
+        server.stop()

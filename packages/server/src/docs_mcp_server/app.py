@@ -429,6 +429,8 @@ def _checked_custom_tools(tools: Sequence[CustomTool]) -> dict[str, tuple[Custom
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
+    from docs_mcp_server.custom_tools import schema_validator
+
     checked: dict[str, tuple[CustomTool, Draft202012Validator]] = {}
     for tool in tools:
         try:
@@ -437,5 +439,5 @@ def _checked_custom_tools(tools: Sequence[CustomTool]) -> dict[str, tuple[Custom
             raise OptionsError(
                 f"Custom tool '{tool.name}' has an invalid inputSchema: {exc.message}"
             ) from exc
-        checked[tool.name] = (tool, Draft202012Validator(dict(tool.input_schema)))
+        checked[tool.name] = (tool, schema_validator(dict(tool.input_schema)))
     return checked

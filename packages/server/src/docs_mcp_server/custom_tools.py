@@ -8,14 +8,50 @@ this to collect structured feedback (for example a ``docs_feedback`` tool) throu
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.errors import json_limit
 from docs_mcp_server.errors import OptionsError
 from docs_mcp_server.options import CustomTool
 
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
 MAX_FILE_BYTES = 16 * 1024 * 1024
+PATTERN_SECONDS = 0.5
+"""How long a custom tool's ``pattern`` may take to match one argument. Python's ``re`` backtracks:
+an operator's ``^(a+)+$`` held a call of 31 characters, and every other request of the server with
+it, for 46 s (and a few characters more for hours)."""
+
+
+def schema_validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """A draft 2020-12 validator of ``schema`` whose ``pattern`` gives up after :data:`PATTERN_SECONDS`
+    (matched with the ``regex`` module, which can stop a match): the value is then refused, named
+    by its length, instead of holding the server."""
+    import regex
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import ValidationError
+
+    def pattern(validator: Any, wanted: str, instance: Any, _schema: Any) -> Iterator[ValidationError]:
+        if not validator.is_type(instance, "string"):
+            return
+        try:
+            found = regex.search(wanted, instance, timeout=PATTERN_SECONDS)
+        except TimeoutError:
+            yield ValidationError(
+                f"a value of {len(instance):,} characters could not be matched against {wanted!r} within "
+                f"{PATTERN_SECONDS} s (the pattern backtracks); send a shorter value"
+            )
+            return
+        except regex.error:  # a pattern only Python's re reads (check_schema compiled it with re)
+            found = re.search(wanted, instance)
+        if found is None:
+            yield ValidationError(f"{instance!r} does not match {wanted!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})(schema)
 
 
 def echo_arguments(arguments: dict[str, Any]) -> str:
