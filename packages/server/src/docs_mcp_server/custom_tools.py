@@ -28,10 +28,10 @@ it, for 46 s (and a few characters more for hours)."""
 
 
 def schema_validator(schema: dict[str, Any]) -> Draft202012Validator:
-    """A draft 2020-12 validator of ``schema`` whose ``pattern`` gives up after :data:`PATTERN_SECONDS`
-    (matched with the ``regex`` module, which can stop a match): the value is then refused, named
-    by its length, instead of holding the server."""
-    import regex
+    """A draft 2020-12 validator of ``schema`` whose regular expressions (``pattern``, and the
+    property-name patterns of ``patternProperties``, which ``additionalProperties`` reads too) give up
+    after :data:`PATTERN_SECONDS` (matched with the ``regex`` module, which can stop a match): the
+    value is then refused, named by its length, instead of holding the server."""
     from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import ValidationError
 
@@ -39,19 +39,83 @@ def schema_validator(schema: dict[str, Any]) -> Draft202012Validator:
         if not validator.is_type(instance, "string"):
             return
         try:
-            found = regex.search(wanted, instance, timeout=PATTERN_SECONDS)
-        except TimeoutError:
-            yield ValidationError(
-                f"a value of {len(instance):,} characters could not be matched against {wanted!r} within "
-                f"{PATTERN_SECONDS} s (the pattern backtracks); send a shorter value"
-            )
-            return
-        except regex.error:  # a pattern only Python's re reads (check_schema compiled it with re)
-            found = re.search(wanted, instance)
-        if found is None:
-            yield ValidationError(f"{instance!r} does not match {wanted!r}")
+            if not _search(wanted, instance):
+                yield ValidationError(f"{instance!r} does not match {wanted!r}")
+        except _TooSlow as slow:
+            yield ValidationError(slow.message("a value"))
 
-    return validators.extend(Draft202012Validator, {"pattern": pattern})(schema)
+    def pattern_properties(
+        validator: Any, patterns: dict[str, Any], instance: Any, _schema: Any
+    ) -> Iterator[ValidationError]:
+        if not validator.is_type(instance, "object"):
+            return
+        for wanted, subschema in patterns.items():
+            for key, value in instance.items():
+                try:
+                    matched = _search(wanted, key)
+                except _TooSlow as slow:
+                    yield ValidationError(slow.message("a property name"))
+                    return
+                if matched:
+                    yield from validator.descend(value, subschema, path=key, schema_path=wanted)
+
+    def additional_properties(
+        validator: Any, allowed: Any, instance: Any, schema: Any
+    ) -> Iterator[ValidationError]:
+        if not validator.is_type(instance, "object"):
+            return
+        known, patterns = schema.get("properties", {}), list(schema.get("patternProperties", {}))
+        try:
+            extras = [k for k in instance if k not in known and not any(_search(p, k) for p in patterns)]
+        except _TooSlow as slow:
+            yield ValidationError(slow.message("a property name"))
+            return
+        if validator.is_type(allowed, "object"):
+            for extra in extras:
+                yield from validator.descend(instance[extra], allowed, path=extra)
+        elif not allowed and extras:  # jsonschema's own messages
+            joined = ", ".join(repr(extra) for extra in sorted(extras, key=str))
+            if patterns:
+                verb = "does" if len(extras) == 1 else "do"
+                regexes = ", ".join(repr(p) for p in sorted(patterns))
+                yield ValidationError(f"{joined} {verb} not match any of the regexes: {regexes}")
+            else:
+                verb = "was" if len(extras) == 1 else "were"
+                yield ValidationError(f"Additional properties are not allowed ({joined} {verb} unexpected)")
+
+    timed = {
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional_properties,
+    }
+    return validators.extend(Draft202012Validator, timed)(schema)
+
+
+class _TooSlow(Exception):
+    """A pattern that did not finish matching a text within :data:`PATTERN_SECONDS`."""
+
+    def __init__(self, pattern: str, text: str) -> None:
+        super().__init__(pattern)
+        self.pattern, self.length = pattern, len(text)
+
+    def message(self, what: str) -> str:
+        return (
+            f"{what} of {self.length:,} characters could not be matched against {self.pattern!r} within "
+            f"{PATTERN_SECONDS} s (the pattern backtracks); send a shorter value"
+        )
+
+
+def _search(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` matches somewhere in ``text``; :class:`_TooSlow` after
+    :data:`PATTERN_SECONDS`."""
+    import regex
+
+    try:
+        return regex.search(pattern, text, timeout=PATTERN_SECONDS) is not None
+    except TimeoutError as exc:
+        raise _TooSlow(pattern, text) from exc
+    except regex.error:  # a pattern only Python's re reads (check_schema compiled it with re)
+        return re.search(pattern, text) is not None
 
 
 def echo_arguments(arguments: dict[str, Any]) -> str:
