@@ -250,17 +250,19 @@ def chunk_anchors(
     return sorted(found)
 
 
-def option_links(content: str) -> dict[str, list[str]]:
-    """The options a page's text links to a section of the same page, by the section's anchor: an
-    options table's ``[`--publish`](#publish), [`-p`](#publish)`` says the section anchored
-    ``publish`` documents ``--publish`` and ``-p`` (as ``--p``: :func:`_as_option`), whatever its
-    heading calls them (``Publish or expose port (-p, --expose)``). At most :data:`MAX_LINKED_OPTIONS`
-    an anchor: a section documents an option and its short form, not a table's worth."""
+def option_links(*texts: str) -> dict[str, list[str]]:
+    """The options a page's ``texts`` (its chunks', in order) link to a section of the same page, by
+    the section's anchor: an options table's ``[`--publish`](#publish), [`-p`](#publish)`` says the
+    section anchored ``publish`` documents ``--publish`` and ``-p`` (as ``--p``: :func:`_as_option`),
+    whatever its heading calls them (``Publish or expose port (-p, --expose)``). At most
+    :data:`MAX_LINKED_OPTIONS` an anchor: a section documents an option and its short form, not a
+    table's worth."""
     found: dict[str, dict[str, None]] = {}
-    for flag, target in _OPTION_LINK_RE.findall(content):
-        options = found.setdefault(target, {})
-        if len(options) < MAX_LINKED_OPTIONS:
-            options[_as_option(flag)] = None
+    for text in texts:
+        for flag, target in _OPTION_LINK_RE.findall(text):
+            options = found.setdefault(target, {})
+            if len(options) < MAX_LINKED_OPTIONS:
+                options[_as_option(flag)] = None
     return {target: list(options) for target, options in found.items()}
 
 

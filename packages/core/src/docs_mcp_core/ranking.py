@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from docs_mcp_core.anchors import MAX_LINKED_OPTIONS, element_ids, option_links
+from docs_mcp_core.anchors import element_ids, option_links
 from docs_mcp_core.spellings import chunk_spellings
 
 if TYPE_CHECKING:
@@ -170,11 +170,8 @@ def page_aliases(chunks: Iterable[Chunk]) -> dict[str, tuple[str, ...]]:
     page: each is slugged with every option of the page, in every chunk of it."""
     found: dict[str, dict[str, None]] = {}
     for chunk in chunks:
-        if chunk.heading.strip().lower() == "aliases":
-            text = (
-                chunk.content.split("\n", 1)[-1] if chunk.content.lstrip().startswith("#") else chunk.content
-            )
-            spans = _CODE_SPAN_RE.findall(text)
+        if chunk.heading.strip().lower() == "aliases":  # its heading line holds no code
+            spans = _CODE_SPAN_RE.findall(chunk.content)
         else:
             spans = [
                 span for line in _ALIAS_LINE_RE.findall(chunk.content) for span in _CODE_SPAN_RE.findall(line)
@@ -229,8 +226,10 @@ def derived_rows(
 ) -> list[tuple[str, ...]]:
     """:func:`derived_search_columns` of every chunk, or its ``known`` columns (by chunk id, read
     from the previous table for an unchanged chunk), with its page's front-matter title, aliases and
-    the options it links to its own sections."""
-    aliases, links = page_aliases(chunks), page_option_links(chunks)
+    the options it links to its own sections (read from the pages that have a chunk to derive)."""
+    fresh = {c.filepath for c in chunks if c.chunk_id not in known}
+    pages = [c for c in chunks if c.filepath in fresh]
+    aliases, links = page_aliases(pages), page_option_links(pages)
     return [
         known.get(c.chunk_id)
         or derived_search_columns(
@@ -243,12 +242,11 @@ def derived_rows(
 def page_option_links(chunks: Iterable[Chunk]) -> dict[str, dict[str, list[str]]]:
     """The options each page links to one of its own sections (:func:`~docs_mcp_core.anchors.option_links`:
     an options table's ``[`--publish`](#publish)``), by file, then by the section's anchor."""
-    found: dict[str, dict[str, dict[str, None]]] = {}
+    texts: dict[str, list[str]] = {}
     for chunk in chunks:
-        for target, flags in option_links(chunk.content).items():
-            known = found.setdefault(chunk.filepath, {}).setdefault(target, {})
-            known.update((flag, None) for flag in flags[: MAX_LINKED_OPTIONS - len(known)])
-    return {path: {target: list(flags) for target, flags in links.items()} for path, links in found.items()}
+        texts.setdefault(chunk.filepath, []).append(chunk.content)
+    found = {path: option_links(*contents) for path, contents in texts.items()}
+    return {path: links for path, links in found.items() if links}
 
 
 def derived_search_columns(
