@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from docs_mcp_core.lazy_exports import lazy_exports
+
 # ``__version__`` is the installed distribution's version (pyproject.toml is the only place it is
 # written), read on first access by ``__getattr__`` so that importlib.metadata stays off the start-up path.
 
@@ -59,14 +61,12 @@ if TYPE_CHECKING:
     from docs_mcp_server.stdio import run_stdio
 
 
+_exports = lazy_exports(__name__, _LAZY)
+
+
 def __getattr__(name: str) -> Any:
     if name == "__version__":
         from importlib.metadata import version
 
         return version("docs-mcp-server")
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'docs_mcp_server' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module_name), name)
+    return _exports(name)

@@ -24,7 +24,9 @@ imports only the provider its index uses (a lexical index: none of them).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from docs_mcp_core.lazy_exports import lazy_exports
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -48,23 +50,24 @@ __all__ = [
 ]
 
 _LAZY = {
-    "DEFAULT_OPENAI_BASE_URL": "openai",
-    "PREFLIGHT_INPUT": "factory",
-    "PROVIDER_NAMES": "factory",
-    "EmbedProgress": "provider",
-    "EmbeddingProvider": "provider",
-    "HashEmbeddingProvider": "hash",
-    "LocalEmbeddingProvider": "local",
-    "NoneEmbeddingProvider": "hash",
-    "OpenAIEmbeddingProvider": "openai",
-    "check_embedding_provider": "factory",
-    "compute_config_fingerprint": "provider",
-    "create_embedding_provider": "factory",
-    "format_duration": "provider",
-    "hash_to_unit_vector": "hash",
-    "parse_retry_after": "openai",
-    "sha256hex": "provider",
-    "to_embedding_input": "provider",
+    "DEFAULT_OPENAI_BASE_URL": "docs_mcp_core.embedding.openai",
+    "PREFLIGHT_INPUT": "docs_mcp_core.embedding.factory",
+    "PROVIDER_NAMES": "docs_mcp_core.embedding.factory",
+    "EmbedProgress": "docs_mcp_core.embedding.provider",
+    "EmbeddingProvider": "docs_mcp_core.embedding.provider",
+    "HashEmbeddingProvider": "docs_mcp_core.embedding.hash",
+    "LocalEmbeddingProvider": "docs_mcp_core.embedding.local",
+    "NoneEmbeddingProvider": "docs_mcp_core.embedding.hash",
+    "OpenAIEmbeddingProvider": "docs_mcp_core.embedding.openai",
+    "check_embedding_provider": "docs_mcp_core.embedding.factory",
+    "compute_config_fingerprint": "docs_mcp_core.embedding.provider",
+    "create_embedding_provider": "docs_mcp_core.embedding.factory",
+    "format_duration": "docs_mcp_core.embedding.provider",
+    "hash_to_unit_vector": "docs_mcp_core.embedding.hash",
+    "parse_retry_after": "docs_mcp_core.embedding.openai",
+    "sha256hex": "docs_mcp_core.embedding.provider",
+    "to_embedding_input": "docs_mcp_core.embedding.provider",
+    "OpenAIRequestError": "docs_mcp_core.errors",
 }
 
 if TYPE_CHECKING:
@@ -92,14 +95,4 @@ if TYPE_CHECKING:
     from docs_mcp_core.errors import OpenAIRequestError
 
 
-def __getattr__(name: str) -> Any:
-    if name == "OpenAIRequestError":
-        from docs_mcp_core.errors import OpenAIRequestError
-
-        return OpenAIRequestError
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'docs_mcp_core.embedding' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"docs_mcp_core.embedding.{module}"), name)
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -22,8 +22,9 @@ The parts, in the order a search uses them:
 computes from the text are in :mod:`docs_mcp_core.ranking`.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from docs_mcp_core.lazy_exports import lazy_exports
 from docs_mcp_core.search.engine import SearchEngine
 from docs_mcp_core.search.hits import SearchHit, SearchResult
 from docs_mcp_core.search.options import (
@@ -42,7 +43,10 @@ if TYPE_CHECKING:
     from docs_mcp_core.search.highlight import match_spans
 
 # imported on first use: answering a search needs neither module
-_LAZY = {"is_chunk_id_format": "documents", "match_spans": "highlight"}
+_LAZY = {
+    "is_chunk_id_format": "docs_mcp_core.search.documents",
+    "match_spans": "docs_mcp_core.search.highlight",
+}
 
 __all__ = [
     "DEFAULT_POOL",
@@ -64,10 +68,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'docs_mcp_core.search' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"docs_mcp_core.search.{module}"), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
