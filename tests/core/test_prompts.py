@@ -594,3 +594,15 @@ def test_templates_that_aliases_or_nesting_blow_up_are_refused(
     with pytest.raises(PromptTemplateError, match="the template cannot be read: ") as info:
         parse(text, name="p", source="prompts/p.template")
     assert reason in str(info.value) and len(str(info.value)) < 300
+
+
+def test_a_key_given_twice_is_an_error_at_its_line() -> None:
+    text = "title: T\nmessages:\n  - role: user\n    content: {type: text, text: Hi}\ntitle: U\n"
+    message = error_of(parse_prompt_yaml, text, name="p", source="p.template.yaml")
+    assert message == (
+        "p.template.yaml:5: invalid YAML: the key 'title' is given twice in one mapping (first at line 1); "
+        "remove one of them"
+    )
+    text = "---\ndescription: a\ndescription: b\n---\nBody"
+    message = error_of(parse_prompt_markdown, text, name="p", source="p.template.md")
+    assert message.startswith("p.template.md:3: invalid YAML: the key 'description' is given twice")

@@ -911,3 +911,23 @@ def test_a_manifest_that_is_not_a_file_is_a_warning(tmp_path: Path, shape: str) 
     findings = walk_corpus(tmp_path).findings
     assert [(f.path, f.severity) for f in findings] == [("sdk/.docs-mcp.json", "warning")]
     assert findings[0].message.startswith("not a file (a folder, a device, or a symbolic link")
+
+
+def test_front_matter_giving_a_key_twice_is_an_error_at_the_second(tmp_path: Path) -> None:
+    # YAML kept the last value without a word: a page's title or filter silently lost (the
+    # original's YAML reader refuses such front matter)
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "title.md", "---\ntitle: First\nmcp_chunking_hint: h2\ntitle: Second\n---\n# T\n")
+    write(tmp_path, "nested.md", "---\nmcp_metadata:\n  topic: a\n  topic: b\n---\n# N\n")
+    write(tmp_path, "forms.md", "---\nmetadata:\n  '1': x\n  \"1\": y\n---\n# F\n")
+    merged = "---\nbase: &b {topic: a, area: x}\nmcp_metadata:\n  <<: *b\n  topic: b\n---\n# M\n"
+    write(tmp_path, "merged.md", merged)  # a merge key's values overridden on purpose
+    report = validate_corpus(tmp_path, workers=1)
+    by_path = {f.path: f for f in report.findings if f.severity == "error"}
+    assert sorted(by_path) == ["forms.md", "nested.md", "title.md"]
+    assert (by_path["title.md"].line, by_path["nested.md"].line, by_path["forms.md"].line) == (4, 4, 4)
+    assert by_path["title.md"].message == (
+        "front matter is not valid YAML: the key 'title' is given twice in one mapping (first at line 2); "
+        "remove one of them"
+    )
+    assert "the key 'topic' is given twice in one mapping (first at line 3)" in by_path["nested.md"].message

@@ -293,7 +293,7 @@ def parse_front_matter(parsed: ParsedMarkdown, relpath: str) -> dict[str, Any] |
     if parsed.front_matter is None:
         return None
     try:
-        data = load_yaml(parsed.front_matter)
+        data = load_yaml(parsed.front_matter, first_line=parsed.front_matter_line + 1)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = parsed.front_matter_line + 1 + mark.line if mark is not None else parsed.front_matter_line

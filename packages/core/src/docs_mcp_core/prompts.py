@@ -346,7 +346,7 @@ def _load_yaml(text: str, source: str, first_line: int) -> tuple[Any, yaml.Node 
 
     try:  # load_yaml: aliases expanding a few lines to millions of values were walked by the
         # checks (a 9-line template took a minute and gigabytes to report its error)
-        data, node = load_yaml(text), yaml.compose(text, Loader=yaml.SafeLoader)
+        data, node = load_yaml(text, first_line=first_line), yaml.compose(text, Loader=yaml.SafeLoader)
     except YamlExpansionError as exc:
         raise PromptTemplateError(f"{source}:{first_line}: the template cannot be read: {exc}") from None
     except yaml.YAMLError as exc:

@@ -3,7 +3,8 @@
 ``yaml.safe_load`` follows aliases as references: a few lines of aliases of aliases stand for
 billions of values, and every later step (validation, an error message's repr, JSON) walks the
 expansion. :func:`load_yaml` refuses such a document, and one nested deeper than the parser can
-follow, with :class:`~docs_mcp_core.errors.YamlExpansionError`.
+follow, with :class:`~docs_mcp_core.errors.YamlExpansionError`. A key given twice in one mapping
+is a :class:`yaml.YAMLError` at the second: YAML keeps the last value without a word.
 """
 
 from __future__ import annotations
@@ -13,24 +14,30 @@ from typing import Any
 
 import yaml
 
-from docs_mcp_core.errors import YamlExpansionError
+from docs_mcp_core.errors import YamlExpansionError, shown
 
 __all__ = ["load_yaml"]
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, *, first_line: int = 1) -> Any:
     """``yaml.safe_load``, refusing documents that only aliases make large.
 
     An alias (``*name``) stands for a whole earlier value, so a few lines of aliases of aliases
     can expand to billions of values, and every later step (validation, error messages, JSON)
     walks the expansion. A document may expand to about its own size; beyond that, or when a
     value contains itself, or when it is nested deeper than the parser can follow, this raises
-    :class:`YamlExpansionError`. Invalid YAML raises :class:`yaml.YAMLError` as usual.
+    :class:`YamlExpansionError`. Invalid YAML raises :class:`yaml.YAMLError` as usual, and so does
+    a key given twice in one mapping (its message names the first's line, ``text`` starting at
+    line ``first_line`` of its file).
     """
+    loader = _Loader(text)
+    loader.first_line = first_line
     try:
-        data = yaml.load(text, Loader=_Loader)  # a SafeLoader
+        data = loader.get_single_data()
     except RecursionError:
         raise YamlExpansionError("it is nested too deeply to read; flatten it") from None
+    finally:
+        loader.dispose()
     problem = _expansion_problem(data, 2 * len(text) + 1000)
     if problem is not None:
         raise YamlExpansionError(problem)
@@ -41,9 +48,32 @@ class _Loader(yaml.SafeLoader):
     """``yaml.SafeLoader`` with integers read in time linear in their length, or refused at their
     line: YAML 1.1 reads ``1:30`` as 90 (base 60) with a loop over growing integers (400,000 parts
     took 59 s, in time growing with the square of their number), and Python refuses over 4,300
-    decimal digits with advice to the programmer (``sys.set_int_max_str_digits``)."""
+    decimal digits with advice to the programmer (``sys.set_int_max_str_digits``); and a key given
+    twice in one mapping refused at the second (js-yaml, the original's reader, refuses it too)."""
+
+    first_line = 1  # of the text in its file, for the line a message names
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        lines: dict[Any, int] = {}  # each key: its line in the text
+        for key_node, _ in node.value:  # the mapping's own keys: a merge (<<) may be overridden
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
+                continue
+            key = self.construct_object(key_node)  # kept: the mapping's construction reuses it
+            try:
+                first = lines.get(key)
+            except TypeError:  # unhashable: the construction refuses it
+                continue
+            if first is not None:
+                problem = (
+                    f"the key '{shown(key)}' is given twice in one mapping (first at line "
+                    f"{first + self.first_line}); remove one of them"
+                )
+                raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+            lines[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
 
 
+_MERGE = "tag:yaml.org,2002:merge"
 _MAX_BASE60_PARTS = 100  # 190:20:30 has 3
 _MAX_DIGITS = 4_300  # Python's own limit on converting a decimal string
 
