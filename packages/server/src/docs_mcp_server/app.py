@@ -429,7 +429,7 @@ def _checked_custom_tools(tools: Sequence[CustomTool]) -> dict[str, tuple[Custom
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from docs_mcp_server.custom_tools import schema_validator
+    from docs_mcp_server.custom_tools import reference_problem, schema_validator
 
     checked: dict[str, tuple[CustomTool, Draft202012Validator]] = {}
     for tool in tools:
@@ -439,5 +439,8 @@ def _checked_custom_tools(tools: Sequence[CustomTool]) -> dict[str, tuple[Custom
             raise OptionsError(
                 f"Custom tool '{tool.name}' has an invalid inputSchema: {exc.message}"
             ) from exc
-        checked[tool.name] = (tool, schema_validator(dict(tool.input_schema)))
+        validator = schema_validator(dict(tool.input_schema))
+        if (problem := reference_problem(validator)) is not None:
+            raise OptionsError(f"Custom tool '{tool.name}' has an invalid inputSchema: {problem}")
+        checked[tool.name] = (tool, validator)
     return checked

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docs_mcp_core.errors import json_limit
+from docs_mcp_core.errors import json_limit, shown
 from docs_mcp_server.errors import OptionsError
 from docs_mcp_server.options import CustomTool
 
@@ -88,7 +88,10 @@ def schema_validator(schema: dict[str, Any]) -> Draft202012Validator:
         "patternProperties": pattern_properties,
         "additionalProperties": additional_properties,
     }
-    return validators.extend(Draft202012Validator, timed)(schema)
+    from referencing import Registry
+
+    # no retrieval: a $ref to a URL was fetched (no timeout, on the event loop) when the tool was called
+    return validators.extend(Draft202012Validator, timed)(schema, registry=Registry())
 
 
 class _TooSlow(Exception):
@@ -170,3 +173,99 @@ def parse_custom_tools_json(value: str) -> list[CustomTool]:
             CustomTool(name=name, description=description, input_schema=schema, handler=echo_arguments)
         )
     return tools
+
+
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_MAPS = ("$defs", "definitions", "properties", "patternProperties", "dependentSchemas")
+_SCHEMA_VALUES = (
+    "not", "if", "then", "else", "items", "contains", "additionalProperties", "propertyNames",
+    "unevaluatedItems", "unevaluatedProperties", "contentSchema",
+)  # fmt: skip
+_SAME_VALUE = frozenset(("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas"))
+"""The keywords whose schemas apply to the value itself, not to a part of it: a cycle of these and
+references never ends."""
+
+
+def reference_problem(validator: Draft202012Validator) -> str | None:
+    """What is wrong with the references (``$ref``, ``$dynamicRef``) of a custom tool's schema, as the
+    end of a start-up error; ``None`` when each resolves within the schema (or to a JSON Schema
+    meta-schema, which jsonschema holds) and none leads back to itself without reading a part of
+    the value. ``validator`` is the schema's (:func:`schema_validator`), which fetches nothing:
+    without this check such a reference failed only when the tool was called."""
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    # each schema object: the schemas that apply to the same value (their id, the $ref that leads there)
+    same_value: dict[int, list[tuple[int, str | None]]] = {}
+    root = validator._resolver  # pyright: ignore[reportAttributeAccessIssue] - what a call resolves with
+    stack: list[tuple[Any, str, Any]] = [(validator.schema, "", root)]
+    while stack:
+        node, path, resolver = stack.pop()
+        if not isinstance(node, dict) or id(node) in same_value:
+            continue
+        if "$id" in node:
+            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        edges = same_value[id(node)] = []
+        for keyword, child, where in _subschemas(node, path):
+            stack.append((child, where, resolver))
+            if keyword in _SAME_VALUE:
+                edges.append((id(child), None))
+        for keyword in ("$ref", "$dynamicRef"):
+            if isinstance(reference := node.get(keyword), str):
+                named = f"its {keyword} '{shown(reference)}' at {path or 'the top level'}"
+                try:
+                    edges.append((id(resolver.lookup(reference).contents), named))
+                except Unresolvable:
+                    return (
+                        f"{named} resolves to nothing in the schema (references to other documents are "
+                        "not fetched); copy the schema it names into $defs and refer to '#/$defs/<name>'"
+                    )
+    return _endless_reference(same_value)
+
+
+def _subschemas(node: dict[str, Any], path: str) -> Iterator[tuple[str, Any, str]]:
+    """The schemas directly inside schema object ``node``: (keyword, schema, where it is)."""
+    prefix = f"{path}/" if path else ""
+    for keyword in _SCHEMA_LISTS:
+        if isinstance(items := node.get(keyword), list):
+            for index, child in enumerate(items):
+                yield keyword, child, f"{prefix}{keyword}/{index}"
+    for keyword in _SCHEMA_MAPS:
+        if isinstance(children := node.get(keyword), dict):
+            for name, child in children.items():
+                yield keyword, child, f"{prefix}{keyword}/{shown(name)}"
+    for keyword in _SCHEMA_VALUES:
+        if keyword in node:
+            yield keyword, node[keyword], f"{prefix}{keyword}"
+
+
+def _endless_reference(same_value: dict[int, list[tuple[int, str | None]]]) -> str | None:
+    """A reference on a cycle of schemas that apply to the same value, as :func:`reference_problem`
+    names it; ``None`` when there is no such cycle (a depth-first search, each schema once)."""
+    done: set[int] = set()
+    for start in same_value:
+        if start in done:
+            continue
+        on_path: dict[int, int] = {start: 0}  # schema: its place on the path
+        path: list[tuple[int, str | None, Iterator[tuple[int, str | None]]]] = [
+            (start, None, iter(same_value[start]))
+        ]
+        while path:
+            for target, named in path[-1][2]:
+                if target in on_path:  # a cycle: the references along it, this one last
+                    cycle = [came for _, came, _ in path[on_path[target] + 1 :]] + [named]
+                    first = next(came for came in cycle if came is not None)
+                    return (
+                        f"{first} leads back to itself without reading a part of the value, so checking a "
+                        "value would never end; refer to a schema of the value's parts (under properties "
+                        "or items) instead"
+                    )
+                if target in same_value and target not in done:
+                    on_path[target] = len(path)
+                    path.append((target, named, iter(same_value[target])))
+                    break
+            else:
+                finished, _, _ = path.pop()
+                del on_path[finished]
+                done.add(finished)
+    return None
