@@ -60,6 +60,23 @@ def test_a_query_of_more_words_than_the_limit_is_refused_with_its_count(text: st
     )
 
 
+@pytest.mark.parametrize(
+    ("word", "splits"),
+    [
+        ("कैसे", 2),  # Hindi: a vowel sign is a combining mark, not a letter
+        ("كَيْفَ", 3),  # Arabic written with its vowel marks
+        ("பணத்தை", 2),  # Tamil
+        ("vie\u0302\u0323t", 2),  # Vietnamese with its accents as combining characters (NFD)
+    ],
+)
+def test_a_word_with_combining_marks_counts_once_toward_the_limit(word: str, splits: int) -> None:
+    # each mark split the word for the count: 20 such words of Hindi were refused as 40
+    assert len(re.findall(r"[^\W_]+", word)) == splits
+    Query.parse(" ".join([word] * MAX_QUERY_TERMS))
+    with pytest.raises(SearchError, match=r"^query has too many words: 65, at most 64;"):
+        Query.parse(" ".join([word] * (MAX_QUERY_TERMS + 1)))
+
+
 def test_a_huge_query_of_distinct_words_is_refused_by_its_length_first() -> None:
     huge = " ".join(f"w{i:06d}" for i in range(400_000))  # 3.2 MB, 400,000 distinct words
     with pytest.raises(SearchError, match=r"^query is too long: 3,199,999 characters, at most 2,000;"):

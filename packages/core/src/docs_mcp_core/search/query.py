@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 MAX_QUERY_CHARS = 2000  # characters of a query, after trimming
-MAX_QUERY_TERMS = 64  # words of a query: runs of letters and digits
+MAX_QUERY_TERMS = 64  # words of a query: runs of letters and digits (and their combining marks)
 _QUERY_ADVICE = "search for the names and words that matter"
 # Words that say nothing about which chunk is wanted (LanceDB's full-text search drops them too).
 # Coverage also leaves out every word of one or two letters; snippets keep those that are not here
@@ -171,10 +171,26 @@ def check_query(query: str | None) -> str:
         raise SearchError(
             f"query is too long: {len(text):,} characters, at most {MAX_QUERY_CHARS:,}; {_QUERY_ADVICE}"
         )
-    words = sum(1 for _ in _ANY_WORD_RE.finditer(text))
+    words = _word_count(text)
     if words > MAX_QUERY_TERMS:
         raise SearchError(f"query has too many words: {words:,}, at most {MAX_QUERY_TERMS}; {_QUERY_ADVICE}")
     return text
+
+
+def _word_count(text: str) -> int:
+    """The words of ``text`` as its reader counts them: runs of letters, digits and combining marks
+    (a Hindi vowel sign, an Arabic vowel mark, an accent written apart), in any script. Counted as
+    the analyzer splits words, each mark split its word in two or three."""
+    if text.isascii():
+        return sum(1 for _ in _ANY_WORD_RE.finditer(text))
+    import unicodedata
+
+    count, in_word = 0, False
+    for char in text:
+        part = char.isalnum() or unicodedata.category(char).startswith("M")
+        count += part and not in_word
+        in_word = part
+    return count
 
 
 @dataclass(frozen=True)
