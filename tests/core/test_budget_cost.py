@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from docs_mcp_core import markdown
+from docs_mcp_core import markdown, tokens
 from docs_mcp_core.tokens import ENCODINGS, count_tokens, get_encoding
 from tests.support.tiny_corpus import build_pages, opened
 
@@ -162,3 +162,20 @@ def test_a_large_budget_on_a_larger_section_tokenizes_it_only_past_the_budget(
     assert count_tokens(whole, "o200k_base") > 1_000_000 and count_tokens(part, "o200k_base") <= 200_000
     assert part.startswith(whole[: whole.index("```python")])  # the code block comes next, too large
     assert spent <= 5_000_000  # the 3.3 MB section, twice per encoding: 13.4 MB
+
+
+def test_a_budgeted_answer_that_fits_by_its_bytes_builds_no_encoding(
+    index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # building the shipped encodings takes a good part of a second and about 100 MB: an agent's
+    # first budgeted call on a short chunk or a short result page must not wait for them
+    built: dict[str, object] = {}
+    monkeypatch.setattr(tokens, "_encodings", built)
+    with opened(index) as engine:
+        doc = engine.get_doc("guide.md#_preamble", max_tokens=1000)
+        page = engine.search("intro", max_tokens=4000)
+        assert "Intro." in doc and page.hits
+        assert built == {}
+        cut = engine.get_doc("guide.md#guide/huge", scope="section", max_tokens=1000)
+    assert "more tokens follow" in cut
+    assert sorted(built) == sorted(ENCODINGS)  # counted with every shipped encoding once needed

@@ -22,18 +22,22 @@ holds whichever of them the client counts with (``cl100k_base``, the default of
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.search.hits import SearchResult
 from docs_mcp_core.search.options import MAX_MAX_TOKENS, MIN_MAX_TOKENS, check_max_tokens
 from docs_mcp_core.tokens import ENCODINGS, get_encoding
+
+if TYPE_CHECKING:
+    import tiktoken
 
 __all__ = [
     "DELIMITER",
@@ -76,8 +80,13 @@ class TokenBudget:
 
     def __init__(self, max_tokens: int, encoding: str) -> None:
         self.max_tokens = max_tokens
-        names = [encoding, *(name for name in ENCODINGS if name != encoding)]
-        self._encodings = [get_encoding(name) for name in names]
+        self._names = [encoding, *(name for name in ENCODINGS if name != encoding)]
+
+    @functools.cached_property
+    def _encodings(self) -> list[tiktoken.Encoding]:
+        # loaded when a text is first counted: building the encodings takes a good part of a
+        # second and about 100 MB, which an answer that fits by its bytes alone never needs
+        return [get_encoding(name) for name in self._names]
 
     def count(self, text: str) -> int:
         return max(len(encoding.encode_ordinary(text)) for encoding in self._encodings)
