@@ -258,7 +258,7 @@ def test_a_metadata_key_some_clients_refuse_is_a_warning_once(tmp_path: Path) ->
     write(tmp_path, "a.md", "# A\n")
     write(tmp_path, "b.md", "---\nmcp_metadata:\n  sdk-version: '2'\n---\n# B\n")
     report = validate_corpus(tmp_path)
-    assert triples(report) == [("a.md", None, "warning")]
+    assert triples(report) == [(".docs-mcp.json", 1, "warning")]  # where the key is written
     assert report.findings[0].message.startswith("metadata key 'SDK language' becomes a search_docs argument")
     assert "(e.g. 'SDK_language')" in report.findings[0].message
 
@@ -671,7 +671,7 @@ def test_long_keys_and_values_are_reported_once_on_the_first_file(tmp_path: Path
     write(tmp_path, "b.md", f"---\nmcp_metadata:\n  scope: {long_value}\n  {long_key}: x\n---\n# B\n")
     write(tmp_path, "c.md", f"---\nmcp_metadata:\n  {long_key}: y\n---\n# C\n")
     report = validate_corpus(tmp_path)
-    assert triples(report) == [("a.md", None, "error"), ("b.md", None, "error")]
+    assert triples(report) == [("a.md", 3, "error"), ("b.md", 4, "error")]
     assert "129 characters long; at most 128" in report.findings[0].message
     assert report.findings[1].message.startswith(f"metadata key '{long_key}': key is 65 characters long")
 
@@ -682,7 +682,27 @@ def test_value_length_is_counted_in_utf16_units(tmp_path: Path) -> None:
     assert validate_corpus(tmp_path).ok
     write(tmp_path, ".docs-mcp.json", json.dumps({"version": "1", "metadata": {"emoji": "😀" * 65}}))
     report = validate_corpus(tmp_path)
-    assert triples(report) == [("a.md", None, "error")]
+    assert triples(report) == [(".docs-mcp.json", 1, "error")]
+
+
+def test_a_metadata_problem_is_named_where_the_key_is_written(tmp_path: Path) -> None:
+    # each was reported on the first markdown file carrying the key, without a line: a.md for a
+    # value written in the manifest, which is the file to edit
+    manifest = {"version": "1", "metadata": {"scope": "guide", "lang": "x" * 300}}
+    write(tmp_path, ".docs-mcp.json", json.dumps(manifest, indent=2))
+    override = {"pattern": "*.md", "metadata": {"\u00e9t\u00e9": "v"}}
+    write(tmp_path, "sub/.docs-mcp.json", json.dumps({"version": "1", "overrides": [override]}, indent=2))
+    write(tmp_path, "a.md", "# A\n")
+    write(tmp_path, "sub/b.md", "# B\n")
+    write(tmp_path, "c.md", "---\ntitle: C\nmetadata:\n  zz: " + "q" * 300 + "\n---\n# C\n")
+    report = validate_corpus(tmp_path)
+    assert triples(report) == [
+        (".docs-mcp.json", 5, "error"),
+        ("c.md", 4, "error"),
+        ("sub/.docs-mcp.json", 7, "warning"),
+    ]
+    assert report.findings[0].message.startswith("metadata lang: value 'xxx")
+    assert "rename it (e.g. 'ete')" in report.findings[2].message  # not 't'
 
 
 # ── manifest usage ───────────────────────────────────────────────────────────────────────────────

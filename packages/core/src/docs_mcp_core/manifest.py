@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from unicodedata import normalize
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -194,9 +195,7 @@ def _describe(err: Mapping[str, Any]) -> str:
 
 def parse_manifest(text: str, *, source: str = MANIFEST_FILENAME) -> tuple[Manifest, list[ManifestIssue]]:
     """Parse and check a manifest. Raises :class:`ManifestError` naming ``source`` on any error.
-
-    Unknown top-level keys are reported as warnings and ignored (the original ignores them too).
-    """
+    Unknown top-level keys are reported as warnings and ignored (the original ignores them too)."""
     twice: dict[str, None] = {}  # keys given twice in one object: JSON keeps the last one silently
 
     def keep_last(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -316,11 +315,11 @@ def unportable_key_warning(key: str) -> str | None:
     """Why some clients would refuse ``key`` (trimmed) as a ``search_docs`` argument, or ``None``."""
     if PORTABLE_METADATA_KEY.fullmatch(key):
         return None
-    suggestion = re.sub(r"[^A-Za-z0-9_-]+", "_", key).strip("_")[:64] or "key"
+    ascii_key = normalize("NFKD", key).encode("ascii", "ignore").decode()  # été: ete, not t
+    suggestion = re.sub(r"[^A-Za-z0-9_-]+", "_", ascii_key).strip("_")[:64] or "key"
     return (
-        f"metadata key '{key}' becomes a search_docs argument name, and some agents' model APIs refuse a "
-        "tool whose argument names are not 1-64 letters, digits, '_', '.' or '-'; rename it "
-        f"(e.g. '{suggestion}')"
+        f"metadata key '{key}' becomes a search_docs argument name, and some agents' model APIs refuse a tool "
+        f"whose argument names are not 1-64 letters, digits, '_', '.' or '-'; rename it (e.g. '{suggestion}')"
     )
 
 

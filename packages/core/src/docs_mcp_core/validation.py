@@ -41,7 +41,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from docs_mcp_core.corpus import MAX_DOCUMENT_BYTES, Corpus, ManifestEntry, too_large
 from docs_mcp_core.corpus_pool import DEFAULT_WORKERS, ChunkedFile, chunk_corpus_parallel
@@ -57,6 +57,7 @@ from docs_mcp_core.metadata import (
     taxonomy_key_problem,
     taxonomy_value_problem,
 )
+from docs_mcp_core.metadata_origins import metadata_origin
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.prompts import (
     MARKDOWN_SUFFIX,
@@ -209,7 +210,7 @@ class CorpusScan:
     def report(self) -> ValidationReport:
         """The findings of the pass and of the checks across the corpus, in a deterministic order."""
         corpus, results = self.corpus, self._results
-        self._add(_check_metadata_limits(results))
+        self._add(_check_metadata_limits(results, corpus.docs_dir))
         self._add(_check_manifest_usage(corpus, self._manifests, results, self._failed))
         self._add(_check_prompt_templates(corpus.docs_dir, corpus.files.templates))
         findings = sorted(self._found, key=finding_order)
@@ -360,12 +361,19 @@ def _check_manifest_usage(
 # ── metadata limits ──────────────────────────────────────────────────────────────────────────────
 
 
-def _check_metadata_limits(results: list[ChunkedFile]) -> list[Finding]:
-    """The metadata.json taxonomy limits, reported on the file that introduced each problem."""
+def _check_metadata_limits(results: list[ChunkedFile], docs_dir: Path | None = None) -> list[Finding]:
+    """The metadata.json taxonomy limits, reported where each problem is written (the front matter
+    or manifest of the file that introduced it, :func:`metadata_origin`)."""
     findings: list[Finding] = []
     keys: dict[str, str] = {}  # key -> file that introduced it
     values: dict[str, dict[str, str]] = {}  # key -> value -> file
     bad_values: set[tuple[str, str]] = set()
+
+    def found(
+        r: ChunkedFile, raw_key: str, value: str | None, severity: Literal["error", "warning"], message: str
+    ) -> None:
+        findings.append(Finding(*metadata_origin(docs_dir, r, raw_key, value), severity, message))
+
     for r in results:
         if r.chunk_count == 0:
             continue
@@ -375,38 +383,30 @@ def _check_metadata_limits(results: list[ChunkedFile]) -> list[Finding]:
                 keys[key] = r.relpath
                 problem = taxonomy_key_problem(key)
                 if problem:
-                    findings.append(Finding(r.relpath, None, "error", f"metadata key '{key}': {problem}"))
+                    found(r, raw_key, None, "error", f"metadata key '{key}': {problem}")
                 elif warning := unportable_key_warning(key):
-                    findings.append(Finding(r.relpath, None, "warning", warning))
+                    found(r, raw_key, None, "warning", warning)
                 if len(keys) == MAX_TAXONOMY_KEYS + 1:
-                    findings.append(
-                        Finding(
-                            r.relpath,
-                            None,
-                            "error",
-                            f"metadata key '{key}' is the {MAX_TAXONOMY_KEYS + 1}th distinct key in the corpus;"
-                            f" at most {MAX_TAXONOMY_KEYS} taxonomy keys are allowed",
-                        )
+                    message = (
+                        f"metadata key '{key}' is the {MAX_TAXONOMY_KEYS + 1}th distinct key in the corpus;"
+                        f" at most {MAX_TAXONOMY_KEYS} taxonomy keys are allowed"
                     )
+                    found(r, raw_key, None, "error", message)
             seen = values.setdefault(key, {})
             if value in seen or (key, value) in bad_values:
                 continue
             problem = taxonomy_value_problem(value)
             if problem:
                 bad_values.add((key, value))
-                findings.append(Finding(r.relpath, None, "error", f"metadata {key}: value {problem}"))
+                found(r, raw_key, value, "error", f"metadata {key}: value {problem}")
                 continue
             seen[value] = r.relpath
             if len(seen) == MAX_VALUES_PER_KEY + 1:
-                findings.append(
-                    Finding(
-                        r.relpath,
-                        None,
-                        "error",
-                        f"metadata {key} = '{value}' is the {MAX_VALUES_PER_KEY + 1}th distinct value of '{key}'"
-                        f" in the corpus; at most {MAX_VALUES_PER_KEY} values per key are allowed",
-                    )
+                message = (
+                    f"metadata {key} = '{value}' is the {MAX_VALUES_PER_KEY + 1}th distinct value of '{key}'"
+                    f" in the corpus; at most {MAX_VALUES_PER_KEY} values per key are allowed"
                 )
+                found(r, raw_key, value, "error", message)
     return findings
 
 
