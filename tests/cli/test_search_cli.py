@@ -120,6 +120,25 @@ def test_malformed_filter_exits_2(cli_index: Path, item: str) -> None:
     assert usage_error(err) == f"Invalid value for '--filter': expects KEY=VALUE, got '{item}'"
 
 
+def test_a_filter_key_given_twice_exits_2(cli_index: Path) -> None:
+    # the last value was searched alone: a search for Go and Python answered for Python only
+    code, out, err = _invoke(
+        "search",
+        "--index-dir",
+        cli_index,
+        "payment",
+        "--filter",
+        "language=go",
+        "--filter",
+        " language =python",
+    )
+    assert (code, out) == (2, "")
+    assert usage_error(err) == (
+        "Invalid value for '--filter': 'language' is given twice (go, then python); a search filters each "
+        "key on one value: give it once"
+    )
+
+
 def test_bad_cursor_exits_1(cli_index: Path) -> None:
     code, _, err = _invoke("search", "--index-dir", cli_index, "payment", "--cursor", "bad-cursor")
     assert code == 1

@@ -70,11 +70,19 @@ def location(
 
 
 def key_value_pairs(values: list[str] | None, option: str) -> dict[str, str]:
-    """``KEY=VALUE`` items of a repeatable option, keys and values trimmed; usage error otherwise."""
+    """``KEY=VALUE`` items of a repeatable option, keys and values trimmed; usage error otherwise,
+    and for a key given twice (its last value would be used alone, without a word)."""
     pairs: dict[str, str] = {}
     for item in values or []:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
             raise usage_error(f"expects KEY=VALUE, got '{item}'", option)
-        pairs[key.strip()] = value.strip()
+        if pairs.get(key, value) != value:
+            raise usage_error(
+                f"'{key}' is given twice ({pairs[key]}, then {value}); a search filters each key on one "
+                "value: give it once",
+                option,
+            )
+        pairs[key] = value
     return pairs
