@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from docs_mcp_core.errors import json_limit, shown
 from docs_mcp_server.errors import OptionsError
@@ -31,7 +31,8 @@ def schema_validator(schema: dict[str, Any]) -> Draft202012Validator:
     """A draft 2020-12 validator of ``schema`` whose regular expressions (``pattern``, and the
     property-name patterns of ``patternProperties``, which ``additionalProperties`` reads too) give up
     after :data:`PATTERN_SECONDS` (matched with the ``regex`` module, which can stop a match): the
-    value is then refused, named by its length, instead of holding the server."""
+    value is then refused, named by its length, instead of holding the server. ``uniqueItems`` is
+    checked in time linear in the array's size, and no reference is ever fetched."""
     from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import ValidationError
 
@@ -83,15 +84,47 @@ def schema_validator(schema: dict[str, Any]) -> Draft202012Validator:
                 verb = "was" if len(extras) == 1 else "were"
                 yield ValidationError(f"Additional properties are not allowed ({joined} {verb} unexpected)")
 
-    timed = {
+    bounded = {
         "pattern": pattern,
         "patternProperties": pattern_properties,
         "additionalProperties": additional_properties,
+        "uniqueItems": _unique_items,
     }
     from referencing import Registry
 
     # no retrieval: a $ref to a URL was fetched (no timeout, on the event loop) when the tool was called
-    return validators.extend(Draft202012Validator, timed)(schema, registry=Registry())
+    return validators.extend(Draft202012Validator, bounded)(schema, registry=Registry())
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, _schema: Any) -> Iterator[Any]:
+    """``uniqueItems`` in time linear in the array's size (jsonschema compared each pair of items
+    it cannot sort, such as objects)."""
+    from jsonschema.exceptions import ValidationError
+
+    if unique and validator.is_type(instance, "array"):
+        seen: set[Any] = set()
+        for item in instance:
+            if (key := _equality_key(item)) in seen:
+                yield ValidationError(f"{instance!r} has non-unique elements")  # jsonschema's words
+                return
+            seen.add(key)
+
+
+def _equality_key(value: Any) -> Any:
+    """A hashable key of a JSON value, equal for values JSON Schema calls equal: numbers by value
+    (``1`` and ``1.0``), booleans apart from numbers, objects whatever their key order."""
+    if isinstance(value, bool) or value is None:
+        return (0, value)
+    if isinstance(value, int | float):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    if isinstance(value, list):
+        return (3, tuple(_equality_key(item) for item in cast(list[Any], value)))
+    if isinstance(value, dict):
+        items = cast(dict[Any, Any], value).items()
+        return (4, frozenset((key, _equality_key(item)) for key, item in items))
+    return (5, id(value))  # not JSON: equal only to itself
 
 
 class _TooSlow(Exception):

@@ -1,0 +1,67 @@
+"""A custom tool's ``uniqueItems`` is checked in time linear in the array's size.
+
+jsonschema compares every pair of items it cannot sort (objects, or items of several types): an
+array of 8,000 small objects, 80 KB of arguments, held the server's event loop for 49 s, and
+every other request of every client with it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+pytestmark = pytest.mark.integration  # each validation runs in a child process
+
+WAIT_SECONDS = 20.0
+SCHEMA = {"type": "object", "properties": {"tags": {"type": "array", "uniqueItems": True}}}
+
+_VALIDATE = """
+import json, sys
+from docs_mcp_server.custom_tools import schema_validator
+schema, instance = json.load(sys.stdin)
+print(json.dumps([e.message for e in schema_validator(schema).iter_errors(instance)]))
+"""
+
+
+def _errors_within(schema: dict[str, Any], instance: Any) -> list[str]:
+    """The validator's error messages, from a child process given a bounded wait."""
+    done = subprocess.run(
+        [sys.executable, "-c", _VALIDATE],
+        input=json.dumps([schema, instance]),
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_many_distinct_objects_are_checked_at_once() -> None:
+    tags = [{"id": i} for i in range(40_000)]
+    assert _errors_within(SCHEMA, {"tags": tags}) == []
+    repeated = [*tags, {"id": 7}]
+    assert _errors_within(SCHEMA, {"tags": repeated}) == [f"{repeated!r} has non-unique elements"]
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        [1, 1.0],  # equal numbers
+        [1, True],  # a boolean is not a number
+        [0, False, None, ""],
+        [{"a": 1}, {"a": 1.0}],
+        [{"a": [1, {"b": True}]}, {"a": [1, {"b": 1}]}],
+        [{"a": 1, "b": 2}, {"b": 2, "a": 1}],  # key order does not count
+        [[1, 2], [2, 1]],  # item order does
+        [[1, [True]], [1, [True]], "x"],
+        ["1", 1, [1], {"1": 1}],
+    ],
+)
+def test_items_are_judged_equal_as_jsonschema_judges_them(tags: list[Any]) -> None:
+    expected = [e.message for e in Draft202012Validator(SCHEMA).iter_errors({"tags": tags})]
+    assert _errors_within(SCHEMA, {"tags": tags}) == expected
