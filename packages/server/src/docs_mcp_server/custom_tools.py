@@ -31,8 +31,9 @@ def schema_validator(schema: dict[str, Any]) -> Draft202012Validator:
     """A draft 2020-12 validator of ``schema`` whose regular expressions (``pattern``, and the
     property-name patterns of ``patternProperties``, which ``additionalProperties`` reads too) give up
     after :data:`PATTERN_SECONDS` (matched with the ``regex`` module, which can stop a match): the
-    value is then refused, named by its length, instead of holding the server. ``uniqueItems`` is
-    checked in time linear in the array's size, and no reference is ever fetched."""
+    value is then refused, named by its length, instead of holding the server. ``uniqueItems``,
+    ``unevaluatedItems`` and ``unevaluatedProperties`` are checked in time linear in the value's
+    size, and no reference is ever fetched."""
     from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import ValidationError
 
@@ -89,6 +90,8 @@ def schema_validator(schema: dict[str, Any]) -> Draft202012Validator:
         "patternProperties": pattern_properties,
         "additionalProperties": additional_properties,
         "uniqueItems": _unique_items,
+        "unevaluatedItems": _unevaluated_items,
+        "unevaluatedProperties": _unevaluated_properties,
     }
     from referencing import Registry
 
@@ -108,6 +111,120 @@ def _unique_items(validator: Any, unique: Any, instance: Any, _schema: Any) -> I
                 yield ValidationError(f"{instance!r} has non-unique elements")  # jsonschema's words
                 return
             seen.add(key)
+
+
+def _unevaluated_items(validator: Any, unevaluated: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``unevaluatedItems`` as jsonschema checks it, in time linear in the array's size (it looked
+    each index up in a list of the evaluated ones)."""
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "array"):
+        return
+    evaluated = _evaluated_indexes(validator, instance, schema)
+    extras = [item for index, item in enumerate(instance) if index not in evaluated]
+    if extras:
+        yield ValidationError(f"Unevaluated items are not allowed ({_extras(extras)} unexpected)")
+
+
+def _unevaluated_properties(validator: Any, unevaluated: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``unevaluatedProperties`` as jsonschema checks it, in time linear in the object's size (it
+    looked each key up in a list of the evaluated ones) and with the schema's property-name patterns
+    given :data:`PATTERN_SECONDS` (it matched them with Python's ``re``, with no bound)."""
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    try:
+        evaluated = _evaluated_keys(validator, instance, schema)
+    except _TooSlow as slow:
+        yield ValidationError(slow.message("a property name"))
+        return
+    invalid = [  # once per error, as jsonschema lists them
+        key
+        for key in instance
+        if key not in evaluated
+        for _ in validator.descend(instance[key], unevaluated, path=key, schema_path=key)
+    ]
+    if invalid and unevaluated is False:
+        yield ValidationError(
+            f"Unevaluated properties are not allowed ({_extras(sorted(invalid, key=str))} unexpected)"
+        )
+    elif invalid:
+        yield ValidationError(
+            f"Unevaluated properties are not valid under the given schema ({_extras(invalid)} unevaluated and invalid)"
+        )
+
+
+def _extras(extras: list[Any]) -> str:
+    return ", ".join(repr(extra) for extra in extras) + (" was" if len(extras) == 1 else " were")
+
+
+def _referenced(validator: Any, schema: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
+    """The validators and schemas of ``schema``'s ``$ref`` and ``$dynamicRef``, as jsonschema follows them."""
+    for keyword in ("$ref", "$dynamicRef"):
+        if (reference := schema.get(keyword)) is not None:
+            resolved = validator._resolver.lookup(reference)  # as jsonschema resolves it
+            yield validator.evolve(schema=resolved.contents, _resolver=resolved.resolver), resolved.contents
+
+
+def _applied(validator: Any, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+    """The subschemas of ``schema`` that apply to ``instance`` in place and accept it (``allOf``,
+    ``oneOf``, ``anyOf``, ``if`` with ``then`` or ``else``), as jsonschema's evaluation counts them."""
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for subschema in schema.get(keyword, []):
+            if next(validator.descend(instance, subschema), None) is None:
+                yield subschema
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            yield schema["if"]
+            if "then" in schema:
+                yield schema["then"]
+        elif "else" in schema:
+            yield schema["else"]
+
+
+def _evaluated_indexes(validator: Any, instance: list[Any], schema: Any) -> set[int]:
+    """jsonschema's ``find_evaluated_item_indexes_by_schema``, as a set."""
+    if validator.is_type(schema, "boolean"):
+        return set()
+    if "items" in schema:
+        return set(range(len(instance)))
+    evaluated: set[int] = set()
+    for referenced, contents in _referenced(validator, schema):
+        evaluated |= _evaluated_indexes(referenced, instance, contents)
+    if "prefixItems" in schema:
+        evaluated |= set(range(len(schema["prefixItems"])))
+    for keyword in ("contains", "unevaluatedItems"):
+        if keyword in schema:
+            checker = validator.evolve(schema=schema[keyword])
+            evaluated |= {index for index, item in enumerate(instance) if checker.is_valid(item)}
+    for subschema in _applied(validator, instance, schema):
+        evaluated |= _evaluated_indexes(validator, instance, subschema)
+    return evaluated
+
+
+def _evaluated_keys(validator: Any, instance: dict[str, Any], schema: Any) -> set[str]:
+    """jsonschema's ``find_evaluated_property_keys_by_schema``, as a set, its patterns timed."""
+    if validator.is_type(schema, "boolean"):
+        return set()
+    evaluated: set[str] = set()
+    for referenced, contents in _referenced(validator, schema):
+        evaluated |= _evaluated_keys(referenced, instance, contents)
+    if validator.is_type(properties := schema.get("properties"), "object"):
+        evaluated |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        if (subschema := schema.get(keyword)) is not None:
+            evaluated |= {
+                k for k, v in instance.items() if next(validator.descend(v, subschema), None) is None
+            }
+    for pattern in schema.get("patternProperties", {}):
+        evaluated |= {key for key in instance if _search(pattern, key)}
+    for key, subschema in schema.get("dependentSchemas", {}).items():
+        if key in instance:
+            evaluated |= _evaluated_keys(validator, instance, subschema)
+    for subschema in _applied(validator, instance, schema):
+        evaluated |= _evaluated_keys(validator, instance, subschema)
+    return evaluated
 
 
 def _equality_key(value: Any) -> Any:
