@@ -7,7 +7,7 @@ times:
 * **stdio**: spawn ``docs-mcp-server``, send ``initialize``; when it is answered send
   ``notifications/initialized`` and one ``search_docs`` at once, as an agent does. Figures: spawn →
   ``initialize`` answered, spawn → first search answered, and their ratio (target ≤ 1.3, ≤ 2 on
-  the 10x corpus). With ``--modern`` the client speaks the 2026-07-28 protocol instead: it opens
+  the 10x corpus). With ``--max-tokens N`` that search asks for an answer within N tokens. With ``--modern`` the client speaks the 2026-07-28 protocol instead: it opens
   with ``server/discover`` and sends its protocol, name and capabilities in every request's
   ``_meta``, as the MCP SDK's own client does;
 * **HTTP** (``--http``): spawn the server on a free port; spawn → a TCP connection is accepted, and
@@ -53,10 +53,13 @@ MODERN_META = {
 }
 
 
-def stdio_first_answer(command: list[str], index: Path, *, modern: bool = False) -> tuple[float, float]:
+def stdio_first_answer(
+    command: list[str], index: Path, *, modern: bool = False, max_tokens: int | None = None
+) -> tuple[float, float]:
     """(spawn → opening request answered, spawn → first search answered), in ms. The opening
     request is ``initialize``, or with ``modern`` a 2026-07-28 client's ``server/discover`` (that
-    client then sends its protocol, name and capabilities in every request's ``_meta``)."""
+    client then sends its protocol, name and capabilities in every request's ``_meta``); with
+    ``max_tokens`` the search asks for an answer within that many tokens."""
     server = StdioServer(command, index)
     try:
         if modern:
@@ -67,7 +70,8 @@ def stdio_first_answer(command: list[str], index: Path, *, modern: bool = False)
             server.send(INITIALIZE)
         server.receive()
         initialized = (time.perf_counter() - server.started) * 1000
-        params: dict[str, Any] = {"name": "search_docs", "arguments": FIRST_QUERY}
+        arguments = FIRST_QUERY if max_tokens is None else {**FIRST_QUERY, "max_tokens": max_tokens}
+        params: dict[str, Any] = {"name": "search_docs", "arguments": arguments}
         if modern:
             params["_meta"] = MODERN_META
         else:
@@ -214,6 +218,12 @@ def main() -> int:
         action="store_true",
         help="the stdio client speaks the 2026-07-28 protocol (server/discover, _meta on every request)",
     )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help="the first search asks for an answer within this many tokens (its first count builds "
+        "the token encodings)",
+    )
     parser.add_argument("--steady-runs", type=int, default=2)
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     parser.add_argument(
@@ -233,7 +243,7 @@ def main() -> int:
     first: list[list[tuple[float, ...]]] = [[] for _ in runs]
     for run in range(args.runs):
         for position, (index, command) in enumerate(runs):
-            init, search = stdio_first_answer(command, index, modern=args.modern)
+            init, search = stdio_first_answer(command, index, modern=args.modern, max_tokens=args.max_tokens)
             row: tuple[float, ...] = (init, search)
             if args.http:
                 row += http_start(command, index)
