@@ -125,6 +125,17 @@ def test_custom_tools_json_parsing(tmp_path: Path) -> None:
         (TOO_DEEP, "cannot be read: it nests arrays or objects too deeply"),
         ('[{"n": ' + HUGE_NUMBER + "}]", "cannot be read: it holds a number too long"),
         ("@/dev/zero", "is larger than 16 MiB"),  # was read until memory ran out
+        # the last value was kept without a word: a tool renamed, a property's schema dropped
+        (
+            '[{"name": "a", "description": "d", "name": "b", "inputSchema": {"type": "object"}}]',
+            r"^--custom-tools-json gives the key 'name' twice in one object; only the last value would "
+            r"count: remove the other$",
+        ),
+        (
+            '[{"name": "t", "description": "d", "inputSchema": {"type": "object", '
+            '"properties": {"x": {"type": "string"}, "x": {"type": "integer"}}}}]',
+            "gives the key 'x' twice in one object",
+        ),
     ],
 )
 def test_custom_tools_json_errors(value: str, message: str) -> None:

@@ -296,14 +296,29 @@ def parse_custom_tools_json(value: str) -> list[CustomTool]:
             raise OptionsError(
                 f"custom tools file '{path}' is not UTF-8 text (byte {exc.start}); save it as UTF-8"
             ) from None
+    twice: list[str] = []  # keys given twice in one object: JSON keeps the last value silently
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                twice.append(key)
+            out[key] = value
+        return out
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise OptionsError(
             f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from exc
     except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
         raise OptionsError(f"{source} cannot be read: {json_limit(exc)}") from None
+    if twice:
+        raise OptionsError(
+            f"{source} gives the key '{shown(twice[0])}' twice in one object; only the last value would count: "
+            "remove the other"
+        )
     if not isinstance(data, list):
         raise OptionsError(f"{source} must be a JSON array of {{name, description, inputSchema}} objects")
     tools: list[CustomTool] = []
