@@ -134,12 +134,20 @@ def get_encoding(name: str = ENCODING_NAME) -> tiktoken.Encoding:
     with _lock:
         encoding = _encodings.get(name)
         if encoding is None:
-            encoding = _encodings[name] = tiktoken.Encoding(
+            encoding = tiktoken.Encoding(
                 name=spec.name,
                 pat_str=spec.pat_str,
                 mergeable_ranks=_load_ranks(spec),
                 special_tokens=spec.special_tokens,
             )
+            # tiktoken keeps the rank table it was given only to pickle the encoding, which
+            # nothing here does; its tokenizer holds its own copy. Dropped, the two encodings
+            # hold 63 MB instead of 105 (measured in Private_Dirty after a build of both).
+            encoding._mergeable_ranks = {}
+            from docs_mcp_core.memory import release_free_heap
+
+            release_free_heap()
+            _encodings[name] = encoding
     return encoding
 
 

@@ -85,7 +85,7 @@ class TokenBudget:
     @functools.cached_property
     def _encodings(self) -> list[tiktoken.Encoding]:
         # loaded when a text is first counted: building the encodings takes a good part of a
-        # second and about 100 MB, which an answer that fits by its bytes alone never needs
+        # second and about 60 MB, which an answer that fits by its bytes alone never needs
         return [get_encoding(name) for name in self._names]
 
     def count(self, text: str) -> int:
