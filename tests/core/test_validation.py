@@ -23,6 +23,7 @@ from docs_mcp_core.validation import (
     _check_metadata_limits,  # pyright: ignore[reportPrivateUsage]
     validate_corpus,
 )
+from tests.support.cpu_time import best_cpu_seconds
 from tests.support.hostile_json import HUGE_NUMBER, TOO_DEEP
 
 ROOT_MANIFEST = json.dumps(
@@ -951,3 +952,24 @@ def test_front_matter_giving_a_key_twice_is_an_error_at_the_second(tmp_path: Pat
         "remove one of them"
     )
     assert "the key 'topic' is given twice in one mapping (first at line 3)" in by_path["nested.md"].message
+
+
+def test_metadata_findings_in_one_manifest_are_located_in_linear_time(tmp_path: Path) -> None:
+    """Each finding about a metadata value read its manifest again to find the value's line: 4,000
+    overrides each giving a value too long took 100 s to validate, growing with the square."""
+
+    def corpus(size: int) -> Path:
+        docs = tmp_path / str(size)
+        overrides = [{"pattern": f"p{i}.md", "metadata": {"kind": f"v{i}-" + "y" * 200}} for i in range(size)]
+        write(docs, ".docs-mcp.json", json.dumps({"version": "1", "overrides": overrides}, indent=2))
+        for i in range(size):
+            write(docs, f"p{i}.md", f"# Page {i}\n\nText.\n")
+        return docs
+
+    small, large = corpus(200), corpus(800)
+    assert len(validate_corpus(large, workers=1).findings) == 800
+    seconds = {
+        docs: best_cpu_seconds(lambda docs=docs: validate_corpus(docs, workers=1)) for docs in (small, large)
+    }
+    ratio = seconds[large] / seconds[small]
+    assert ratio < 8  # four times the findings in a manifest four times as long: sixteen before

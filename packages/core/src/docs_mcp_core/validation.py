@@ -57,7 +57,7 @@ from docs_mcp_core.metadata import (
     taxonomy_key_problem,
     taxonomy_value_problem,
 )
-from docs_mcp_core.metadata_origins import metadata_origin
+from docs_mcp_core.metadata_origins import MetadataOrigins
 from docs_mcp_core.ordering import sort_key
 from docs_mcp_core.prompts import (
     MARKDOWN_SUFFIX,
@@ -363,16 +363,17 @@ def _check_manifest_usage(
 
 def _check_metadata_limits(results: list[ChunkedFile], docs_dir: Path | None = None) -> list[Finding]:
     """The metadata.json taxonomy limits, reported where each problem is written (the front matter
-    or manifest of the file that introduced it, :func:`metadata_origin`)."""
+    or manifest of the file that introduced it, :class:`MetadataOrigins`)."""
     findings: list[Finding] = []
     keys: dict[str, str] = {}  # key -> file that introduced it
     values: dict[str, dict[str, str]] = {}  # key -> value -> file
     bad_values: set[tuple[str, str]] = set()
+    origins = MetadataOrigins(docs_dir)
 
     def found(
         r: ChunkedFile, raw_key: str, value: str | None, severity: Literal["error", "warning"], message: str
     ) -> None:
-        findings.append(Finding(*metadata_origin(docs_dir, r, raw_key, value), severity, message))
+        findings.append(Finding(*origins.of(r, raw_key, value), severity, message))
 
     for r in results:
         if r.chunk_count == 0:
