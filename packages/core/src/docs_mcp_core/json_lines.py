@@ -1,4 +1,6 @@
-"""The lines of a manifest's keys and override patterns, for findings that point at them.
+"""The lines of a manifest's keys and override patterns, for findings that point at them; and
+JSON read with the keys its objects give twice (:func:`loads_noting_repeats`), which JSON itself
+keeps silently, the last value winning.
 
 Best effort (a key is found by its text, not by parsing), but in one pass over the file: looking
 each finding's key up by searching the whole text made a manifest of 20,000 overrides that match
@@ -11,11 +13,28 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
+from typing import Any
 
 # possessive (a string is read once, never backtracked into): a repeated group that can backtrack
 # keeps a frame per character, so a 10 MB string value took 1.4 GB to scan
 _KEY = re.compile(r'"((?:[^"\\]++|\\.)*+)"\s*:')
 _PATTERN = re.compile(r'"pattern"\s*:\s*("(?:[^"\\]++|\\.)*+")')
+
+
+def loads_noting_repeats(text: str) -> tuple[Any, list[str]]:
+    """``json.loads(text)`` (an object's last value of a key wins, as JSON has it) and the keys some
+    object gives twice, each once, in the order they are found. Raises what ``json.loads`` raises."""
+    twice: dict[str, None] = {}
+
+    def keep_last(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                twice[key] = None
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=keep_last), list(twice)
 
 
 def _decoded(quoted: str) -> str | None:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from docs_mcp_core.chunking import CHUNK_BY_VALUES, Strategy, heading_name
 from docs_mcp_core.errors import ManifestError, format_path, json_limit, quoted, shown
 from docs_mcp_core.globs import PatternIndex
+from docs_mcp_core.json_lines import loads_noting_repeats
 from docs_mcp_core.utf8 import LoneSurrogate, first_lone_surrogate, is_utf8
 
 MANIFEST_FILENAME = ".docs-mcp.json"
@@ -196,18 +197,8 @@ def _describe(err: Mapping[str, Any]) -> str:
 def parse_manifest(text: str, *, source: str = MANIFEST_FILENAME) -> tuple[Manifest, list[ManifestIssue]]:
     """Parse and check a manifest. Raises :class:`ManifestError` naming ``source`` on any error.
     Unknown top-level keys are reported as warnings and ignored (the original ignores them too)."""
-    twice: dict[str, None] = {}  # keys given twice in one object: JSON keeps the last one silently
-
-    def keep_last(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                twice[key] = None
-            out[key] = value
-        return out
-
     try:
-        raw = json.loads(text, object_pairs_hook=keep_last)
+        raw, twice = loads_noting_repeats(text)
     except json.JSONDecodeError as exc:
         raise ManifestError(f"{source}:{exc.lineno}: manifest is not valid JSON: {exc.msg}") from None
     except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits

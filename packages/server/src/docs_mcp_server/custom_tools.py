@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from docs_mcp_core.errors import json_limit, shown
+from docs_mcp_core.json_lines import loads_noting_repeats
 from docs_mcp_server.errors import OptionsError
 from docs_mcp_server.options import CustomTool
 
@@ -296,18 +297,8 @@ def parse_custom_tools_json(value: str) -> list[CustomTool]:
             raise OptionsError(
                 f"custom tools file '{path}' is not UTF-8 text (byte {exc.start}); save it as UTF-8"
             ) from None
-    twice: list[str] = []  # keys given twice in one object: JSON keeps the last value silently
-
-    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                twice.append(key)
-            out[key] = value
-        return out
-
     try:
-        data = json.loads(text, object_pairs_hook=unique_keys)
+        data, twice = loads_noting_repeats(text)
     except json.JSONDecodeError as exc:
         raise OptionsError(
             f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
