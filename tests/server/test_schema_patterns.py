@@ -10,41 +10,17 @@ match, and otherwise says what jsonschema says.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
+from tests.support.schema_errors import errors_within
+
 pytestmark = pytest.mark.integration  # each validation runs in a child process
 
 BACKTRACKS = "^(a|a)*$"
 HOSTILE = "a" * 40 + "!"
-WAIT_SECONDS = 20.0
-
-
-def _errors_within(schema: dict[str, Any], instance: Any) -> list[str]:
-    """The validator's error messages, from a child process given a bounded wait (a backtracking
-    ``re`` match holds the interpreter's lock, so no thread of this process could time it out)."""
-    done = subprocess.run(
-        [sys.executable, "-c", _VALIDATE],
-        input=json.dumps([schema, instance]),
-        capture_output=True,
-        text=True,
-        timeout=WAIT_SECONDS,
-        check=True,
-    )
-    return json.loads(done.stdout)
-
-
-_VALIDATE = """
-import json, sys
-from docs_mcp_server.custom_tools import schema_validator
-schema, instance = json.load(sys.stdin)
-print(json.dumps([e.message for e in schema_validator(schema).iter_errors(instance)]))
-"""
 
 
 @pytest.mark.parametrize(
@@ -65,7 +41,7 @@ print(json.dumps([e.message for e in schema_validator(schema).iter_errors(instan
     ids=["patternProperties", "no additional properties", "additional properties of a type"],
 )
 def test_a_property_name_a_pattern_backtracks_on_is_refused_in_bounded_time(schema: dict[str, Any]) -> None:
-    errors = _errors_within(schema, {HOSTILE: "x"})
+    errors = errors_within(schema, {HOSTILE: "x"})
     assert any(
         f"a property name of 41 characters could not be matched against '{BACKTRACKS}'" in e for e in errors
     ), errors
@@ -93,4 +69,4 @@ CASES: list[tuple[dict[str, Any], Any]] = [
 @pytest.mark.parametrize(("schema", "instance"), CASES)
 def test_other_values_are_judged_as_jsonschema_judges_them(schema: dict[str, Any], instance: Any) -> None:
     expected = sorted(e.message for e in Draft202012Validator(schema).iter_errors(instance))
-    assert sorted(_errors_within(schema, instance)) == expected
+    assert sorted(errors_within(schema, instance)) == expected

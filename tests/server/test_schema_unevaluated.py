@@ -9,38 +9,16 @@ hours whatever the time limit of ``patternProperties`` itself.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
+from tests.support.schema_errors import errors_within
+
 pytestmark = pytest.mark.integration  # each validation runs in a child process
 
-WAIT_SECONDS = 20.0
 BACKTRACKS = "^(a|a)*$"
-
-_VALIDATE = """
-import json, sys
-from docs_mcp_server.custom_tools import schema_validator
-schema, instance = json.load(sys.stdin)
-print(json.dumps([e.message for e in schema_validator(schema).iter_errors(instance)]))
-"""
-
-
-def _errors_within(schema: dict[str, Any], instance: Any) -> list[str]:
-    """The validator's error messages, from a child process given a bounded wait."""
-    done = subprocess.run(
-        [sys.executable, "-c", _VALIDATE],
-        input=json.dumps([schema, instance]),
-        capture_output=True,
-        text=True,
-        timeout=WAIT_SECONDS,
-        check=True,
-    )
-    return json.loads(done.stdout)
 
 
 def test_a_long_array_and_a_large_object_are_checked_at_once() -> None:
@@ -51,12 +29,12 @@ def test_a_long_array_and_a_large_object_are_checked_at_once() -> None:
         "properties": {"a": items, "b": {**keys, "unevaluatedProperties": {"type": "integer"}}},
     }
     n = 200_000
-    assert _errors_within(schema, {"a": list(range(n)), "b": {f"k{i}": i for i in range(n)}}) == []
+    assert errors_within(schema, {"a": list(range(n)), "b": {f"k{i}": i for i in range(n)}}) == []
 
 
 def test_a_property_name_a_pattern_backtracks_on_is_refused_in_bounded_time() -> None:
     schema = {"type": "object", "patternProperties": {BACKTRACKS: True}, "unevaluatedProperties": False}
-    errors = _errors_within(schema, {"a" * 40 + "!": 1})
+    errors = errors_within(schema, {"a" * 40 + "!": 1})
     assert errors and all("a property name of 41 characters could not be matched" in e for e in errors)
 
 
@@ -78,4 +56,4 @@ CASES: list[tuple[dict[str, Any], Any]] = [
 @pytest.mark.parametrize(("schema", "instance"), CASES)
 def test_other_values_are_judged_as_jsonschema_judges_them(schema: dict[str, Any], instance: Any) -> None:
     expected = sorted(e.message for e in Draft202012Validator(schema).iter_errors(instance))
-    assert sorted(_errors_within(schema, instance)) == expected
+    assert sorted(errors_within(schema, instance)) == expected

@@ -7,45 +7,23 @@ every other request of every client with it.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
+from tests.support.schema_errors import errors_within
+
 pytestmark = pytest.mark.integration  # each validation runs in a child process
 
-WAIT_SECONDS = 20.0
 SCHEMA = {"type": "object", "properties": {"tags": {"type": "array", "uniqueItems": True}}}
-
-_VALIDATE = """
-import json, sys
-from docs_mcp_server.custom_tools import schema_validator
-schema, instance = json.load(sys.stdin)
-print(json.dumps([e.message for e in schema_validator(schema).iter_errors(instance)]))
-"""
-
-
-def _errors_within(schema: dict[str, Any], instance: Any) -> list[str]:
-    """The validator's error messages, from a child process given a bounded wait."""
-    done = subprocess.run(
-        [sys.executable, "-c", _VALIDATE],
-        input=json.dumps([schema, instance]),
-        capture_output=True,
-        text=True,
-        timeout=WAIT_SECONDS,
-        check=True,
-    )
-    return json.loads(done.stdout)
 
 
 def test_many_distinct_objects_are_checked_at_once() -> None:
     tags = [{"id": i} for i in range(40_000)]
-    assert _errors_within(SCHEMA, {"tags": tags}) == []
+    assert errors_within(SCHEMA, {"tags": tags}) == []
     repeated = [*tags, {"id": 7}]
-    assert _errors_within(SCHEMA, {"tags": repeated}) == [f"{repeated!r} has non-unique elements"]
+    assert errors_within(SCHEMA, {"tags": repeated}) == [f"{repeated!r} has non-unique elements"]
 
 
 @pytest.mark.parametrize(
@@ -64,4 +42,4 @@ def test_many_distinct_objects_are_checked_at_once() -> None:
 )
 def test_items_are_judged_equal_as_jsonschema_judges_them(tags: list[Any]) -> None:
     expected = [e.message for e in Draft202012Validator(SCHEMA).iter_errors({"tags": tags})]
-    assert _errors_within(SCHEMA, {"tags": tags}) == expected
+    assert errors_within(SCHEMA, {"tags": tags}) == expected
