@@ -201,6 +201,30 @@ def test_broken_corpus_exits_1_with_findings_and_keeps_the_old_index(tmp_path: P
     assert _search_ids(old_index, OLD_QUERY) == [OLD_HIT]
 
 
+def test_utf16_and_binary_files_are_refused_by_line_and_keep_the_old_index(
+    tmp_path: Path, old_index: Path
+) -> None:
+    """Every byte of UTF-16 text without a byte-order mark, and of many binary files, is valid UTF-8
+    (ASCII and NUL): such a file was indexed as text full of NULs that search answers then carried."""
+    docs = _write(tmp_path / "docs", {".docs-mcp.json": '{"version": "1"}', "ok.md": "# Ok\n\ntext\n"})
+    (docs / "utf16.md").write_bytes("# Retries\n\nBack off between tries.\n".encode("utf-16-le"))
+    (docs / "marked.md").write_bytes("# Retries\n".encode("utf-16"))  # with its byte-order mark
+    (docs / "blob.md").write_bytes(b"# Blob\n\nPK\x03\x04\x00\x00payload\n")
+    before = file_digests(old_index)
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", old_index)
+    assert done.returncode == 1, done.stderr
+    errors = sorted(line for line in done.stderr.splitlines() if ": error: " in line)
+    advice = "re-save it as UTF-8"
+    nul = f"error: file holds a NUL byte (0x00), as UTF-16 text and binary files do, not UTF-8 text; {advice}"
+    assert errors == [
+        f"blob.md:3: {nul}",
+        f"marked.md:1: error: file is UTF-16 (it starts with a UTF-16 byte-order mark), not UTF-8; {advice}",
+        f"utf16.md:1: {nul}",
+    ]
+    assert "build refused" in done.stderr and "Traceback" not in done.stderr
+    assert file_digests(old_index) == before
+
+
 def test_bad_option_values_exit_2(tmp_path: Path, examples_docs: Path) -> None:
     done = run_docs_mcp("build", "--docs-dir", examples_docs, "--out", tmp_path / "o", "--workers", "0")
     assert done.returncode == 2

@@ -275,10 +275,25 @@ def read_markdown(docs_dir: Path, relpath: str) -> str:
                 )
     except OSError as exc:
         raise FindingError(Finding(relpath, None, "error", cannot_read("file", exc))) from None
+    return decode_markdown(data, relpath)
+
+
+def decode_markdown(data: bytes, relpath: str) -> str:
+    """The text of a document's bytes; a :class:`FindingError` naming the line for bytes that are not
+    UTF-8 text. A NUL byte is refused although it is UTF-8: no text file holds one, but UTF-16 text
+    (every other byte of ASCII is NUL) and binary files do, and were indexed as text full of NULs."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        problem = "file is UTF-16 (it starts with a UTF-16 byte-order mark), not UTF-8"
+        raise FindingError(Finding(relpath, 1, "error", f"{problem}; re-save it as UTF-8"))
+    nul = data.find(b"\0")
+    if nul >= 0:
+        problem = "file holds a NUL byte (0x00), as UTF-16 text and binary files do, not UTF-8 text"
+        line = data.count(b"\n", 0, nul) + 1
+        raise FindingError(Finding(relpath, line, "error", f"{problem}; re-save it as UTF-8"))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line = data.count(b"\n", 0, exc.start) + 1
         raise FindingError(
             Finding(
                 relpath,
