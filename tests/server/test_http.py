@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import signal
 import threading
@@ -286,6 +287,27 @@ def test_sigterm_or_sighup_lets_the_in_flight_request_finish(
         assert messages[0]["id"] == 9 and messages[0]["result"]["isError"] is False
         assert server.wait() == 0
         assert any('"shutting down http server"' in line for line in server.stderr_lines)
+    finally:
+        server.stop()
+
+
+def test_an_open_event_stream_ends_whole_when_the_server_stops(built_index: Path) -> None:
+    """A GET /mcp event stream open at SIGTERM was cut without the chunked body's last chunk: the
+    client read an incomplete body, and the server logged an error for every open stream."""
+    server, port = start_http(built_index)
+    try:
+        status, headers, _ = post_mcp(port, INITIALIZE)
+        assert status == 200
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/mcp", headers={"Accept": "text/event-stream", **PROTOCOL,
+                                             "Mcp-Session-Id": headers["mcp-session-id"]})  # fmt: skip
+        stream = conn.getresponse()
+        assert stream.status == 200 and stream.headers["Transfer-Encoding"] == "chunked"
+        server.proc.send_signal(signal.SIGTERM)
+        assert stream.read() == b""  # http.client.IncompleteRead when the last chunk is missing
+        conn.close()
+        assert server.wait() == 0
+        assert not [line for line in server.stderr_lines if '"level": "ERROR"' in line]
     finally:
         server.stop()
 

@@ -193,7 +193,8 @@ _ANSWER_MARKS = (b'"result"', b'"error"')  # an event stream that carried the re
 class ResponseWatch:
     """The ``send`` of the answer to a ``POST /mcp`` request with id ``request_id``, watched so that
     an event stream that ends, or is abandoned, without the request's answer ends with an error
-    event for it (:data:`SESSION_ENDED`) instead of leaving the client waiting for an answer."""
+    event for it (:data:`SESSION_ENDED`) instead of leaving the client waiting for an answer. With
+    ``request_id`` None (a ``GET /mcp`` event stream) an abandoned stream is only ended."""
 
     def __init__(self, send: Send, request_id: Any) -> None:
         self._send = send

@@ -203,8 +203,12 @@ class DocsHttpMiddleware:
                 )
                 return
             if method != "POST":
+                # a GET /mcp event stream the SDK leaves open at a stop is ended (the chunked body's
+                # last chunk), not cut: a client read an incomplete body, uvicorn logged an error
+                watch = http_checks.ResponseWatch(send, None)
                 with self._session_request(scope, method):
-                    await self.inner(http_checks.without_resumption(scope), receive, send)
+                    await self.inner(http_checks.without_resumption(scope), receive, watch.send)
+                await watch.finish()
                 return
             if not http_checks.json_body(scope):
                 error = _jsonrpc_error(-32000, http_checks.UNSUPPORTED_MEDIA_TYPE)
