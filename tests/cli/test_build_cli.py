@@ -232,6 +232,28 @@ def test_bad_option_values_exit_2(tmp_path: Path, examples_docs: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "bound"),
+    [
+        ("--embedding-batch-size", "2049", "2048"),
+        ("--embedding-concurrency", "33", "32"),
+        ("--embedding-max-retries", "11", "10"),
+    ],
+)
+def test_embedding_settings_beyond_their_range_are_usage_errors_for_every_provider(
+    tmp_path: Path, examples_docs: Path, flag: str, value: str, bound: str
+) -> None:
+    # they were taken by a hash or local build without a word, and refused by an openai build only
+    # once it had started (exit status 1), though the reference gives each its range
+    out = tmp_path / "o"
+    done = run_docs_mcp(
+        "build", "--docs-dir", examples_docs, "--out", out, "--embedding-provider", "hash", flag, value
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"Invalid value for '{flag}'" in done.stderr and bound in done.stderr
+    assert not out.exists()
+
+
 # ── a build killed midway ──────────────────────────────────────────────────────────────────────
 
 _WORDS = [

@@ -62,15 +62,17 @@ BaseUrlOption = Annotated[
 ]
 BatchSizeOption = Annotated[
     int | None,
-    typer.Option("--embedding-batch-size", min=1, help="Inputs per embedding request (default 128)."),
+    typer.Option(
+        "--embedding-batch-size", min=1, max=2048, help="Inputs per embedding request (default 128)."
+    ),
 ]
 ConcurrencyOption = Annotated[
     int | None,
-    typer.Option("--embedding-concurrency", min=1, help="Embedding requests in flight (default 4)."),
+    typer.Option("--embedding-concurrency", min=1, max=32, help="Embedding requests in flight (default 4)."),
 ]
 MaxRetriesOption = Annotated[
     int | None,
-    typer.Option("--embedding-max-retries", min=0, help="Retries on 429/5xx/timeouts (default 3)."),
+    typer.Option("--embedding-max-retries", min=0, max=10, help="Retries on 429/5xx/timeouts (default 3)."),
 ]
 CacheDirOption = Annotated[
     Path | None, typer.Option("--cache-dir", help="Parent folder of .embedding-cache/ (default: --out).")
