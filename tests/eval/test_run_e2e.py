@@ -162,6 +162,12 @@ def test_an_unknown_scope_is_a_usage_error(run_cli: CliRunner) -> None:
     assert "'page' is not one of" in result.err and "'parent'" in result.err
 
 
+def test_an_unknown_format_is_a_usage_error_in_plain_words(run_cli: CliRunner) -> None:
+    result = run_cli(run_args("--format", "XML"))
+    assert result.code == 2
+    assert "'XML' is not one of 'markdown', 'json'" in result.err and "Value error" not in result.err
+
+
 def test_out_file_matches_stdout(json_run: tuple[dict[str, Any], Path, str]) -> None:
     data, out, err = json_run
     assert json.loads(out.read_text(encoding="utf-8")) == data

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from docs_mcp_cli.errors import reporting
-from docs_mcp_cli.params import docs_dir_option
+from docs_mcp_cli.params import docs_dir_option, one_of
 from docs_mcp_core.validation import validate_corpus
 
 
@@ -29,7 +29,12 @@ def validate(
     docs_dir: Annotated[Path, docs_dir_option("Folder of markdown documentation to check.")],
     format: Annotated[
         OutputFormat,
-        typer.Option("--format", help="Output as text lines or as one JSON object."),
+        typer.Option(
+            "--format",
+            parser=lambda value: OutputFormat(one_of([f.value for f in OutputFormat])(value)),
+            metavar="<text|json>",
+            help="Output as text lines or as one JSON object.",
+        ),
     ] = OutputFormat.text,
     follow_external_symlinks: Annotated[
         bool,

@@ -81,6 +81,12 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+def _output_format(value: str) -> OutputFormat:
+    """``--format``: markdown or json in any case; anything else is refused as ``--scope`` refuses."""
+    names = [f.value for f in OutputFormat]
+    return OutputFormat(one_of(names)(value.lower() if value.lower() in names else value))
+
+
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"docs-mcp-eval {__version__}")
@@ -258,7 +264,12 @@ RunOutOpt = Annotated[
 ]
 OutputFormatOpt = Annotated[
     OutputFormat,
-    typer.Option("--format", metavar="FORMAT", help="What to print on stdout.", case_sensitive=False),
+    typer.Option(
+        "--format",
+        parser=lambda value: _output_format(value),
+        metavar="FORMAT",
+        help="What to print on stdout: markdown or json.",
+    ),
 ]
 MaxTokensOpt = Annotated[
     int | None,
