@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -287,6 +288,31 @@ def test_sigterm_or_sighup_lets_the_in_flight_request_finish(
         assert messages[0]["id"] == 9 and messages[0]["result"]["isError"] is False
         assert server.wait() == 0
         assert any('"shutting down http server"' in line for line in server.stderr_lines)
+    finally:
+        server.stop()
+
+
+def test_a_request_whose_body_is_still_arriving_at_a_stop_is_told_to_send_it_again(built_index: Path) -> None:
+    """Its handler waited for the rest of the body until the 10 s for requests in flight were up,
+    was then cancelled (an error logged per request) and the client got no answer at all."""
+    server, port = start_http(built_index, "--stateless", "--log-level", "debug")
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"
+            )
+            server.wait_for_log(
+                lambda r: r.get("message") == "request" and r["properties"].get("path") == "/mcp"
+            )
+            server.proc.send_signal(signal.SIGTERM)
+            answer = b""
+            while chunk := sock.recv(4096):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answer
+        assert answer.endswith(b"\r\n\r\nThe server is stopping; send the request again.\n")
+        assert server.wait() == 0
+        assert not [line for line in server.stderr_lines if '"level": "ERROR"' in line]
     finally:
         server.stop()
 

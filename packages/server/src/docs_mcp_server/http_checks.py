@@ -142,13 +142,14 @@ def json_type_lowered(scope: Scope) -> Scope:
 
 async def screen_body(
     scope: Scope, receive: Receive, limit: int
-) -> tuple[Receive, Any, jsonrpc.Rejection | None]:
+) -> tuple[Receive | None, Any, jsonrpc.Rejection | None]:
     """Read a ``POST /mcp`` body (at most ``limit`` bytes) and screen it as stdio screens a line.
 
     Returns a ``receive`` that replays what was read (for the SDK), the message as the SDK parsed
     it (None when the body was not screened or was rejected) and the rejection of a body that is
     not an acceptable message. Bodies the SDK refuses anyway (not JSON by content type, larger
-    than ``limit``) are passed on unread or unscreened.
+    than ``limit``) are passed on unread or unscreened. ``receive`` is None when the connection
+    closed before the body was in (no one is left to answer; the SDK logged it as an error).
     """
     declared = _declared_length(scope)
     if not json_body(scope) or (declared is not None and declared > limit):
@@ -156,26 +157,22 @@ async def screen_body(
     chunks: list[bytes] = []
     size = 0
     more = True
-    trailing: Message | None = None
     while more and size <= limit:
         message = await receive()
-        if message["type"] != "http.request":
-            trailing = message
-            break
+        if message["type"] != "http.request":  # http.disconnect
+            return None, None, None
         body = message.get("body", b"")
         chunks.append(body)
         size += len(body)
         more = message.get("more_body", False)
     body = b"".join(chunks)
     replayed: deque[Message] = deque([{"type": "http.request", "body": body, "more_body": more}])
-    if trailing is not None:
-        replayed.append(trailing)
 
     async def replay() -> Message:
         return replayed.popleft() if replayed else await receive()
 
-    if more or trailing is not None:
-        return replay, None, None  # too large (the SDK answers 413) or the client went away
+    if more:
+        return replay, None, None  # too large: the SDK answers 413
     message, rejection = jsonrpc.screen(body)
     if rejection is not None:
         rejection.log(body)

@@ -63,6 +63,9 @@ _EVICTED = "docs_mcp_connections_closing"  # attribute of uvicorn's server state
 _LINGER_SECONDS = 2.0  # after an error answer, input is read and dropped this long so the answer arrives
 
 _TIMEOUT_RESPONSE = plain_response(b"408 Request Timeout", b"The request was not received in time.\n")
+_STOPPING_RESPONSE = plain_response(
+    b"503 Service Unavailable", b"The server is stopping; send the request again.\n"
+)
 FREE_CHUNKS = 1024  # chunks any chunked body may arrive in, whatever their size ...
 MIN_CHUNK_BYTES = 256  # ... beyond them, the bytes a chunk must carry on average
 _TINY_CHUNKS = (
@@ -176,6 +179,15 @@ class _GuardedH11Protocol(H11Protocol):
             self._answer_and_close(None)
             return
         self._follow_request()
+
+    def shutdown(self) -> None:
+        """At a stop, a request whose body is still arriving is answered ``503`` at once: its
+        handler would wait for the body until the stop's time for requests in flight was up, be
+        cancelled then (uvicorn logs an error), and its client get ``500``."""
+        if self._phase == _BODY and not self._closing and not (self.cycle and self.cycle.response_started):
+            self._answer_and_close(_STOPPING_RESPONSE)
+            return
+        super().shutdown()
 
     def pause_writing(self) -> None:
         super().pause_writing()

@@ -210,39 +210,7 @@ class DocsHttpMiddleware:
                     await self.inner(http_checks.without_resumption(scope), receive, watch.send)
                 await watch.finish()
                 return
-            if not http_checks.json_body(scope):
-                error = _jsonrpc_error(-32000, http_checks.UNSUPPORTED_MEDIA_TYPE)
-                await self._respond(send, *json_response_parts(415, error))
-                return
-            scope = http_checks.json_type_lowered(scope)
-            self.drain.begin()
-            held = opening = None
-            try:
-                receive, message, rejection = await http_checks.screen_body(
-                    scope, receive, self.max_body_bytes
-                )
-                if rejection is None and not self.stateless:
-                    held, rejection = self.in_flight_ids.claim(scope, message)
-                if rejection is not None:
-                    await self._respond(send, *http_checks.rejection_response(rejection))
-                    return
-                if self.sessions is not None and opens_a_session(scope, message):
-                    opening = await self.sessions.admit(client_address(scope))
-                    if opening is None:
-                        await self._too_many_sessions(send)
-                        return
-                    send = functools.partial(opening.send, send)
-                watch = http_checks.ResponseWatch(send, getattr(message, "id", None))
-                with self._session_request(scope, method):
-                    await self.inner(scope, receive, watch.send)
-                await watch.finish()
-                if watch.cut:
-                    log(logging.WARNING, "a request's session ended while it was in flight", id=message.id)
-            finally:
-                if opening is not None:
-                    opening.close()
-                self.in_flight_ids.release(held)
-                self.drain.end()
+            await self._post_mcp(scope, receive, send)
         elif self.playground is not None and path == HIGHLIGHT_PATH:
             if await self._admit_mcp(scope, send):  # the page's API needs what /mcp needs
                 await self.playground.highlight(receive, send, method)
@@ -250,6 +218,44 @@ class DocsHttpMiddleware:
             await self.playground(scope, receive, send)
         else:
             await self._respond(send, *json_response_parts(404, {"error": "Not Found", "path": path}))
+
+    async def _post_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``POST /mcp`` (its Host, Origin, credentials and protocol version checked): the body is
+        screened, its id held while in flight, and a new session admitted before the SDK has it."""
+        if not http_checks.json_body(scope):
+            error = _jsonrpc_error(-32000, http_checks.UNSUPPORTED_MEDIA_TYPE)
+            await self._respond(send, *json_response_parts(415, error))
+            return
+        scope = http_checks.json_type_lowered(scope)
+        self.drain.begin()
+        held = opening = None
+        try:
+            screened, message, rejection = await http_checks.screen_body(scope, receive, self.max_body_bytes)
+            if screened is None:
+                return  # the client went away before its body was in: no one to answer
+            receive = screened
+            if rejection is None and not self.stateless:
+                held, rejection = self.in_flight_ids.claim(scope, message)
+            if rejection is not None:
+                await self._respond(send, *http_checks.rejection_response(rejection))
+                return
+            if self.sessions is not None and opens_a_session(scope, message):
+                opening = await self.sessions.admit(client_address(scope))
+                if opening is None:
+                    await self._too_many_sessions(send)
+                    return
+                send = functools.partial(opening.send, send)
+            watch = http_checks.ResponseWatch(send, getattr(message, "id", None))
+            with self._session_request(scope, "POST"):
+                await self.inner(scope, receive, watch.send)
+            await watch.finish()
+            if watch.cut:
+                log(logging.WARNING, "a request's session ended while it was in flight", id=message.id)
+        finally:
+            if opening is not None:
+                opening.close()
+            self.in_flight_ids.release(held)
+            self.drain.end()
 
     def _session_request(self, scope: Scope, method: str) -> contextlib.AbstractContextManager[None]:
         """While a request on a session is served (see :meth:`SessionBudget.request`)."""
