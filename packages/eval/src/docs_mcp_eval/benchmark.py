@@ -1,7 +1,7 @@
 """Comparing embedding providers on one corpus: build an index per provider, run the suite on each.
 
-For every spec of ``--embeddings`` (``none``, ``local``, ``hash``, ``openai/<model>``; the label is the spec as
-written) the benchmark builds ``<work-dir>/<label>`` with the project's CLI::
+For every spec of ``--embeddings`` (``headings``, ``none``, ``local``, ``hash``, ``openai/<model>``; the label
+is the spec as written) the benchmark builds ``<work-dir>/<label>`` with the project's CLI::
 
     docs-mcp build --docs-dir DIR --out WORK/<label> --embedding-provider P [--embedding-model M]
 

@@ -372,7 +372,9 @@ WorkDirOpt = Annotated[
 EmbeddingsOpt = Annotated[
     str,
     typer.Option(
-        "--embeddings", metavar="SPECS", help="Comma-separated providers: none,local,hash,openai/MODEL."
+        "--embeddings",
+        metavar="SPECS",
+        help="Comma-separated providers of docs-mcp build: headings,none,local,hash,openai/MODEL.",
     ),
 ]
 BenchmarkBuildCommandOpt = Annotated[
