@@ -96,6 +96,12 @@ def test_zero_results_print_the_hint(cli_index: Path) -> None:
     )
 
 
+def test_help_shows_what_a_filter_is_written_as() -> None:
+    result = runner.invoke(app, ["search", "--help"])
+    (line,) = [line for line in result.output.splitlines() if "--filter" in line]
+    assert "KEY=VALUE" in line.split("Taxonomy")[0] and "list[str]" not in line  # was "<list[str]>"
+
+
 def test_unknown_filter_key_exits_2_with_the_valid_keys(cli_index: Path) -> None:
     code, out, err = _invoke("search", "--index-dir", cli_index, "payment", "--filter", "platform=ios")
     assert (code, out) == (2, "")

@@ -79,7 +79,10 @@ def search(
     index_dir: IndexDir,
     limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="Hits per page (1-50).")] = 10,
     filter_: Annotated[
-        list[str] | None, typer.Option("--filter", help="Taxonomy filter KEY=VALUE (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--filter", metavar="KEY=VALUE", help="Taxonomy filter (repeatable, one value per key)."
+        ),
     ] = None,
     cursor: Annotated[str | None, typer.Option("--cursor", help="next_cursor of a previous page.")] = None,
     max_tokens: Annotated[
