@@ -447,6 +447,24 @@ def test_cli_reference_defaults_match_help() -> None:
     assert not problems, "\n".join(problems)
 
 
+_SERVER_VALUE = re.compile(r"^  (--[a-z][a-z-]*) ([A-Z][A-Z_=]*|\{[^}]+\})(?:\s|$)", re.MULTILINE)
+
+
+def test_server_help_names_each_value_as_the_reference_does() -> None:
+    """``docs-mcp-server --help`` names each option's value as docs/cli.md does (``--auth-token TOKEN``),
+    not as argparse makes it up from the option's name (``--auth-token AUTH_TOKEN``)."""
+    reference = CLI_REFERENCE.read_text(encoding="utf-8")
+    shown = _SERVER_VALUE.findall(help_text("docs-mcp-server"))
+    assert len(shown) > 20, shown
+    problems = [
+        f"--help shows `{flag} {value}`, docs/cli.md has no `{flag} {documented}`"
+        for flag, value in shown
+        for documented in [value.strip("{}").replace(",", "\\|")]
+        if f"`{flag} {documented}`" not in reference
+    ]
+    assert not problems, "\n".join(problems)
+
+
 def test_help_parser_reads_every_program() -> None:
     assert {"--docs-dir", "--out", "--workers"} <= help_flags("docs-mcp", "build")
     assert {"--index-dir", "--transport", "--log-pretty", "--about"} <= help_flags("docs-mcp-server")

@@ -37,6 +37,7 @@ environment variables:
   DOCS_MCP_WORKERS             default for --workers
   DOCS_MCP_WORKER_CRASH_SECONDS  a worker and its replacement that both die sooner after their start stop the server (default 10)
   DOCS_MCP_WORKER_LIVENESS_SECONDS  a worker silent for longer is killed and replaced (default 10; 0: off)
+  DOCS_MCP_WORKER_FIRST_BEAT_SECONDS  time a starting worker has for its first beat, on top of that (default 60)
   LOG_LEVEL, LOG_PRETTY=true   defaults for --log-level / --log-pretty
   GIT_COMMIT, BUILD_DATE       defaults for --git-commit / --build-date
   DOCS_MCP_AUTH_TOKEN          default for --auth-token
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--index-dir",
         type=_index_location,
+        metavar="DIR",
         help="directory written by `docs-mcp build --out` (metadata.json + .lancedb/), "
         "or an object-store URI such as s3://bucket/prefix",
     )
@@ -220,6 +222,7 @@ def _add_transport_flags(parser: argparse.ArgumentParser) -> None:
     transport.add_argument(
         "--auth-token",
         default=env.get("DOCS_MCP_AUTH_TOKEN") or None,
+        metavar="TOKEN",
         help="require `Authorization: Bearer <token>` on /mcp (HTTP)",
     )
     transport.add_argument(
@@ -239,20 +242,24 @@ def _add_transport_flags(parser: argparse.ArgumentParser) -> None:
 def _add_identity_flags(parser: argparse.ArgumentParser) -> None:
     """What the server says it is: its name, version, tool names and build stamp."""
     identity = parser.add_argument_group("identity")
-    identity.add_argument("--name", help="server name reported to clients")
+    identity.add_argument(
+        "--name",
+        help="server name reported to clients (default: SERVER_NAME, else <prefix>-docs-server, else "
+        "docs-mcp-server)",
+    )
     identity.add_argument(
         "--server-version",
         metavar="VERSION",
         help="server version reported to clients (default: SERVER_VERSION, else the program's version)",
     )
     identity.add_argument(
-        "--tool-prefix", help="prefix for the built-in tools, e.g. 'acme' gives acme_search_docs"
+        "--tool-prefix", metavar="PREFIX", help="prefix for the built-in tools: 'acme' gives acme_search_docs"
     )
     identity.add_argument(
-        "--git-commit", default=None, help="git commit shown by /healthz and the DOCS-MCP header"
+        "--git-commit", metavar="SHA", help="git commit shown by /healthz and the DOCS-MCP header"
     )
     identity.add_argument(
-        "--build-date", default=None, help="build date shown by /healthz and the DOCS-MCP header"
+        "--build-date", metavar="DATE", help="build date shown by /healthz and the DOCS-MCP header"
     )
     identity.add_argument(
         "--custom-tools-json",
@@ -267,16 +274,20 @@ def _add_search_flags(parser: argparse.ArgumentParser) -> None:
     search.add_argument(
         "--proximity-weight",
         type=_number(float),
+        metavar="W",
         help="weight of exact-phrase matches in rank fusion (default 1.25)",
     )
     search.add_argument(
-        "--phrase-slop", type=_number(int), help="words allowed between phrase terms, 0-5 (default 0)"
+        "--phrase-slop",
+        type=_number(int),
+        metavar="N",
+        help="words allowed between phrase terms, 0-5 (default 0)",
     )
     search.add_argument(
-        "--vector-weight", type=_number(float), help="weight of the vector ranking in rank fusion (default 1)"
+        "--vector-weight", type=_number(float), metavar="W", help="weight of the vector ranking (default 1)"
     )
     search.add_argument(
-        "--ranking", choices=("default", "original"), help="ranking recipe (default: the engine's)"
+        "--ranking", choices=("default", "original"), help="our ranking (default) or the upstream recipe"
     )
     search.add_argument(
         "--token-encoding",
@@ -290,13 +301,17 @@ def _add_search_flags(parser: argparse.ArgumentParser) -> None:
         help="after a failed query embedding, search lexically this long before trying again (default 60)",
     )
     search.add_argument(
-        "--query-embedding-api-key", help="API key for embedding queries (else OPENAI_API_KEY)"
+        "--query-embedding-api-key", metavar="KEY", help="API key for embedding queries (else OPENAI_API_KEY)"
     )
-    search.add_argument("--query-embedding-base-url", help="base URL of an OpenAI-compatible embeddings API")
+    search.add_argument(
+        "--query-embedding-base-url", metavar="URL", help="base URL of an OpenAI-compatible embeddings API"
+    )
     search.add_argument(
         "--cursor-secret",
         default=os.environ.get("DOCS_MCP_CURSOR_SECRET") or None,
-        help="key for signing pagination cursors (share it across replicas)",
+        metavar="SECRET",
+        help="key for signing pagination cursors (default: derived from metadata.json; the same on every "
+        "replica)",
     )
 
 
@@ -306,6 +321,7 @@ def _add_logging_flags(parser: argparse.ArgumentParser) -> None:
     logs.add_argument(
         "--log-level",
         default=env.get("LOG_LEVEL") or "info",
+        metavar="LEVEL",
         help="trace, debug, info (default), warning, error or fatal",
     )
     logs.add_argument(
