@@ -365,6 +365,27 @@ def test_environment_supplies_identity_and_logging(built_index: Path) -> None:
         server.stop()
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["--playground"], {}, "--playground only applies"),
+        (["--playground-password", "pw"], {}, "--playground-password (or PLAYGROUND_PASSWORD) only applies"),
+        ([], {"PLAYGROUND_PASSWORD": "pw"}, "--playground-password (or PLAYGROUND_PASSWORD) only applies"),
+    ],
+)
+def test_a_stdio_server_names_the_http_flag_it_ignores(
+    built_index: Path, args: list[str], env: dict[str, str], named: str
+) -> None:
+    # a password alone was said to be "--playground", a flag the command line did not hold
+    done = subprocess.run(
+        [SERVER_COMMAND, "--index-dir", str(built_index), *args],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=server_env(**env),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "ignored for stdio" in line]
+    assert len(warnings) == 1 and named in warnings[0], done.stderr
+
+
 @pytest.mark.skipif(shutil.which("sh") is None, reason="closes a descriptor with a POSIX shell")
 @pytest.mark.parametrize("closed", ["<&-", ">&-", "2>&-"])
 def test_a_server_started_without_a_standard_stream_ends_cleanly(built_index: Path, closed: str) -> None:

@@ -118,7 +118,8 @@ def _answer_early(
     if args.auth_token:
         log(logging.WARNING, "--auth-token only applies to --transport http; ignored for stdio")
     if args.playground or args.playground_password:
-        log(logging.WARNING, "--playground only applies to --transport http; ignored for stdio")
+        flag = "--playground" if args.playground else "--playground-password (or PLAYGROUND_PASSWORD)"
+        log(logging.WARNING, f"{flag} only applies to --transport http; ignored for stdio")
     build = options.build_info()
     engine = options.open_engine()
     early = EarlyTools(options, metadata, engine)
