@@ -64,6 +64,20 @@ def test_an_out_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path, docs: P
     assert not os.path.exists(out)  # nothing created (False for the loop, too)
 
 
+def test_a_cache_dir_that_leads_round_a_loop_of_links_is_a_clear_error(tmp_path: Path, docs: Path) -> None:
+    # "build failed unexpectedly: RuntimeError: Symlink loop from ...; please report this"
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    out = tmp_path / "out"
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out, "--cache-dir", tmp_path / "one" / "cache")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        f"error: --cache-dir '{tmp_path / 'one' / 'cache'}' leads round a loop of symbolic links; "
+        "point it at a folder (the previous index, if any, is untouched)\n"
+    )
+    assert not out.exists()
+
+
 _READ_ONLY_DISK = r"""
 set -u
 mount -t tmpfs -o size=4m tmpfs "$1" || exit 77

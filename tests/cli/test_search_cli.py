@@ -173,6 +173,18 @@ def test_an_index_dir_that_is_a_file_is_named_as_such(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["search", "get"])
+def test_an_index_dir_that_leads_round_a_loop_of_links_is_named_as_such(tmp_path: Path, command: str) -> None:
+    # "search failed unexpectedly: RuntimeError: Symlink loop from ...; please report this"
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    code, _, err = _invoke(command, "--index-dir", tmp_path / "one", "payment")
+    assert code == 1
+    assert err == (
+        f"error: index directory '{tmp_path / 'one'}' leads round a loop of symbolic links; point it at a folder\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["search", "get"])
 def test_an_index_folder_this_user_may_not_read_is_named_with_what_to_do(
     cli_index: Path, tmp_path: Path, command: str
 ) -> None:

@@ -161,6 +161,26 @@ def test_unusable_index_fails_fast_with_one_line(tmp_path: Path, case: str, expe
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("where", ["index folder", "table folder"])
+def test_a_loop_of_symbolic_links_fails_fast_with_one_line(tmp_path: Path, where: str) -> None:
+    # Python 3.11's Path.resolve raised RuntimeError("Symlink loop from ..."): a bare traceback
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    if where == "index folder":
+        index, code = tmp_path / "one", 2
+        expected = f"--index-dir '{index}' leads round a loop of symbolic links; point it at a folder"
+    else:
+        index, code = write_index_stub(tmp_path / "idx", table=False), 1
+        (index / ".lancedb").symlink_to(tmp_path / "one")
+        expected = (
+            f"the index's table folder '{index / '.lancedb'}' leads round a loop of symbolic links; "
+            "re-run docs-mcp build to generate the index"
+        )
+    result = run_server(["--index-dir", str(index)])
+    assert result.returncode == code, result.stderr
+    assert one_error_line(result.stderr) == expected
+
+
 def test_an_index_folder_this_user_may_not_read_fails_fast_naming_it(tmp_path: Path) -> None:
     # the first look into it (for a build's leftovers) raised PermissionError: a bare traceback
     index = write_index_stub(tmp_path / "idx")

@@ -6,7 +6,8 @@ also inherits the builtin category that fits (``ValueError`` for bad input), so 
 ValueError`` still catches it. :class:`MustacheError` (and :class:`MustacheOutputError`), :class:`InvalidPrompt` and :class:`YamlExpansionError` are raised
 inside core and turned into an error naming the file (:class:`PromptTemplateError`,
 :class:`MetadataError`, a finding). :func:`write_error` turns a full disk, a read-only disk or a
-missing permission into a :class:`BuildError`; :func:`shown` is what a message shows of a value the
+missing permission into a :class:`BuildError`; :func:`resolve_path` a loop of symbolic links into a
+:class:`SymlinkLoopError`; :func:`shown` is what a message shows of a value the
 caller sent.
 """
 
@@ -17,6 +18,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from docs_mcp_core.findings import Finding
 
@@ -64,6 +66,10 @@ class MetadataNotFoundError(MetadataError, IndexNotFoundError):
 
 class StorageError(DocsMcpError):
     """An index location or storage option is unusable; the message names it and the fix."""
+
+
+class SymlinkLoopError(DocsMcpError, OSError):
+    """A folder named by a path whose symbolic links lead round a loop (:func:`resolve_path`)."""
 
 
 class DocsDirError(DocsMcpError):
@@ -259,6 +265,26 @@ def write_error(exc: BaseException, where: str | os.PathLike[str]) -> BuildError
     target = exc.filename if isinstance(exc, OSError) and exc.filename else where
     what, advice = _CANNOT_WRITE[code]
     return BuildError(f"cannot write {os.fsdecode(target)}: {what} ({os.strerror(code)}); {advice}")
+
+
+def resolve_path(path: str | os.PathLike[str], what: str, advice: str = "point it at a folder") -> Path:
+    """``path`` made absolute with its symbolic links followed; a :class:`SymlinkLoopError` naming it
+    as ``what`` (``--cache-dir``, ``index directory``), with ``advice``, when they lead round a loop.
+    Python 3.11's :meth:`Path.resolve` raises ``RuntimeError`` for one (later versions return the
+    path as it is), which ended the server's start in a traceback and commands in "failed
+    unexpectedly"."""
+    shown_path = os.fsdecode(path)
+    loop = SymlinkLoopError(f"{what} '{shown_path}' leads round a loop of symbolic links; {advice}")
+    try:
+        resolved = Path(path).resolve()
+    except RuntimeError:
+        raise loop from None
+    try:
+        resolved.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise loop from None
+    return resolved
 
 
 def json_limit(exc: RecursionError | ValueError, *, advice: bool = True) -> str:

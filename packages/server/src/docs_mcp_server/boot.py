@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from docs_mcp_core.errors import SymlinkLoopError, resolve_path
 from docs_mcp_server.errors import BootError
 from docs_mcp_server.metadata_view import MetadataView
 
@@ -72,7 +73,14 @@ def _load_local_metadata(index_dir: Path) -> MetadataView:
         raise BootError(f"cannot read '{metadata_path}': {exc}") from exc
     view = MetadataView.from_metadata(metadata)
     table_folder = files.table if view.index_path == ".lancedb" else view.index_path
-    lancedb_dir = (index_dir / table_folder).resolve()
+    try:
+        lancedb_dir = resolve_path(
+            index_dir / table_folder,
+            "the index's table folder",
+            "re-run docs-mcp build to generate the index",
+        )
+    except SymlinkLoopError as exc:
+        raise BootError(str(exc)) from None
     if not (lancedb_dir / f"{view.index_table}.lance").is_dir():
         _refuse_if_left_mid_swap(index_dir)
     if not lancedb_dir.is_dir():

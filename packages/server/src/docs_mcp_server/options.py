@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from docs_mcp_core.errors import SymlinkLoopError, resolve_path
 from docs_mcp_core.utf8 import is_utf8
 from docs_mcp_server.errors import OptionsError
 
@@ -128,7 +129,11 @@ class ServerOptions:
         if isinstance(self.index_dir, str) and _URI_RE.match(self.index_dir):
             object.__setattr__(self, "index_dir", self.index_dir.rstrip("/"))
         else:
-            object.__setattr__(self, "index_dir", Path(self.index_dir).expanduser().resolve())
+            try:
+                folder = resolve_path(Path(self.index_dir).expanduser(), "--index-dir")
+            except SymlinkLoopError as exc:
+                raise OptionsError(str(exc)) from None
+            object.__setattr__(self, "index_dir", folder)
         object.__setattr__(self, "custom_tools", tuple(self.custom_tools))
         validate_options(self)
 

@@ -22,7 +22,6 @@ fetching or reading it.
 
 from __future__ import annotations
 
-import errno
 import itertools
 import json
 import os
@@ -36,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from docs_mcp_core.build.options import BuildOptions, BuildReporter
 from docs_mcp_core.build.verify import verify_table
 from docs_mcp_core.embedding.cache import CACHE_DIRNAME
-from docs_mcp_core.errors import BuildError, OutputNotAnIndexError
+from docs_mcp_core.errors import BuildError, OutputNotAnIndexError, SymlinkLoopError, resolve_path
 from docs_mcp_core.index.live_files import (
     CHUNKS_FILENAME,
     LANCEDB_DIRNAME,
@@ -473,13 +472,9 @@ def _local_out(out_dir: str | os.PathLike[str]) -> Path:
     character LanceDB cannot open a table under (a newline, a tab), is a :class:`BuildError` saying
     what to do (they ended the build with "failed unexpectedly")."""
     try:
-        resolved = Path(out_dir).resolve()
-    except (RuntimeError, OSError) as exc:  # Python 3.11: RuntimeError("Symlink loop from ...")
-        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
-            raise
-        raise BuildError(
-            f"--out '{out_dir}' leads round a loop of symbolic links; point it at a folder"
-        ) from None
+        resolved = resolve_path(out_dir, "--out")
+    except SymlinkLoopError as exc:
+        raise BuildError(str(exc)) from None
     if not is_utf8(str(resolved)):  # bytes that are not UTF-8 (argv's lone surrogates)
         shown = str(resolved).encode("utf-8", "backslashreplace").decode("utf-8")
         raise BuildError(
