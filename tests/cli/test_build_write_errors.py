@@ -64,17 +64,22 @@ def test_an_out_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path, docs: P
     assert not os.path.exists(out)  # nothing created (False for the loop, too)
 
 
-def test_a_cache_dir_that_leads_round_a_loop_of_links_is_a_clear_error(tmp_path: Path, docs: Path) -> None:
+@pytest.mark.parametrize("shape", ["symlink loop", "long name"])
+def test_a_cache_dir_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path, docs: Path, shape: str) -> None:
     # "build failed unexpectedly: RuntimeError: Symlink loop from ...; please report this"
     (tmp_path / "one").symlink_to(tmp_path / "two")
     (tmp_path / "two").symlink_to(tmp_path / "one")
+    if shape == "symlink loop":
+        cache = tmp_path / "one" / "cache"
+        expected = f"--cache-dir '{cache}' leads round a loop of symbolic links; point it at a folder"
+    else:
+        cache = tmp_path / ("x" * 300)
+        expected = f"--cache-dir '{str(cache)[:200]}... ({len(str(cache))} characters)': a name on its path is too long"
     out = tmp_path / "out"
-    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out, "--cache-dir", tmp_path / "one" / "cache")
+    done = run_docs_mcp("build", "--docs-dir", docs, "--out", out, "--cache-dir", cache)
     assert done.returncode == 1, done.stderr
-    assert done.stderr == (
-        f"error: --cache-dir '{tmp_path / 'one' / 'cache'}' leads round a loop of symbolic links; "
-        "point it at a folder (the previous index, if any, is untouched)\n"
-    )
+    assert done.stderr.startswith(f"error: {expected}") and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.endswith(" (the previous index, if any, is untouched)\n")
     assert not out.exists()
 
 

@@ -185,6 +185,17 @@ def test_an_index_dir_that_leads_round_a_loop_of_links_is_named_as_such(tmp_path
 
 
 @pytest.mark.parametrize("command", ["search", "get"])
+def test_an_index_dir_with_a_name_too_long_is_named_as_such(tmp_path: Path, command: str) -> None:
+    # "search failed unexpectedly: OSError: [Errno 36] File name too long: ...; please report this"
+    code, _, err = _invoke(command, "--index-dir", tmp_path / ("x" * 300), "payment")
+    assert code == 1
+    assert err.startswith(f"error: index directory '{tmp_path}/xxx") and err.count("\n") == 1
+    assert err.endswith(
+        "characters)': a name on its path is too long (File name too long); choose a path with shorter names\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["search", "get"])
 def test_an_index_folder_this_user_may_not_read_is_named_with_what_to_do(
     cli_index: Path, tmp_path: Path, command: str
 ) -> None:

@@ -161,14 +161,23 @@ def test_unusable_index_fails_fast_with_one_line(tmp_path: Path, case: str, expe
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize("where", ["index folder", "table folder"])
-def test_a_loop_of_symbolic_links_fails_fast_with_one_line(tmp_path: Path, where: str) -> None:
-    # Python 3.11's Path.resolve raised RuntimeError("Symlink loop from ..."): a bare traceback
+@pytest.mark.parametrize("where", ["index folder", "table folder", "long name"])
+def test_a_loop_of_symbolic_links_or_a_name_too_long_fails_fast_with_one_line(
+    tmp_path: Path, where: str
+) -> None:
+    # Python 3.11's Path.resolve raised RuntimeError("Symlink loop from ..."), and is_dir raised
+    # OSError(ENAMETOOLONG): a bare traceback
     (tmp_path / "one").symlink_to(tmp_path / "two")
     (tmp_path / "two").symlink_to(tmp_path / "one")
     if where == "index folder":
         index, code = tmp_path / "one", 2
         expected = f"--index-dir '{index}' leads round a loop of symbolic links; point it at a folder"
+    elif where == "long name":
+        index, code = tmp_path / ("x" * 300), 2
+        expected = (
+            f"--index-dir '{str(index)[:200]}... ({len(str(index))} characters)': a name on its path is too long "
+            "(File name too long); choose a path with shorter names"
+        )
     else:
         index, code = write_index_stub(tmp_path / "idx", table=False), 1
         (index / ".lancedb").symlink_to(tmp_path / "one")

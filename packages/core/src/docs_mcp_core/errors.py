@@ -6,8 +6,8 @@ also inherits the builtin category that fits (``ValueError`` for bad input), so 
 ValueError`` still catches it. :class:`MustacheError` (and :class:`MustacheOutputError`), :class:`InvalidPrompt` and :class:`YamlExpansionError` are raised
 inside core and turned into an error naming the file (:class:`PromptTemplateError`,
 :class:`MetadataError`, a finding). :func:`write_error` turns a full disk, a read-only disk or a
-missing permission into a :class:`BuildError`; :func:`resolve_path` a loop of symbolic links into a
-:class:`SymlinkLoopError`; :func:`shown` is what a message shows of a value the
+missing permission into a :class:`BuildError`; :func:`resolve_path` a loop of symbolic links or a name too long into an
+:class:`UnusablePathError`; :func:`shown` is what a message shows of a value the
 caller sent.
 """
 
@@ -68,8 +68,9 @@ class StorageError(DocsMcpError):
     """An index location or storage option is unusable; the message names it and the fix."""
 
 
-class SymlinkLoopError(DocsMcpError, OSError):
-    """A folder named by a path whose symbolic links lead round a loop (:func:`resolve_path`)."""
+class UnusablePathError(DocsMcpError, OSError):
+    """A path no folder can be at: its symbolic links lead round a loop, or a name on it is too long
+    (:func:`resolve_path`)."""
 
 
 class DocsDirError(DocsMcpError):
@@ -268,13 +269,14 @@ def write_error(exc: BaseException, where: str | os.PathLike[str]) -> BuildError
 
 
 def resolve_path(path: str | os.PathLike[str], what: str, advice: str = "point it at a folder") -> Path:
-    """``path`` made absolute with its symbolic links followed; a :class:`SymlinkLoopError` naming it
-    as ``what`` (``--cache-dir``, ``index directory``), with ``advice``, when they lead round a loop.
-    Python 3.11's :meth:`Path.resolve` raises ``RuntimeError`` for one (later versions return the
-    path as it is), which ended the server's start in a traceback and commands in "failed
-    unexpectedly"."""
-    shown_path = os.fsdecode(path)
-    loop = SymlinkLoopError(f"{what} '{shown_path}' leads round a loop of symbolic links; {advice}")
+    """``path`` made absolute with its symbolic links followed; an :class:`UnusablePathError` naming
+    it as ``what`` (``--cache-dir``, ``index directory``) when they lead round a loop (with
+    ``advice``) or a name on it is too long for the file system. Python 3.11's :meth:`Path.resolve`
+    raises ``RuntimeError`` for a loop (later versions return the path as it is), and ``is_dir``
+    raises for a name too long: either ended the server's start in a traceback and commands in
+    "failed unexpectedly"."""
+    shown_path = shown(os.fsdecode(path))
+    loop = UnusablePathError(f"{what} '{shown_path}' leads round a loop of symbolic links; {advice}")
     try:
         resolved = Path(path).resolve()
     except RuntimeError:
@@ -284,6 +286,11 @@ def resolve_path(path: str | os.PathLike[str], what: str, advice: str = "point i
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise loop from None
+        if exc.errno == errno.ENAMETOOLONG:
+            raise UnusablePathError(
+                f"{what} '{shown_path}': a name on its path is too long (File name too long); "
+                "choose a path with shorter names"
+            ) from None
     return resolved
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from docs_mcp_core.errors import SymlinkLoopError, resolve_path
+from docs_mcp_core.errors import UnusablePathError, resolve_path
 from docs_mcp_server.errors import BootError
 from docs_mcp_server.metadata_view import MetadataView
 
@@ -79,7 +79,7 @@ def _load_local_metadata(index_dir: Path) -> MetadataView:
             "the index's table folder",
             "re-run docs-mcp build to generate the index",
         )
-    except SymlinkLoopError as exc:
+    except UnusablePathError as exc:
         raise BootError(str(exc)) from None
     if not (lancedb_dir / f"{view.index_table}.lance").is_dir():
         _refuse_if_left_mid_swap(index_dir)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from docs_mcp_core.errors import SymlinkLoopError, resolve_path
+from docs_mcp_core.errors import UnusablePathError, resolve_path
 from docs_mcp_core.utf8 import is_utf8
 from docs_mcp_server.errors import OptionsError
 
@@ -131,7 +131,7 @@ class ServerOptions:
         else:
             try:
                 folder = resolve_path(Path(self.index_dir).expanduser(), "--index-dir")
-            except SymlinkLoopError as exc:
+            except UnusablePathError as exc:
                 raise OptionsError(str(exc)) from None
             object.__setattr__(self, "index_dir", folder)
         object.__setattr__(self, "custom_tools", tuple(self.custom_tools))

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from docs_mcp_core.build.options import BuildOptions, BuildReporter
 from docs_mcp_core.build.verify import verify_table
 from docs_mcp_core.embedding.cache import CACHE_DIRNAME
-from docs_mcp_core.errors import BuildError, OutputNotAnIndexError, SymlinkLoopError, resolve_path
+from docs_mcp_core.errors import BuildError, OutputNotAnIndexError, UnusablePathError, resolve_path
 from docs_mcp_core.index.live_files import (
     CHUNKS_FILENAME,
     LANCEDB_DIRNAME,
@@ -473,7 +473,7 @@ def _local_out(out_dir: str | os.PathLike[str]) -> Path:
     what to do (they ended the build with "failed unexpectedly")."""
     try:
         resolved = resolve_path(out_dir, "--out")
-    except SymlinkLoopError as exc:
+    except UnusablePathError as exc:
         raise BuildError(str(exc)) from None
     if not is_utf8(str(resolved)):  # bytes that are not UTF-8 (argv's lone surrogates)
         shown = str(resolved).encode("utf-8", "backslashreplace").decode("utf-8")

@@ -36,7 +36,7 @@ from docs_mcp_core.chunking import Chunk
 from docs_mcp_core.corpus import Corpus
 from docs_mcp_core.corpus_pool import ChunkedFile
 from docs_mcp_core.embedding import EmbeddingProvider
-from docs_mcp_core.errors import BuildError, CorpusInvalidError, SymlinkLoopError, resolve_path, write_error
+from docs_mcp_core.errors import BuildError, CorpusInvalidError, UnusablePathError, resolve_path, write_error
 from docs_mcp_core.index.live_files import LANCEDB_DIRNAME
 from docs_mcp_core.index.table import CachedChunks, chunks_to_arrow, read_cached_chunks
 from docs_mcp_core.metadata import IndexMetadata, metadata_to_json, normalize_metadata
@@ -76,7 +76,7 @@ class _Build:
         if cache_dir is not None:
             try:
                 self.cache_parent = resolve_path(cache_dir, "--cache-dir")
-            except SymlinkLoopError as exc:
+            except UnusablePathError as exc:
                 raise BuildError(str(exc)) from None
 
     def warn(self, message: str) -> None:

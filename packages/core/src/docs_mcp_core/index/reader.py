@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.errors import IndexNotFoundError, SymlinkLoopError, resolve_path
+from docs_mcp_core.errors import IndexNotFoundError, UnusablePathError, resolve_path
 from docs_mcp_core.index.lancedb_async import async_table
 from docs_mcp_core.index.lancedb_import import import_lancedb
 from docs_mcp_core.index.live_files import LANCEDB_DIRNAME, TABLE_NAME, live_files
@@ -90,7 +90,7 @@ def open_index(
         return _open_remote(index_dir, storage_options)
     try:
         folder = resolve_path(index_dir, "index directory")
-    except SymlinkLoopError as exc:
+    except UnusablePathError as exc:
         raise IndexNotFoundError(str(exc)) from None
     if not folder.is_dir():
         what = "is not a directory" if folder.exists() else "does not exist"
