@@ -447,21 +447,29 @@ def test_cli_reference_defaults_match_help() -> None:
     assert not problems, "\n".join(problems)
 
 
-_SERVER_VALUE = re.compile(r"^  (--[a-z][a-z-]*) ([A-Z][A-Z_=]*|\{[^}]+\})(?:\s|$)", re.MULTILINE)
+_VALUE = r"([A-Z][A-Z_=,]*|\{[^}]+\}|<[^>]+>)(?=\s|$)"  # upper case, or the choices: {a,b} <a|b>
+_HELP_VALUES = (
+    re.compile(r"^  (--[a-z][a-z-]*) " + _VALUE, re.MULTILINE),  # argparse: "  --auth-token TOKEN"
+    re.compile(r"^│[\s*]+(--[a-z][a-z-]*)\s+(?:-[a-z]\s+)?" + _VALUE, re.MULTILINE),  # typer's boxes
+)
 
 
-def test_server_help_names_each_value_as_the_reference_does() -> None:
-    """``docs-mcp-server --help`` names each option's value as docs/cli.md does (``--auth-token TOKEN``),
-    not as argparse makes it up from the option's name (``--auth-token AUTH_TOKEN``)."""
+def test_help_names_each_value_as_the_reference_does() -> None:
+    """Every program's ``--help`` names an option's value as docs/cli.md does (``--auth-token TOKEN``,
+    ``--index-dir DIR``), not as argparse or typer make it up (``AUTH_TOKEN``, ``<str>``)."""
     reference = CLI_REFERENCE.read_text(encoding="utf-8")
-    shown = _SERVER_VALUE.findall(help_text("docs-mcp-server"))
-    assert len(shown) > 20, shown
-    problems = [
-        f"--help shows `{flag} {value}`, docs/cli.md has no `{flag} {documented}`"
-        for flag, value in shown
-        for documented in [value.strip("{}").replace(",", "\\|")]
-        if f"`{flag} {documented}`" not in reference
-    ]
+    problems: list[str] = []
+    for program, sub in all_commands():
+        text = help_text(program, sub)
+        shown = [found for pattern in _HELP_VALUES for found in pattern.findall(text)]
+        assert shown or sub is None, f"no option values read from {program} {sub} --help"
+        for flag, value in shown:
+            documented = re.sub(r"[,|]", r"\\|", value.strip("{}<>")) if value[0] in "{<" else value
+            if f"`{flag} {documented}`" not in reference:
+                name = f"{program} {sub}" if sub else program
+                problems.append(
+                    f"`{name} --help` shows `{flag} {value}`, docs/cli.md has no `{flag} {documented}`"
+                )
     assert not problems, "\n".join(problems)
 
 

@@ -28,6 +28,7 @@ OutOption = Annotated[
     str,
     typer.Option(
         "--out",
+        metavar="DIR",
         help="Output folder for .lancedb/, chunks.json, metadata.json, or an object-store URI "
         "(s3://bucket/prefix; endpoint and credentials from AWS_* variables or --storage-option).",
     ),
@@ -38,7 +39,7 @@ ProviderOption = Annotated[
     typer.Option(
         "--embedding-provider",
         parser=one_of(get_args(ProviderName)),
-        metavar="<headings|none|local|hash|openai>",
+        metavar="NAME",
         help="headings (default: lexical, plus each section's page and heading names embedded with "
         "the bundled MiniLM model, offline), none (lexical only, as the original's index), local "
         "(headings, plus every chunk embedded with the bundled model), hash (deterministic, for "
@@ -48,34 +49,54 @@ ProviderOption = Annotated[
 StorageOption = Annotated[list[str] | None, storage_option_option()]
 DocsDirOption = Annotated[Path, docs_dir_option("Folder of markdown files to index.")]
 DescriptionOption = Annotated[
-    str, typer.Option("--description", help="What the corpus is; shown to agents in tool descriptions.")
+    str,
+    typer.Option(
+        "--description", metavar="TEXT", help="What the corpus is; shown to agents in tool descriptions."
+    ),
 ]
-ModelOption = Annotated[str | None, typer.Option("--embedding-model", help="Embedding model name.")]
+ModelOption = Annotated[
+    str | None, typer.Option("--embedding-model", metavar="NAME", help="Embedding model name.")
+]
 DimensionsOption = Annotated[
-    int | None, typer.Option("--embedding-dimensions", min=1, help="Vector size (hash default 256).")
+    int | None,
+    typer.Option("--embedding-dimensions", metavar="N", min=1, help="Vector size (hash default 256)."),
 ]
 ApiKeyOption = Annotated[
-    str | None, typer.Option("--embedding-api-key", help="API key (default: $OPENAI_API_KEY).")
+    str | None, typer.Option("--embedding-api-key", metavar="KEY", help="API key (default: $OPENAI_API_KEY).")
 ]
 BaseUrlOption = Annotated[
-    str | None, typer.Option("--embedding-base-url", help="Base URL of an OpenAI-compatible API.")
+    str | None,
+    typer.Option("--embedding-base-url", metavar="URL", help="Base URL of an OpenAI-compatible API."),
 ]
 BatchSizeOption = Annotated[
     int | None,
     typer.Option(
-        "--embedding-batch-size", min=1, max=2048, help="Inputs per embedding request (default 128)."
+        "--embedding-batch-size",
+        metavar="N",
+        min=1,
+        max=2048,
+        help="Inputs per embedding request (default 128).",
     ),
 ]
 ConcurrencyOption = Annotated[
     int | None,
-    typer.Option("--embedding-concurrency", min=1, max=32, help="Embedding requests in flight (default 4)."),
+    typer.Option(
+        "--embedding-concurrency",
+        metavar="N",
+        min=1,
+        max=32,
+        help="Embedding requests in flight (default 4).",
+    ),
 ]
 MaxRetriesOption = Annotated[
     int | None,
-    typer.Option("--embedding-max-retries", min=0, max=10, help="Retries on 429/5xx/timeouts (default 3)."),
+    typer.Option(
+        "--embedding-max-retries", metavar="N", min=0, max=10, help="Retries on 429/5xx/timeouts (default 3)."
+    ),
 ]
 CacheDirOption = Annotated[
-    Path | None, typer.Option("--cache-dir", help="Parent folder of .embedding-cache/ (default: --out).")
+    Path | None,
+    typer.Option("--cache-dir", metavar="DIR", help="Parent folder of .embedding-cache/ (default: --out)."),
 ]
 RebuildCacheOption = Annotated[
     bool,
@@ -83,18 +104,25 @@ RebuildCacheOption = Annotated[
 ]
 SearchDescriptionOption = Annotated[
     str | None,
-    typer.Option("--tool-description-search", help="Override the search_docs tool description."),
+    typer.Option(
+        "--tool-description-search", metavar="TEXT", help="Override the search_docs tool description."
+    ),
 ]
 GetDocDescriptionOption = Annotated[
-    str | None, typer.Option("--tool-description-get-doc", help="Override the get_doc tool description.")
+    str | None,
+    typer.Option("--tool-description-get-doc", metavar="TEXT", help="Override the get_doc tool description."),
 ]
 InstructionsOption = Annotated[
     str | None,
-    typer.Option("--mcp-server-instructions", help="Server instructions (default: from the manifests)."),
+    typer.Option(
+        "--mcp-server-instructions", metavar="TEXT", help="Server instructions (default: from the manifests)."
+    ),
 ]
 WorkersOption = Annotated[
     int | None,
-    typer.Option("--workers", min=1, help="Chunking processes (default: 2, or 1 on a one-core machine)."),
+    typer.Option(
+        "--workers", metavar="N", min=1, help="Chunking processes (default: 2, or 1 on a one-core machine)."
+    ),
 ]
 FollowSymlinksOption = Annotated[
     bool,

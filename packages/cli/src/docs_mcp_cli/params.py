@@ -41,12 +41,13 @@ def one_of(choices: Sequence[str]) -> Callable[[str], str]:
 
 def docs_dir_option(help: str) -> Any:
     """``--docs-dir``: a folder that must exist (typer reports anything else as a usage error)."""
-    return typer.Option("--docs-dir", exists=True, file_okay=False, dir_okay=True, help=help)
+    return typer.Option("--docs-dir", metavar="DIR", exists=True, file_okay=False, dir_okay=True, help=help)
 
 
 def index_dir_option() -> Any:
     return typer.Option(
         "--index-dir",
+        metavar="DIR",
         help="Folder written by `docs-mcp build`, or an object-store URI (s3://bucket/prefix).",
     )
 

@@ -77,18 +77,23 @@ def _readable(where: Path | str) -> Iterator[None]:
 def search(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
     index_dir: IndexDir,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="Hits per page (1-50).")] = 10,
+    limit: Annotated[
+        int, typer.Option("--limit", metavar="N", min=1, max=50, help="Hits per page (1-50).")
+    ] = 10,
     filter_: Annotated[
         list[str] | None,
         typer.Option(
             "--filter", metavar="KEY=VALUE", help="Taxonomy filter (repeatable, one value per key)."
         ),
     ] = None,
-    cursor: Annotated[str | None, typer.Option("--cursor", help="next_cursor of a previous page.")] = None,
+    cursor: Annotated[
+        str | None, typer.Option("--cursor", metavar="CURSOR", help="next_cursor of a previous page.")
+    ] = None,
     max_tokens: Annotated[
         int | None,
         typer.Option(
             "--max-tokens",
+            metavar="N",
             min=200,
             max=1_000_000,
             help="Fit the search_docs answer to this many o200k_base tokens (200-1000000).",
@@ -154,7 +159,8 @@ def get(
     chunk_id: Annotated[str, typer.Argument(metavar="CHUNK_ID", help="A chunk id returned by search.")],
     index_dir: IndexDir,
     context: Annotated[
-        int, typer.Option("--context", min=0, max=5, help="Neighbouring chunks on each side (0-5).")
+        int,
+        typer.Option("--context", metavar="N", min=0, max=5, help="Neighbouring chunks on each side (0-5)."),
     ] = 0,
     scope: Annotated[
         Scope,
@@ -169,13 +175,17 @@ def get(
         int | None,
         typer.Option(
             "--max-tokens",
+            metavar="N",
             min=200,
             max=1_000_000,
             help="Fit the answer to this many o200k_base tokens; a cut answer ends with a cursor.",
         ),
     ] = None,
     cursor: Annotated[
-        str | None, typer.Option("--cursor", help="The cursor a cut answer ended with: the rest of it.")
+        str | None,
+        typer.Option(
+            "--cursor", metavar="CURSOR", help="The cursor a cut answer ended with: the rest of it."
+        ),
     ] = None,
     storage_option: StorageOption = None,
 ) -> None:

@@ -154,7 +154,8 @@ CasesOpt = Annotated[
     typer.Option(
         "--cases",
         metavar="FILE",
-        help="JSON array of eval cases (expectedChunkId/maxRounds or expected_chunk_id/max_rounds_allowed).",
+        help="JSON array of eval cases (expectedChunkId and maxRounds, or expected_chunk_id and "
+        "max_rounds_allowed).",
     ),
 ]
 ToolPrefixOpt = Annotated[
@@ -267,7 +268,7 @@ OutputFormatOpt = Annotated[
     typer.Option(
         "--format",
         parser=lambda value: _output_format(value),
-        metavar="FORMAT",
+        metavar="<markdown|json>",
         help="What to print on stdout: markdown or json.",
     ),
 ]
@@ -285,7 +286,7 @@ ScopeOpt = Annotated[
     typer.Option(
         "--scope",
         parser=one_of(SCOPES),
-        metavar="SCOPE",
+        metavar="<chunk|section|parent>",
         help="get_doc scope: chunk, section or parent (sent when the get_doc schema declares it).",
     ),
 ]
@@ -374,7 +375,8 @@ EmbeddingsOpt = Annotated[
     typer.Option(
         "--embeddings",
         metavar="SPECS",
-        help="Comma-separated providers of docs-mcp build: headings,none,local,hash,openai/MODEL.",
+        help="Comma-separated providers of docs-mcp build: headings, none, local, hash, openai or "
+        "openai/MODEL.",
     ),
 ]
 BenchmarkBuildCommandOpt = Annotated[
