@@ -341,6 +341,26 @@ def test_invalid_utf8_and_empty_files(tmp_path: Path) -> None:
     assert "not valid UTF-8" in report.findings[1].message
 
 
+def test_a_character_yaml_does_not_allow_is_named_at_its_line(tmp_path: Path) -> None:
+    # PyYAML names only its offset: the front matter's first line was named (a.md:1), and a
+    # template's message ended in 'in "<unicode string>", position 96' with no line at all
+    write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
+    write(tmp_path, "a.md", '---\ntitle: ok\ndescription: "bad \x1b[31m red"\n---\n# A\n\ntext\n')
+    write(
+        tmp_path, "prompts/p.template.yaml", "title: T\n\nmessages:\n  - role: user\n    content: hi \x7f\n"
+    )
+    write(tmp_path, "prompts/q.template.md", "---\ntitle: T\n\ufffedescription: d\n---\nhello\n")
+    report = validate_corpus(tmp_path)
+    assert [f.render() for f in report.findings] == [
+        "a.md:3: error: front matter is not valid YAML: the character U+001B is not allowed in YAML; "
+        "remove it, or write it as \\u001b inside double quotes",
+        "prompts/p.template.yaml:5: error: invalid YAML: the character U+007F is not allowed in YAML; "
+        "remove it, or write it as \\u007f inside double quotes",
+        "prompts/q.template.md:3: error: invalid YAML: the character U+FFFE is not allowed in YAML; "
+        "remove it, or write it as \\ufffe inside double quotes",
+    ]
+
+
 def test_symlink_loop_is_reported(tmp_path: Path) -> None:
     write(tmp_path, ".docs-mcp.json", ROOT_MANIFEST)
     write(tmp_path, "sub/a.md", "# A\n")

@@ -4,7 +4,8 @@
 billions of values, and every later step (validation, an error message's repr, JSON) walks the
 expansion. :func:`load_yaml` refuses such a document, and one nested deeper than the parser can
 follow, with :class:`~docs_mcp_core.errors.YamlExpansionError`. A key given twice in one mapping
-is a :class:`yaml.YAMLError` at the second: YAML keeps the last value without a word.
+is a :class:`yaml.YAMLError` at the second: YAML keeps the last value without a word. A character
+YAML does not allow is a :class:`yaml.MarkedYAMLError` at its line.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ def load_yaml(text: str, *, first_line: int = 1) -> Any:
     a key given twice in one mapping (its message names the first's line, ``text`` starting at
     line ``first_line`` of its file).
     """
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.reader.ReaderError as exc:  # the reader checks every character before parsing
+        raise _not_allowed(text, exc) from None
     loader.first_line = first_line
     try:
         data = loader.get_single_data()
@@ -42,6 +46,22 @@ def load_yaml(text: str, *, first_line: int = 1) -> Any:
     if problem is not None:
         raise YamlExpansionError(problem)
     return data
+
+
+def _not_allowed(text: str, exc: yaml.reader.ReaderError) -> yaml.MarkedYAMLError:
+    """A character YAML does not allow (a control character, U+FFFE ...), as an error marked at its
+    line like any other: PyYAML's gives only its offset in the text, so messages named the front
+    matter's first line, or no line and ``in "<unicode string>", position 96``."""
+    line = text.count("\n", 0, exc.position)
+    column = exc.position - text.rfind("\n", 0, exc.position) - 1
+    code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    problem = (
+        f"the character U+{code:04X} is not allowed in YAML; remove it, or write it as \\u{code:04x} "
+        "inside double quotes"
+    )
+    return yaml.MarkedYAMLError(
+        problem=problem, problem_mark=yaml.Mark(exc.name, exc.position, line, column, None, None)
+    )
 
 
 class _Loader(yaml.SafeLoader):
