@@ -81,12 +81,6 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
-def _output_format(value: str) -> OutputFormat:
-    """``--format``: markdown or json in any case; anything else is refused as ``--scope`` refuses."""
-    names = [f.value for f in OutputFormat]
-    return OutputFormat(one_of(names)(value.lower() if value.lower() in names else value))
-
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"docs-mcp-eval {__version__}")
@@ -267,7 +261,7 @@ OutputFormatOpt = Annotated[
     OutputFormat,
     typer.Option(
         "--format",
-        parser=lambda value: _output_format(value),
+        parser=lambda value: OutputFormat(one_of([f.value for f in OutputFormat], any_case=True)(value)),
         metavar="<markdown|json>",
         help="What to print on stdout: markdown or json.",
     ),

@@ -15,10 +15,12 @@ import typer
 __all__ = ["one_of"]
 
 
-def one_of(choices: Sequence[str]) -> Callable[[str], str]:
-    """The parser of an option whose value is one of ``choices``."""
+def one_of(choices: Sequence[str], *, any_case: bool = False) -> Callable[[str], str]:
+    """The parser of an option whose value is one of ``choices`` (``any_case``: written in any case)."""
 
     def parse(value: str) -> str:
+        if any_case and value.lower() in choices:
+            return value.lower()
         if value not in choices:
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(map(repr, choices))}.")
         return value
