@@ -60,7 +60,7 @@ def _not_allowed(text: str, exc: yaml.reader.ReaderError) -> yaml.MarkedYAMLErro
         "inside double quotes"
     )
     return yaml.MarkedYAMLError(
-        problem=problem, problem_mark=yaml.Mark(exc.name, exc.position, line, column, None, None)
+        problem=problem, problem_mark=yaml.Mark(exc.name, exc.position, line, column, None, 0)
     )
 
 
