@@ -34,6 +34,25 @@ def test_every_program_prints_its_version(program: str) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize(
+    ("module", "program"),
+    [
+        ("docs_mcp_cli", "docs-mcp"),
+        ("docs_mcp_server", "docs-mcp-server"),
+        ("docs_mcp_eval", "docs-mcp-eval"),
+    ],
+)
+def test_every_program_runs_as_a_python_module(module: str, program: str) -> None:
+    # for a Python whose scripts folder is not on PATH; docs_mcp_cli had no __main__
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--version"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    match = VERSION.match(done.stdout)
+    assert match is not None and match.group(1) == program, done.stdout
+
+
+@pytest.mark.integration
 @pytest.mark.parametrize("program", PROGRAMS)
 @pytest.mark.parametrize("flag", ["-h", "--help"])
 def test_every_program_takes_h_and_help(program: str, flag: str) -> None:
