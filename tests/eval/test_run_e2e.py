@@ -415,6 +415,17 @@ def test_unknown_server_command(run_cli: CliRunner) -> None:
     assert "error: cannot start the MCP server: command not found: 'no-such-docs-server-xyz'" in result.err
 
 
+def test_a_server_installed_beside_python_but_not_on_path_is_named_with_its_path(
+    run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an environment used without being activated: "command not found" alone did not say where it is
+    monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", "/bin"]))
+    result = run_cli(run_args(server="docs-mcp-server --index-dir idx"))
+    assert result.code == 1
+    beside = Path(sys.executable).parent / "docs-mcp-server"
+    assert "command not found: 'docs-mcp-server'" in result.err and str(beside) in result.err, result.err
+
+
 def test_server_env_and_parent_env_reach_the_server(
     run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:

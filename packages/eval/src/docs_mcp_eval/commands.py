@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,16 @@ Scope = Literal["chunk", "section", "parent"]
 
 
 SCOPES: tuple[Scope, ...] = get_args(Scope)
+
+
+def not_found(command: str) -> str:
+    """``command not found: 'x'``, with where it is when it is installed beside this Python but not on
+    PATH (an environment used without being activated), else a question about PATH."""
+    beside = Path(sys.executable).parent / command
+    if os.sep not in command and beside.is_file() and os.access(beside, os.X_OK):
+        where = f"it is not on PATH, but installed beside this Python: give its path, {str(beside)!r}"
+        return f"command not found: {command!r} ({where}, or activate that environment)"
+    return f"command not found: {command!r} (is it installed, and on PATH?)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,7 +116,7 @@ def run_build(spec: CommandSpec, timeout_s: float | None = None) -> float:
             check=False,
         )
     except FileNotFoundError:
-        raise BuildCommandError(f"build command not found: {spec.command!r} (in {spec.display()})") from None
+        raise BuildCommandError(f"build {not_found(spec.command)}, in {spec.display()}") from None
     except PermissionError:
         raise BuildCommandError(f"build command is not executable: {spec.command!r}") from None
     except subprocess.TimeoutExpired:

@@ -35,7 +35,15 @@ from mcp.types import Implementation
 
 from docs_mcp_eval import __version__
 from docs_mcp_eval.cases import EvalCase
-from docs_mcp_eval.commands import DEFAULT_WARMUP_QUERIES, SCOPES, CommandSpec, RunConfig, Scope, run_build
+from docs_mcp_eval.commands import (
+    DEFAULT_WARMUP_QUERIES,
+    SCOPES,
+    CommandSpec,
+    RunConfig,
+    Scope,
+    not_found,
+    run_build,
+)
 from docs_mcp_eval.errors import EvalError, ServerStartError
 from docs_mcp_eval.formatting import round_metric
 from docs_mcp_eval.metrics import build_result, mrr_at_k
@@ -230,7 +238,7 @@ def _display(params: StdioServerParameters) -> str:
 def _start_error(exc: Exception, params: StdioServerParameters, errlog: TextIO) -> ServerStartError:
     leaf = next(iter_leaves(exc), exc)
     if isinstance(leaf, FileNotFoundError):
-        return ServerStartError(f"cannot start the MCP server: command not found: {params.command!r}")
+        return ServerStartError(f"cannot start the MCP server: {not_found(params.command)}")
     if isinstance(leaf, PermissionError):
         return ServerStartError(f"cannot start the MCP server: {params.command!r} is not executable")
     return ServerStartError(

@@ -31,8 +31,8 @@ from mcp.types import (
 
 from docs_mcp_eval import __version__
 from docs_mcp_eval.agent.workspace import ToolOutcome, ToolSpec
+from docs_mcp_eval.commands import CommandSpec, not_found
 from docs_mcp_eval.errors import ServerStartError
-from docs_mcp_eval.runner import CommandSpec
 from docs_mcp_eval.session import last_lines
 
 CLIENT_NAME = "docs-mcp-eval"
@@ -191,7 +191,7 @@ def _start_error(exc: BaseException, command: CommandSpec, errlog: TextIO) -> Se
     if isinstance(leaf, ServerStartError):
         return leaf
     if isinstance(leaf, FileNotFoundError):
-        return ServerStartError(f"cannot start the docs server: command not found: {command.command!r}")
+        return ServerStartError(f"cannot start the docs server: {not_found(command.command)}")
     if isinstance(leaf, PermissionError):
         return ServerStartError(f"cannot start the docs server: {command.command!r} is not executable")
     detail = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
