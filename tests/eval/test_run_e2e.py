@@ -506,6 +506,26 @@ def test_an_out_that_is_a_folder_is_refused_before_the_run(run_cli: CliRunner, t
     assert result.err == f"error: --out {tmp_path} is a folder; name the file to write the result to\n"
 
 
+@pytest.mark.parametrize("shape", ["long name", "symlink loop", "file on its path"])
+def test_an_out_no_file_can_be_written_at_is_refused_before_the_run(
+    run_cli: CliRunner, tmp_path: Path, shape: str
+) -> None:
+    # a name too long ended the command in a traceback (Path.is_dir raised ENAMETOOLONG); the
+    # others were said only once every case had run
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
+    out, reason = {
+        "long name": (tmp_path / ("x" * 300), "File name too long"),
+        "symlink loop": (tmp_path / "one", "Too many levels of symbolic links"),
+        "file on its path": (tmp_path / "notes.txt" / "result.json", "Not a directory"),
+    }[shape]
+    result = run_cli(["run", "--cases", str(FAKE_CASES), "--server-command", "no-such-docs-server-xyz",
+                      "--out", str(out)])  # fmt: skip
+    assert result.code == 2, result.err
+    assert result.err == f"error: --out {str(out)[:200]} cannot be written ({reason}); name another file\n"
+
+
 def test_console_script_defaults_to_run_and_never_prints_tracebacks(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("docs-mcp-eval")
     assert script.is_file(), "the docs-mcp-eval console script is installed in the environment"

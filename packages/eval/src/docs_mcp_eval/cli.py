@@ -36,7 +36,7 @@ from docs_mcp_eval.errors import EvalError
 from docs_mcp_eval.option_values import one_of
 from docs_mcp_eval.progress import Progress
 from docs_mcp_eval.report import render_run_markdown
-from docs_mcp_eval.results import write_json_file
+from docs_mcp_eval.results import unwritable, write_json_file
 from docs_mcp_eval.runner import (
     DEFAULT_WARMUP_QUERIES,
     CommandSpec,
@@ -122,7 +122,9 @@ def _check_out(out: Path | None, cases: Path) -> None:
     if out is None:
         return
     problem = None
-    if out.is_dir():
+    if (reason := unwritable(out)) is not None:
+        problem = f"--out {str(out)[:200]} cannot be written ({reason}); name another file"
+    elif out.is_dir():
         problem = f"--out {out} is a folder; name the file to write the result to"
     elif out.exists() and cases.exists() and os.path.samefile(out, cases):
         problem = (

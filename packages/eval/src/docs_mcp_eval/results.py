@@ -310,6 +310,19 @@ class EvalResult:
         return data
 
 
+def unwritable(path: Path) -> str | None:
+    """Why no file can ever be written at ``path`` (a name too long, a loop of symbolic links, a file
+    on its path), or None: checked before a run, as ``Path.is_dir`` raised the first (a traceback)
+    and the others were said only once every case had run."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return None  # a new file
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def write_json_file(path: Path, data: Any) -> None:
     """Write ``data`` as indented JSON to ``path``, whole or not at all: into a new file beside it
     (created as any new file is, 0666 less the umask), flushed to disk, then renamed over it. A
