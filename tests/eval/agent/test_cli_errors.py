@@ -52,6 +52,20 @@ def test_an_out_that_is_the_scenario_file_is_refused(eval_cli: Cli, write_suite:
     assert suite.read_bytes() == before
 
 
+def test_an_out_with_a_name_too_long_is_refused(
+    eval_cli: Cli, write_suite: SuiteWriter, tmp_path: Path
+) -> None:
+    # Path.exists raised ENAMETOOLONG: a traceback
+    suite = write_suite({"s": {"prompt": "p", "docsDir": "missing-docs", "assertions": []}})
+    out = tmp_path / ("x" * 300)
+    result = eval_cli(["agent-eval", "--scenarios", str(suite), "--out", str(out)])
+    assert result.code == 2
+    assert (
+        result.err
+        == f"error: --out {str(out)[:200]} cannot be written (File name too long); name another file\n"
+    )
+
+
 def test_a_server_folder_that_does_not_exist_is_named(
     eval_cli: Cli, write_suite: SuiteWriter, tmp_path: Path
 ) -> None:

@@ -36,7 +36,7 @@ from docs_mcp_eval.agent.scenarios import Scenario, Suite, adhoc_suite, load_sui
 from docs_mcp_eval.benchmark import default_command
 from docs_mcp_eval.errors import EvalError
 from docs_mcp_eval.option_values import one_of
-from docs_mcp_eval.results import write_json_file
+from docs_mcp_eval.results import unwritable, write_json_file
 from docs_mcp_eval.runner import CommandSpec
 
 DEFAULT_CACHE_DIR = Path(".cache")
@@ -44,6 +44,17 @@ DEFAULT_CACHE_DIR = Path(".cache")
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+
+
+def _check_out(out: Path | None, scenarios: Path | None) -> None:
+    """Refuse an ``--out`` no file can be written at (``exists`` raised a name too long: a traceback)
+    or that is the scenario file (the result replaced it at the end of a paid run)."""
+    if out is not None and (reason := unwritable(out)) is not None:
+        raise _usage_error(f"--out {str(out)[:200]} cannot be written ({reason}); name another file")
+    if out is not None and scenarios is not None and out.exists() and os.path.samefile(out, scenarios):
+        raise _usage_error(
+            f"--out {out} is the --scenarios file: the result would replace it; write it elsewhere"
+        )
 
 
 def _usage_error(message: str) -> typer.Exit:
@@ -219,10 +230,7 @@ def agent_eval_command(
 ) -> None:
     """Run agent scenarios against the docs server and report pass rate, docs use, turns and cost."""
     _check_choices(suite, scenarios, prompt, docs_dir, compare=compare, no_mcp=no_mcp)
-    if out is not None and scenarios is not None and out.exists() and os.path.samefile(out, scenarios):
-        raise _usage_error(
-            f"--out {out} is the --scenarios file: the result would replace it; write it elsewhere"
-        )
+    _check_out(out, scenarios)
     env = _parse_env(server_env or [])
     try:
         loaded = _load(suite, scenarios, prompt, docs_dir)
