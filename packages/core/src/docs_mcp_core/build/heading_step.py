@@ -95,10 +95,10 @@ class HeadingStep:
         return found
 
     def close(self) -> None:
+        """Let the thread go without waiting for it: a failed or stopped build's clean-up never
+        waits for an embedding that may run for minutes (its result is dropped when it ends)."""
         if self._pool is not None:
-            if self._future is not None:
-                self._future.cancel()
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
 
