@@ -12,6 +12,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 import typer
 from typer import TyperException
@@ -40,22 +41,64 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the work is so that it cleans up exactly as on Ctrl-C."""
 
 
+_STOPS: dict[int, type[KeyboardInterrupt]] = {signal.SIGINT: KeyboardInterrupt, signal.SIGTERM: Terminated}
+_IMPORT_MACHINERY = frozenset(
+    {
+        "importlib._bootstrap",
+        "importlib._bootstrap_external",
+        "_frozen_importlib",
+        "_frozen_importlib_external",
+    }
+)
+_RETRY_SECONDS = 0.02  # how soon a stop that came during an import is tried again
+
+
 @contextmanager
 def sigterm_stops_like_ctrl_c() -> Iterator[None]:
-    """Turn the first SIGTERM into :class:`Terminated`; later ones wait for the clean-up."""
+    """Turn the first SIGTERM into :class:`Terminated` (and Ctrl-C into ``KeyboardInterrupt``),
+    raised once no import is under way; later ones wait for the clean-up.
 
-    def stop(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise Terminated
+    An exception raised inside Python's import machinery can leave a module's import lock (or the
+    global one) held by this thread while the clean-up runs, and a worker thread that imports the
+    same module then waits for it forever, and the clean-up for that thread: the stop is kept and
+    tried again every 20 ms until the import is over.
+    """
+    pending: list[int] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGALRM:  # a stop kept during an import, tried again
+            if not pending:
+                return
+            signum = pending[0]
+        elif pending:
+            return  # a later stop: the first one is on its way, or its clean-up is running
+        pending[:] = [signum]
+        if _importing(frame):
+            signal.setitimer(signal.ITIMER_REAL, _RETRY_SECONDS)
+            return
+        for ignored in _STOPS:
+            signal.signal(ignored, signal.SIG_IGN)
+        raise _STOPS[signum]
 
     if threading.current_thread() is not threading.main_thread():  # only the main thread has signals
         yield
         return
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {signum: signal.signal(signum, stop) for signum in (*_STOPS, signal.SIGALRM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether ``frame`` or one of its callers is Python's import machinery (an import under way)."""
+    while frame is not None:
+        if frame.f_globals.get("__name__") in _IMPORT_MACHINERY:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
