@@ -161,6 +161,7 @@ VARIANTS = (
     Variant("- page openings", weights={"opening": 0.0}),
     Variant("- small words", weights={"small_words": 0.0}),
     Variant("- guides under a language filter", weights={"included": 1.0}),
+    Variant("- body words for descriptions", weights={"described_text": 1.0}),
     Variant("original recipe", options={"ranking": "original"}),
 )
 

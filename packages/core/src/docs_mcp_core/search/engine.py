@@ -142,6 +142,8 @@ class SearchEngine:
             vocabulary=parts.lexical if self._default else None,
             auto_include=metadata.auto_include,
             heading=heading,
+            # the heading-path leg reads what headings mean: beside it a description's words count in the body
+            described_text=self._weights.described_text if self._default and heading is not None else 1.0,
         )
 
     def _open_heading_leg(

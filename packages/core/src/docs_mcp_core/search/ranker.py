@@ -110,6 +110,7 @@ class RankingWeights:
 
     heading: float = 3.0
     text: float = 1.0
+    described_text: float = 2.0  # the text boost's factor for a question in the reader's own words
     path: float = 2.0
     phrase: float = 0.25
     vector: float = 0.5

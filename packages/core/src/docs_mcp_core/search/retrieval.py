@@ -33,12 +33,14 @@ import numpy as np
 
 from docs_mcp_core.anchors import ANCHOR_MARK
 from docs_mcp_core.index.lancedb_async import async_table
+from docs_mcp_core.index.table import SEARCH_TEXT_COLUMNS
 from docs_mcp_core.memory import release_free_heap
 from docs_mcp_core.metadata import ORIGINAL_AUTO_INCLUDE, AutoInclude
 from docs_mcp_core.search import row_catalog
 from docs_mcp_core.search.analyzer import ORIGINAL_TEXT_STOP_WORDS
 from docs_mcp_core.search.compounds import Compounds
 from docs_mcp_core.search.filters import filter_mask, where_clause
+from docs_mcp_core.search.intent import describes
 from docs_mcp_core.search.inverses import inverse_joins
 from docs_mcp_core.search.legs import EMPTY_LEG, LEG_ORDER, Leg, Prefilter, leg_from_rows
 from docs_mcp_core.search.lexical_index import LexicalIndex
@@ -119,11 +121,16 @@ class Retrieval:
         vocabulary: LexicalIndex | None = None,
         auto_include: AutoInclude | None = ORIGINAL_AUTO_INCLUDE,
         heading: HeadingLeg | None = None,
+        described_text: float = 1.0,
     ) -> None:
         self._atable = async_table(table)
         self._catalog = catalog
         self._taxonomy_keys = list(taxonomy_keys)
         self.match_boosts = dict(match_boosts)
+        # a question in the reader's own words: its words are in a section's body, a heading holds a few
+        self.described_boosts = {
+            c: b * described_text if c == SEARCH_TEXT_COLUMNS[1] else b for c, b in self.match_boosts.items()
+        }
         self.phrase_slop = max(0, min(5, int(phrase_slop)))
         self.lexical = lexical
         self.vector = vector
@@ -267,9 +274,8 @@ class Retrieval:
             if legs:
                 await asyncio.sleep(0)  # let the LanceDB legs submit their queries
             terms, extra = self._match_terms(query, mask)
-            found = {
-                "match": lexical.search_terms(terms, self.match_boosts, mask=mask, limit=fetch, extra=extra)
-            }
+            boosts = self.boosts(query)
+            found = {"match": lexical.search_terms(terms, boosts, mask=mask, limit=fetch, extra=extra)}
             if not slop:
                 found["phrase"] = lexical.phrase_terms(query.phrase, PHRASE_COLUMN, mask=mask, limit=fetch)
         else:
@@ -328,15 +334,20 @@ class Retrieval:
             return self.lexical.search_terms(query.match_terms, self.match_boosts, mask=None, limit=limit)[0]
         return (await self.fts(self._match_query(query), None, limit))[0]
 
+    def boosts(self, query: Query) -> Mapping[str, float]:
+        """The match columns' boosts for ``query``: :attr:`described_boosts` for a question in the
+        reader's own words (:func:`~docs_mcp_core.search.intent.describes`), else :attr:`match_boosts`."""
+        if describes(query.coverage_terms, query.names_identifier):
+            return self.described_boosts
+        return self.match_boosts
+
     def _match_query(self, query: Query) -> Any:
         """The match leg as a LanceDB multi-column full-text query (see :meth:`fts`)."""
         from lancedb.query import FullTextOperator, MultiMatchQuery
 
+        boosts = self.boosts(query)
         return MultiMatchQuery(
-            query.match,
-            list(self.match_boosts),
-            boosts=list(self.match_boosts.values()),
-            operator=FullTextOperator.OR,
+            query.match, list(boosts), boosts=list(boosts.values()), operator=FullTextOperator.OR
         )
 
     async def fts(self, query: Any, where: str | None, fetch: int) -> Leg:
