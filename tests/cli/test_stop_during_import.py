@@ -1,5 +1,6 @@
 """A stop (SIGTERM, Ctrl-C) that comes while the build's main thread is inside Python's import
-machinery is raised once the import is over, so it never leaves an import lock held.
+machinery is raised once the import is over, so it never leaves an import lock held; one that Python
+drops (raised in a ``__del__`` or a weakref callback) is raised again.
 
 Raised there, it could leave the module's lock taken by the main thread for as long as the stop
 propagates; the build's clean-up runs meanwhile, and a worker thread importing that module (as the
@@ -63,6 +64,29 @@ with sigterm_stops_like_ctrl_c():
 print(json.dumps(result))
 """
 
+DROPPED = r"""
+import json, signal, sys, threading
+from docs_mcp_cli.errors import sigterm_stops_like_ctrl_c
+
+signum, bound = int(sys.argv[1]), float(sys.argv[2])
+
+
+class Dropped:
+    def __del__(self):
+        signal.raise_signal(signum)  # the handler runs here: Python drops what a __del__ raises
+
+
+result = {"raised": None, "went_on": False}
+with sigterm_stops_like_ctrl_c():
+    try:
+        Dropped()
+        result["went_on"] = True
+        threading.Event().wait(bound)  # the stop comes again here
+    except KeyboardInterrupt as exc:
+        result["raised"] = type(exc).__name__
+print(json.dumps(result))
+"""
+
 
 @pytest.mark.parametrize(
     ("sig", "raised"),
@@ -73,16 +97,30 @@ def test_a_stop_during_an_import_is_raised_after_it_and_leaves_no_import_lock_he
     tmp_path: Path, sig: signal.Signals, raised: str
 ) -> None:
     (tmp_path / "late_module.py").write_text("VALUE = 1\n", encoding="utf-8")
-    script = tmp_path / "child.py"
-    script.write_text(CHILD, encoding="utf-8")
+    result = _run_child(tmp_path, CHILD, sig)
+    assert result == {"raised": raised, "during_import": False, "worker_imported": True}
+
+
+@pytest.mark.parametrize(
+    ("sig", "raised"),
+    [(signal.SIGTERM, "Terminated"), (signal.SIGINT, "KeyboardInterrupt")],
+    ids=["SIGTERM", "SIGINT"],
+)
+def test_a_stop_python_drops_is_raised_again(tmp_path: Path, sig: signal.Signals, raised: str) -> None:
+    assert _run_child(tmp_path, DROPPED, sig) == {"raised": raised, "went_on": True}
+
+
+def _run_child(folder: Path, source: str, sig: signal.Signals) -> dict[str, object]:
+    script = folder / "child.py"
+    script.write_text(source, encoding="utf-8")
     done = subprocess.run(
         [sys.executable, str(script), str(int(sig)), str(BOUND_SECONDS)],
         capture_output=True,
         text=True,
         timeout=6 * BOUND_SECONDS,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(folder)},
     )
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
-    assert result == {"raised": raised, "during_import": False, "worker_imported": True}, done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result

@@ -9,6 +9,7 @@ terminated (SIGTERM, inside :func:`sigterm_stops_like_ctrl_c`). Every command ru
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,35 +51,40 @@ _IMPORT_MACHINERY = frozenset(
         "_frozen_importlib_external",
     }
 )
-_RETRY_SECONDS = 0.02  # how soon a stop that came during an import is tried again
+_RETRY_SECONDS = 0.02  # how soon a stop not raised yet, or not received, is tried again
 
 
 @contextmanager
 def sigterm_stops_like_ctrl_c() -> Iterator[None]:
     """Turn the first SIGTERM into :class:`Terminated` (and Ctrl-C into ``KeyboardInterrupt``),
-    raised once no import is under way; later ones wait for the clean-up.
+    raised once no import is under way and again until the work has it; later ones wait for the
+    clean-up.
 
     An exception raised inside Python's import machinery can leave a module's import lock (or the
     global one) held by this thread while the clean-up runs, and a worker thread that imports the
     same module then waits for it forever, and the clean-up for that thread: the stop is kept and
-    tried again every 20 ms until the import is over.
+    tried again every 20 ms until the import is over. One raised in a weakref callback or a
+    ``__del__`` is dropped by Python: it is raised again 20 ms later, until the exception being
+    handled is the stop (or one raised from it).
     """
     pending: list[int] = []
+    raised: list[BaseException] = []
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        if signum == signal.SIGALRM:  # a stop kept during an import, tried again
-            if not pending:
+        if signum == signal.SIGALRM:  # a stop kept, or raised, tried again
+            if not pending or (raised and _received(raised[0])):
                 return
             signum = pending[0]
         elif pending:
             return  # a later stop: the first one is on its way, or its clean-up is running
         pending[:] = [signum]
+        signal.setitimer(signal.ITIMER_REAL, _RETRY_SECONDS)
         if _importing(frame):
-            signal.setitimer(signal.ITIMER_REAL, _RETRY_SECONDS)
             return
         for ignored in _STOPS:
             signal.signal(ignored, signal.SIG_IGN)
-        raise _STOPS[signum]
+        raised[:] = [_STOPS[signum]()]
+        raise raised[0]
 
     if threading.current_thread() is not threading.main_thread():  # only the main thread has signals
         yield
@@ -90,6 +96,21 @@ def sigterm_stops_like_ctrl_c() -> Iterator[None]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+def _received(stop: BaseException) -> bool:
+    """Whether the exception being handled is ``stop``, or was raised while handling it."""
+    seen: set[int] = set()
+    pending = [sys.exc_info()[1]]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        if exc is stop:
+            return True
+        seen.add(id(exc))
+        pending += [exc.__context__, exc.__cause__]
+    return False
 
 
 def _importing(frame: FrameType | None) -> bool:
