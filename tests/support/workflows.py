@@ -40,10 +40,13 @@ _GH_EXPRESSION = re.compile(r"\$\{\{.*?\}\}")
 _IF_SET = re.compile(r"\$\{\w+:\+((?:[^{}$]|\$\{\w+\}|\$\w)*)\}")
 _FLAG = re.compile(r"(?<![\w-])(--[a-zA-Z0-9][a-zA-Z0-9-]*)")
 # An option that takes a value, as help texts show it: `--out <path>` (typer, clap), `--port PORT` and
-# `--transport {stdio,http}` (argparse), `--junit-xml=path` (pytest). `<bool>` is typer's on/off flag.
+# `--transport {stdio,http}` (argparse), `--junit-xml=path` (pytest), and a table's value column
+# (`--out   DIR   Folder ...`, `--limit  N [1<=x<=50]`, `--filter  KEY=VALUE`: typer with metavars).
+# `<bool>` is typer's on/off flag.
 _VALUE_OPTION = re.compile(
     r"(--[a-zA-Z0-9][a-zA-Z0-9-]*)(?:(?:\s+|\s*-[a-zA-Z],?\s+)<(?!bool>)[^>]+>"
-    r"|[ =](?:[A-Z][A-Z0-9_]*|\{[^}]+\})(?=[\s,\]]|$)|=[a-z][\w-]*)"
+    r"|[ =](?:[A-Z][A-Z0-9_]*|\{[^}]+\})(?=[\s,\]]|$)|=[a-z][\w-]*"
+    r"|[ \t]{2,}(?:-[a-zA-Z][ \t]+)?[A-Z][A-Z0-9_]*(?:=[A-Z][A-Z0-9_]*)?(?=[ \t]{2,}|[ \t]+\[|[ \t]*[│\n]|$))"
 )
 
 
